@@ -1,0 +1,2 @@
+//! nccopy-rs
+fn main() {}

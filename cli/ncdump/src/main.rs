@@ -1,0 +1,2 @@
+//! ncdump-rs
+fn main() {}

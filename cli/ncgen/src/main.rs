@@ -1,0 +1,2 @@
+//! ncgen-rs
+fn main() {}

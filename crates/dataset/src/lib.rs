@@ -1,0 +1,20 @@
+//! The netCDF enhanced data model, independent of any file format.
+//!
+//! A [`Dataset`] holds flat tables of groups, dimensions, user types and variables addressed by
+//! ids; values are typed vectors ([`Values`]); per-variable [`Storage`] settings carry what the
+//! CDL special attributes say. Data can live in memory or be read by hyperslab through a
+//! [`DataSource`].
+
+mod fill;
+mod model;
+mod source;
+mod storage;
+mod types;
+mod values;
+
+pub use fill::*;
+pub use model::*;
+pub use source::*;
+pub use storage::*;
+pub use types::*;
+pub use values::*;

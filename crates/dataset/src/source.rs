@@ -1,0 +1,102 @@
+//! Reading variable data by hyperslab, so large variables stream instead of loading whole.
+
+use crate::{Dataset, VarId, Values};
+
+/// Boxed error of a data source (each backend has its own error type).
+pub type DataError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Something that can read a hyperslab of a variable's data.
+pub trait DataSource: Sync {
+    /// Read `count[i]` elements from `start[i]` along each dimension (row-major result).
+    ///
+    /// # Errors
+    /// When the data cannot be read or decoded.
+    fn read(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> Result<Values, DataError>;
+}
+
+/// Data held in memory in [`crate::Variable::data`]; missing data and missing tails read as fill.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct InMemory;
+
+impl DataSource for InMemory {
+    fn read(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> Result<Values, DataError> {
+        let shape = ds.shape(var);
+        if start.len() != shape.len() || count.len() != shape.len() {
+            return Err(format!(
+                "variable {}: hyperslab rank {} does not match variable rank {}",
+                ds.var(var).name,
+                start.len(),
+                shape.len()
+            )
+            .into());
+        }
+        for i in 0..shape.len() {
+            if start[i].checked_add(count[i]).is_none_or(|e| e > shape[i]) {
+                return Err(format!(
+                    "variable {}: hyperslab {}+{} exceeds dimension length {}",
+                    ds.var(var).name,
+                    start[i],
+                    count[i],
+                    shape[i]
+                )
+                .into());
+            }
+        }
+        let total: u64 = count.iter().product();
+        let fill = ds.fill_value(var);
+        let v = ds.var(var);
+        let data = v.data.as_ref();
+        let proto = match (data, &fill) {
+            (Some(d), _) => d.slice(0, 0),
+            (None, Some(f)) => f.slice(0, 0),
+            (None, None) => return Err(format!("variable {}: no data and no fill value", v.name).into()),
+        };
+        let mut out = proto;
+        // strides of the full array
+        let rank = shape.len();
+        let mut strides = vec![1u64; rank];
+        for i in (0..rank.saturating_sub(1)).rev() {
+            strides[i] = strides[i + 1] * shape[i + 1];
+        }
+        let inner = if rank == 0 { 1 } else { count[rank - 1] };
+        if total == 0 {
+            return Ok(out);
+        }
+        let rows = total / inner.max(1);
+        let mut idx = vec![0u64; rank.saturating_sub(1)];
+        for _ in 0..rows {
+            let mut off = 0u64;
+            for (i, &k) in idx.iter().enumerate() {
+                off += (start[i] + k) * strides[i];
+            }
+            if rank > 0 {
+                off += start[rank - 1];
+            }
+            let have = data.map_or(0, |d| d.len() as u64);
+            let avail = have.saturating_sub(off).min(inner);
+            if avail > 0 {
+                if let Some(d) = data {
+                    out.extend_from(&d.slice(off as usize, avail as usize));
+                }
+            }
+            if avail < inner {
+                let f = match &fill {
+                    Some(f) => f.clone(),
+                    None => return Err(format!("variable {}: data too short and no fill value", v.name).into()),
+                };
+                if let Some(rep) = Values::repeat_first(&f, (inner - avail) as usize) {
+                    out.extend_from(&rep);
+                }
+            }
+            // advance the outer index
+            for i in (0..idx.len()).rev() {
+                idx[i] += 1;
+                if idx[i] < count[i] {
+                    break;
+                }
+                idx[i] = 0;
+            }
+        }
+        Ok(out)
+    }
+}
