@@ -1,1 +1,8 @@
-//! Placeholder; filled in by its issue.
+//! Open datasets by their magic bytes (never by file extension), create them in a chosen
+//! format with atomic output, and choose formats as the tools' documented rules say.
+
+mod kind;
+mod open;
+
+pub use kind::*;
+pub use open::*;

@@ -1,0 +1,126 @@
+//! The error type of the netCDF-4 / HDF5 reader.
+
+use std::path::PathBuf;
+
+/// What can go wrong reading a netCDF-4 (HDF5) file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Hdf5Error {
+    /// The file could not be read from disk.
+    #[error("cannot read {}: {error}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error (printed in the message, so not a `source()`).
+        error: std::io::Error,
+    },
+    /// The HDF5 structure decoder refused the bytes (truncated or corrupt file).
+    #[error("{what}: {message}")]
+    Structure {
+        /// What we were reading (e.g. `object header at 0x60`).
+        what: String,
+        /// The decoder's message.
+        message: String,
+    },
+    /// A structure is well-formed HDF5 but its content makes no sense (bad sizes, counts).
+    #[error("{what}: {message}")]
+    Invalid {
+        /// Where (object, attribute, variable).
+        what: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An HDF5 feature netCDF cannot represent or this reader does not handle.
+    #[error("{what}: unsupported: {message}")]
+    Unsupported {
+        /// Where.
+        what: String,
+        /// What is not supported.
+        message: String,
+    },
+    /// Group nesting, link chains or B-trees go deeper than the limit (cycle or hostile file).
+    #[error("{what}: nesting deeper than {limit} levels (cyclic or corrupt file?)")]
+    TooDeep {
+        /// Where.
+        what: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// An object is reached twice while walking groups (a cycle, or a hard link netCDF cannot model).
+    #[error("group \"{path}\": links back to an object already visited (cyclic group structure)")]
+    Cycle {
+        /// The path that closes the cycle.
+        path: String,
+    },
+    /// A read asks for more data than the limit allows.
+    #[error("{what}: needs {bytes} bytes, more than the limit of {limit}")]
+    TooLarge {
+        /// Where.
+        what: String,
+        /// Bytes needed.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A hyperslab request does not fit the variable.
+    #[error("variable \"{var}\": {message}")]
+    BadRequest {
+        /// The variable.
+        var: String,
+        /// What is wrong with the request.
+        message: String,
+    },
+    /// A chunk needs a filter that is not available.
+    #[error("variable \"{var}\" needs filter {id} ({name}), not available: {cure}")]
+    MissingFilter {
+        /// The variable.
+        var: String,
+        /// HDF5 filter id.
+        id: u32,
+        /// Filter name (well-known name, or the name stored in the file).
+        name: String,
+        /// What to do about it.
+        cure: String,
+    },
+    /// A filter failed on a chunk.
+    #[error("variable \"{var}\": chunk at {offsets:?}: {message}")]
+    Filter {
+        /// The variable.
+        var: String,
+        /// Element offsets of the chunk.
+        offsets: Vec<u64>,
+        /// The decoder's message.
+        message: String,
+    },
+    /// An error annotated with the file it came from.
+    #[error("{}: {inner}", .path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// The error (printed in the message, so not a `source()`).
+        inner: Box<Hdf5Error>,
+    },
+}
+
+impl Hdf5Error {
+    pub(crate) fn structure(what: impl Into<String>, err: impl std::fmt::Display) -> Hdf5Error {
+        Hdf5Error::Structure {
+            what: what.into(),
+            message: err.to_string(),
+        }
+    }
+
+    pub(crate) fn invalid(what: impl Into<String>, message: impl Into<String>) -> Hdf5Error {
+        Hdf5Error::Invalid {
+            what: what.into(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn unsupported(what: impl Into<String>, message: impl Into<String>) -> Hdf5Error {
+        Hdf5Error::Unsupported {
+            what: what.into(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Shared helpers of the end-to-end tests: find the built binaries, run them, compare texts.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// `testdata/…`
+pub fn testdata(rel: &str) -> PathBuf {
+    root().join("testdata").join(rel)
+}
+
+/// Path of a built tool (`ncgen-rs`, `ncdump-rs`, `nccopy-rs`): `$NC_TOOLS_DIR/name` if set, else
+/// beside this test's own profile directory (target/<profile>/name), built on demand.
+pub fn bin(name: &str) -> PathBuf {
+    if let Ok(dir) = std::env::var("NC_TOOLS_DIR") {
+        return PathBuf::from(dir).join(name);
+    }
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/test-xxxx -> target/<profile>/
+    let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    let p = profile_dir.join(name);
+    if !p.exists() {
+        panic!(
+            "{} is not built: run `cargo build --workspace` (cargo test --workspace builds it) or set NC_TOOLS_DIR",
+            p.display()
+        );
+    }
+    p
+}
+
+/// Run a tool with arguments in `dir`.
+pub fn run(tool: &str, args: &[&str], dir: &Path) -> Output {
+    Command::new(bin(tool))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"))
+}
+
+/// Is the netCDF-C reference tool `name` installed?
+pub fn have_reference(name: &str) -> bool {
+    Command::new(name)
+        .arg("-h")
+        .output()
+        .is_ok()
+}
+
+/// A fresh temporary directory under the target dir.
+pub fn tempdir(tag: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let d = exe
+        .parent()
+        .unwrap()
+        .join("e2e-tmp")
+        .join(format!("{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Compare two texts; on difference, describe the first differing line.
+pub fn diff(expected: &[u8], got: &[u8]) -> Option<String> {
+    if expected == got {
+        return None;
+    }
+    let e = String::from_utf8_lossy(expected);
+    let g = String::from_utf8_lossy(got);
+    let el: Vec<&str> = e.split('\n').collect();
+    let gl: Vec<&str> = g.split('\n').collect();
+    for i in 0..el.len().max(gl.len()) {
+        let a = el.get(i).copied().unwrap_or("<end>");
+        let b = gl.get(i).copied().unwrap_or("<end>");
+        if a != b {
+            return Some(format!("line {}:\n  expected: {a:?}\n  got:      {b:?}", i + 1));
+        }
+    }
+    Some("texts differ (line endings?)".into())
+}
