@@ -2,10 +2,16 @@
 //! `ncgen -b` (stored in testdata/nc/classic), and ncdump-rs must print exactly what netCDF-C's
 //! ncdump prints for them (testdata/expected/classic*), for every option.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 use common::*;
 
-const KINDS: [(&str, &str); 3] = [("classic", "nc3"), ("64-bit offset", "nc6"), ("cdf5", "nc5")];
+const KINDS: [(&str, &str); 3] = [
+    ("classic", "nc3"),
+    ("64-bit offset", "nc6"),
+    ("cdf5", "nc5"),
+];
 
 fn cdl_names() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(testdata("cdl/classic"))
@@ -40,16 +46,35 @@ fn ncgen_writes_files_byte_identical_to_netcdf_c() {
                 continue;
             }
             let out = dir.join(format!("{name}.{suffix}.nc"));
-            let o = run("ncgen-rs", &["-b", "-k", kind, "-o", out.to_str().unwrap(), cdl.to_str().unwrap()], &dir);
+            let o = run(
+                "ncgen-rs",
+                &[
+                    "-b",
+                    "-k",
+                    kind,
+                    "-o",
+                    out.to_str().unwrap(),
+                    cdl.to_str().unwrap(),
+                ],
+                &dir,
+            );
             compared += 1;
             if !o.status.success() {
-                failures.push(format!("{name} -k {kind}: exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr)));
+                failures.push(format!(
+                    "{name} -k {kind}: exit {:?}: {}",
+                    o.status.code(),
+                    String::from_utf8_lossy(&o.stderr)
+                ));
                 continue;
             }
             let ours = std::fs::read(&out).unwrap();
             let theirs = std::fs::read(&reference).unwrap();
             if ours != theirs {
-                let at = ours.iter().zip(&theirs).position(|(a, b)| a != b).unwrap_or(ours.len().min(theirs.len()));
+                let at = ours
+                    .iter()
+                    .zip(&theirs)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(ours.len().min(theirs.len()));
                 failures.push(format!(
                     "{name} -k {kind}: bytes differ at offset {at} (ours {} bytes, netCDF-C {} bytes)",
                     ours.len(),
@@ -59,7 +84,12 @@ fn ncgen_writes_files_byte_identical_to_netcdf_c() {
         }
     }
     assert!(compared > 150, "only {compared} comparisons ran");
-    assert!(failures.is_empty(), "{} of {compared} differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {compared} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -70,17 +100,30 @@ fn ncdump_prints_what_netcdf_c_prints_for_classic_files() {
         let exp_path = entry.unwrap().path();
         let stem = exp_path.file_stem().unwrap().to_string_lossy().into_owned(); // name.nc3
         let nc = testdata(&format!("nc/classic/{stem}.nc"));
-        let o = run("ncdump-rs", &[nc.to_str().unwrap()], &testdata("nc/classic"));
+        let o = run(
+            "ncdump-rs",
+            &[nc.to_str().unwrap()],
+            &testdata("nc/classic"),
+        );
         compared += 1;
         let expected = std::fs::read(&exp_path).unwrap();
         if !o.status.success() {
-            failures.push(format!("{stem}: exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr)));
+            failures.push(format!(
+                "{stem}: exit {:?}: {}",
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            ));
         } else if let Some(d) = diff(&expected, &o.stdout) {
             failures.push(format!("{stem}: {d}"));
         }
     }
     assert!(compared > 150, "only {compared} comparisons ran");
-    assert!(failures.is_empty(), "{} of {compared} differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {compared} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -105,21 +148,34 @@ fn ncdump_options_match_netcdf_c_on_classic_files() {
     for entry in std::fs::read_dir(testdata("nc/classic")).unwrap() {
         let nc = entry.unwrap().path();
         let fname = nc.file_name().unwrap().to_string_lossy().into_owned();
-        let Some(base) = fname.strip_suffix(".nc3.nc") else { continue };
+        let Some(base) = fname.strip_suffix(".nc3.nc") else {
+            continue;
+        };
         for (tag, args) in opts {
             let exp_path = testdata(&format!("expected/classic-opts/{base}.{tag}.cdl"));
-            let Ok(expected) = std::fs::read(&exp_path) else { continue };
+            let Ok(expected) = std::fs::read(&exp_path) else {
+                continue;
+            };
             let mut a: Vec<&str> = args.to_vec();
             a.push(nc.to_str().unwrap());
             let o = run("ncdump-rs", &a, &testdata("nc/classic"));
             compared += 1;
             if !o.status.success() {
-                failures.push(format!("{base} {args:?}: exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr)));
+                failures.push(format!(
+                    "{base} {args:?}: exit {:?}: {}",
+                    o.status.code(),
+                    String::from_utf8_lossy(&o.stderr)
+                ));
             } else if let Some(d) = diff(&expected, &o.stdout) {
                 failures.push(format!("{base} {args:?}: {d}"));
             }
         }
     }
     assert!(compared > 800, "only {compared} comparisons ran");
-    assert!(failures.is_empty(), "{} of {compared} differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {compared} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

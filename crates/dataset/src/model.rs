@@ -255,7 +255,12 @@ impl Dataset {
     }
 
     /// Add a user-defined type to `group`.
-    pub fn add_type(&mut self, group: GroupId, name: impl Into<String>, kind: UserTypeKind) -> TypeId {
+    pub fn add_type(
+        &mut self,
+        group: GroupId,
+        name: impl Into<String>,
+        kind: UserTypeKind,
+    ) -> TypeId {
         let id = TypeId(self.types.len());
         self.types.push(UserType {
             name: name.into(),
@@ -354,12 +359,18 @@ impl Dataset {
 
     /// The shape (current dimension lengths) of a variable.
     pub fn shape(&self, v: VarId) -> Vec<u64> {
-        self.vars[v.0].dims.iter().map(|d| self.dims[d.0].len).collect()
+        self.vars[v.0]
+            .dims
+            .iter()
+            .map(|d| self.dims[d.0].len)
+            .collect()
     }
 
     /// Number of elements of a variable (1 for a scalar); None on overflow.
     pub fn num_elements(&self, v: VarId) -> Option<u64> {
-        self.shape(v).iter().try_fold(1u64, |a, &b| a.checked_mul(b))
+        self.shape(v)
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))
     }
 
     /// True if the variable's first dimension is unlimited (a record variable).
@@ -434,7 +445,9 @@ impl Dataset {
             || self.vars.iter().any(|v| {
                 v.ty.as_atomic().is_none_or(|a| !a.is_classic())
                     || v.dims.iter().skip(1).any(|d| self.dims[d.0].unlimited)
-                    || v.atts.iter().any(|a| a.ty.as_atomic().is_none_or(|a| !a.is_classic()))
+                    || v.atts
+                        .iter()
+                        .any(|a| a.ty.as_atomic().is_none_or(|a| !a.is_classic()))
             })
             || self.groups[0]
                 .atts

@@ -1,6 +1,6 @@
 //! Reading variable data by hyperslab, so large variables stream instead of loading whole.
 
-use crate::{Dataset, VarId, Values};
+use crate::{Dataset, Values, VarId};
 
 /// Boxed error of a data source (each backend has its own error type).
 pub type DataError = Box<dyn std::error::Error + Send + Sync>;
@@ -11,7 +11,13 @@ pub trait DataSource: Sync {
     ///
     /// # Errors
     /// When the data cannot be read or decoded.
-    fn read(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> Result<Values, DataError>;
+    fn read(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Values, DataError>;
 }
 
 /// Data held in memory in [`crate::Variable::data`]; missing data and missing tails read as fill.
@@ -19,7 +25,13 @@ pub trait DataSource: Sync {
 pub struct InMemory;
 
 impl DataSource for InMemory {
-    fn read(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> Result<Values, DataError> {
+    fn read(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Values, DataError> {
         let shape = ds.shape(var);
         if start.len() != shape.len() || count.len() != shape.len() {
             return Err(format!(
@@ -49,7 +61,9 @@ impl DataSource for InMemory {
         let proto = match (data, &fill) {
             (Some(d), _) => d.slice(0, 0),
             (None, Some(f)) => f.slice(0, 0),
-            (None, None) => return Err(format!("variable {}: no data and no fill value", v.name).into()),
+            (None, None) => {
+                return Err(format!("variable {}: no data and no fill value", v.name).into())
+            }
         };
         let mut out = proto;
         // strides of the full array
@@ -82,7 +96,13 @@ impl DataSource for InMemory {
             if avail < inner {
                 let f = match &fill {
                     Some(f) => f.clone(),
-                    None => return Err(format!("variable {}: data too short and no fill value", v.name).into()),
+                    None => {
+                        return Err(format!(
+                            "variable {}: data too short and no fill value",
+                            v.name
+                        )
+                        .into())
+                    }
                 };
                 if let Some(rep) = Values::repeat_first(&f, (inner - avail) as usize) {
                     out.extend_from(&rep);

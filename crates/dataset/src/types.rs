@@ -86,7 +86,9 @@ impl AtomicType {
 
     /// The type for a netCDF type code, if it is an atomic one.
     pub fn from_code(code: u32) -> Option<AtomicType> {
-        AtomicType::ALL.get((code as usize).checked_sub(1)?).copied()
+        AtomicType::ALL
+            .get((code as usize).checked_sub(1)?)
+            .copied()
     }
 
     /// Size in bytes of one element in memory and in files (strings: size of a pointer, 8).

@@ -16,7 +16,12 @@ pub fn parse_kind(text: &str) -> Option<Format> {
         "2" | "6" | "64-bit offset" | "64-bit-offset" | "nc6" => Format::Offset64,
         "5" | "64-bit data" | "64-bit-data" | "cdf5" | "cdf-5" | "nc5" => Format::Cdf5,
         "3" | "netcdf-4" | "netcdf4" | "nc4" | "hdf5" | "enhanced" => Format::Netcdf4,
-        "4" | "7" | "netcdf-4 classic model" | "netcdf-4-classic-model" | "nc7" | "enhanced-nc3"
+        "4"
+        | "7"
+        | "netcdf-4 classic model"
+        | "netcdf-4-classic-model"
+        | "nc7"
+        | "enhanced-nc3"
         | "hdf5-nc3" => Format::Netcdf4Classic,
         _ => return None,
     })
@@ -89,7 +94,10 @@ pub fn model_conflict(ds: &Dataset, format: Format) -> Option<String> {
             format.kind_name()
         ));
     }
-    if matches!(format, Format::Classic | Format::Offset64 | Format::Netcdf4Classic) {
+    if matches!(
+        format,
+        Format::Classic | Format::Offset64 | Format::Netcdf4Classic
+    ) {
         let is5 = |t: nc_dataset::NcType| t.as_atomic().is_some_and(|a| a.is_cdf5_only());
         for v in &ds.vars {
             if is5(v.ty) {
@@ -150,7 +158,10 @@ mod tests {
         assert_eq!(parse_kind("netCDF-4"), Some(Format::Netcdf4));
         assert_eq!(parse_kind("4"), Some(Format::Netcdf4Classic));
         assert_eq!(parse_kind("7"), Some(Format::Netcdf4Classic));
-        assert_eq!(parse_kind("netCDF-4 classic model"), Some(Format::Netcdf4Classic));
+        assert_eq!(
+            parse_kind("netCDF-4 classic model"),
+            Some(Format::Netcdf4Classic)
+        );
         assert_eq!(parse_kind("foo"), None);
     }
 

@@ -1,8 +1,10 @@
 //! Open datasets by their magic bytes (never by file extension), create them in a chosen
 //! format with atomic output, and choose formats as the tools' documented rules say.
 
+mod copy;
 mod kind;
 mod open;
 
+pub use copy::*;
 pub use kind::*;
 pub use open::*;

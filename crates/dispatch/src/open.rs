@@ -85,7 +85,11 @@ fn io_err(path: &Path, source: std::io::Error) -> DispatchError {
 /// When the file cannot be read or its bytes match no known format.
 pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
     let s = path.to_string_lossy();
-    if s.starts_with("file://") || s.contains("#mode=") || s.starts_with("s3://") || s.starts_with("http") {
+    if s.starts_with("file://")
+        || s.contains("#mode=")
+        || s.starts_with("s3://")
+        || s.starts_with("http")
+    {
         return Ok(FileKind::Zarr);
     }
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
@@ -115,7 +119,8 @@ pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
     while off + 8 <= len {
         use std::os::unix::fs::FileExt;
         let mut sig = [0u8; 8];
-        f.read_exact_at(&mut sig, off).map_err(|e| io_err(path, e))?;
+        f.read_exact_at(&mut sig, off)
+            .map_err(|e| io_err(path, e))?;
         if sig == HDF5_MAGIC {
             return Ok(FileKind::Hdf5 { offset: off });
         }

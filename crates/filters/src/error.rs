@@ -144,7 +144,9 @@ pub enum FilterError {
         got: usize,
     },
     /// A decoded size beyond the limit of [`crate::FilterContext::max_decoded`].
-    #[error("filter {id} ({name}): chunk claims {claimed} decoded bytes, more than the limit {limit}")]
+    #[error(
+        "filter {id} ({name}): chunk claims {claimed} decoded bytes, more than the limit {limit}"
+    )]
     TooLarge {
         /// Filter id.
         id: u32,
@@ -212,6 +214,18 @@ pub enum FilterError {
         name: String,
         /// True when the decoder is missing.
         decode: bool,
+    },
+    /// An NCZarr codec plugin's conversion function failed.
+    #[error("codec \"{codec}\" of plugin {}: {what} (netCDF error {code})", .library.display())]
+    CodecPluginFailed {
+        /// Codec id.
+        codec: String,
+        /// The library.
+        library: PathBuf,
+        /// What failed.
+        what: String,
+        /// The netCDF error code returned.
+        code: i32,
     },
     /// Re-registering an id without asking to override.
     #[error("filter {id} is already registered (as {existing}); ask to override to replace it")]

@@ -34,6 +34,16 @@ impl FilterContext {
         }
     }
 
+    /// The context of variable `v` of `ds`: its type's size and its `_ChunkSizes` (empty when
+    /// not set).
+    pub fn for_variable(ds: &nc_dataset::Dataset, v: nc_dataset::VarId) -> FilterContext {
+        let var = ds.var(v);
+        FilterContext::new(
+            ds.type_size(var.ty),
+            var.storage.chunk_sizes.as_deref().unwrap_or(&[]),
+        )
+    }
+
     /// Bytes in one full chunk, if the shape is known and the product fits `usize`.
     pub fn chunk_bytes(&self) -> Option<usize> {
         if self.chunk_shape.is_empty() {

@@ -1,33 +1,43 @@
-//! Filters engine (stub: being written by issue 3).
-use nc_dataset::FilterSpec;
+//! Filters engine shared by the format backends and the three tools.
+//!
+//! - [`spec`]: `_Filter` / `-F` spec text with the documented tagged constants
+//!   ([`parse_spec_list`], [`format_spec_list`], [`normalize_chain`]).
+//! - [`Filter`], [`FilterFactory`], [`FilterContext`]: one codec applied to one chunk.
+//! - [`Registry`] (built-in codecs and HDF5 plugins, by id and by Zarr codec name) and
+//!   [`Pipeline`] (a chain applied in order on encode, in reverse on decode).
+//! - Built-in codecs bit-compatible with the HDF5 filters: deflate 1, shuffle 2,
+//!   fletcher32 3, szip 4 (decode only), bzip2 307, blosc 32001, lz4 32004, zstd 32015.
+//! - [`plugin`]: HDF5 filter plugins loaded from `HDF5_PLUGIN_PATH`.
+//! - [`codec_json`]: numcodecs JSON ↔ HDF5 id + parameters.
+//! - [`rules`]: the `nccopy -F` rule engine.
+//!
+//! Specification: netCDF-C "NetCDF-4 Filter Support" (docs/filters.md of 4.9.0) and the
+//! NCZarr filter proposal.
 
-/// A `_Filter` / `-F` spec text that cannot be parsed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum FilterSpecError {
-    /// Bad token.
-    #[error("bad filter spec {text:?} at {pos}: {msg}")]
-    Bad {
-        /// the whole text
-        text: String,
-        /// 0-based byte position
-        pos: usize,
-        /// what is wrong
-        msg: String,
-    },
-}
+pub mod codec_json;
+mod codecs;
+mod error;
+mod filter;
+pub mod plugin;
+mod registry;
+pub mod rules;
+pub mod spec;
 
-/// Parse `speclist := spec ('|' spec)*`, `spec := filterid (',' param)*`.
-///
-/// # Errors
-/// On any token the filters documentation does not allow.
-pub fn parse_spec_list(text: &str) -> Result<Vec<FilterSpec>, FilterSpecError> {
-    let mut out = Vec::new();
-    for spec in text.split('|') {
-        let mut it = spec.split(',');
-        let id = it.next().unwrap_or("").trim().parse::<u32>().map_err(|e| FilterSpecError::Bad { text: text.into(), pos: 0, msg: e.to_string() })?;
-        let params = it.map(|p| p.trim().parse::<u32>().map_err(|e| FilterSpecError::Bad { text: text.into(), pos: 0, msg: e.to_string() })).collect::<Result<Vec<_>, _>>()?;
-        out.push(FilterSpec { id, params });
-    }
-    Ok(out)
-}
+pub use codecs::{
+    fletcher32, shuffle_bytes, unshuffle_bytes, BLOSC_MAX_OVERHEAD, BLOSC_VERSION_FORMAT,
+};
+pub use error::{FilterError, FilterSpecError, SpecProblem};
+pub use filter::{
+    Filter, FilterContext, FilterFactory, FilterId, FilterSource, DEFAULT_MAX_DECODED,
+};
+pub use registry::{Pipeline, Registry, PREFER_PLUGIN_ENV};
+pub use spec::{
+    check_params, filter_id_by_name, filter_name, format_spec, format_spec_list, normalize_chain,
+    parse_constant, parse_spec_list, ParamWords, SpecParser,
+};
+
+/// Re-export of the data model's filter spec (id + parameters).
+pub use nc_dataset::FilterSpec;
+
+#[cfg(test)]
+mod tests;

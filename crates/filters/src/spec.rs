@@ -298,7 +298,11 @@ impl SpecParser {
                     Ok(v) if (1..=65535).contains(&v) => v,
                     _ => return Err(bad(id_tok, id_pos, SpecProblem::BadFilterId)),
                 }
-            } else if id_tok.bytes().next().is_some_and(|c| c.is_ascii_alphabetic()) {
+            } else if id_tok
+                .bytes()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+            {
                 if !self.names {
                     return Err(bad(id_tok, id_pos, SpecProblem::NameNotAllowed));
                 }
@@ -370,22 +374,30 @@ pub fn check_params(spec: &FilterSpec) -> Result<(), String> {
         1 => match p.as_slice() {
             [l] if *l <= 9 => Ok(()),
             [l] => Err(format!("level {l} is out of range: use 0 to 9")),
-            _ => Err(format!("needs exactly one parameter, the level 0-9; got {n}")),
+            _ => Err(format!(
+                "needs exactly one parameter, the level 0-9; got {n}"
+            )),
         },
-        2 if n > 1 => Err(format!("takes at most one parameter (the element size); got {n}")),
+        2 if n > 1 => Err(format!(
+            "takes at most one parameter (the element size); got {n}"
+        )),
         3 if n > 0 => Err(format!("takes no parameters; got {n}")),
         4 => match p.as_slice() {
             [_, ppb] | [_, ppb, _, _] if *ppb % 2 == 0 && (2..=32).contains(ppb) => Ok(()),
             [_, ppb] | [_, ppb, _, _] => Err(format!(
                 "pixels per block {ppb} must be even and between 2 and 32"
             )),
-            _ => Err(format!("needs 2 parameters (options mask, pixels per block); got {n}")),
+            _ => Err(format!(
+                "needs 2 parameters (options mask, pixels per block); got {n}"
+            )),
         },
         307 => match p.as_slice() {
             [] => Ok(()),
             [l] if (1..=9).contains(l) => Ok(()),
             [l] => Err(format!("block size {l} is out of range: use 1 to 9")),
-            _ => Err(format!("takes at most one parameter (block size 1-9); got {n}")),
+            _ => Err(format!(
+                "takes at most one parameter (block size 1-9); got {n}"
+            )),
         },
         32004 | 32015 if n > 1 => Err(format!("takes at most one parameter; got {n}")),
         32001 if n > 7 => Err(format!("takes at most 7 parameters; got {n}")),

@@ -1,12 +1,15 @@
 //! Shared helpers of the end-to-end tests: find the built binaries, run them, compare texts.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The repository root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// `testdata/…`
@@ -15,22 +18,46 @@ pub fn testdata(rel: &str) -> PathBuf {
 }
 
 /// Path of a built tool (`ncgen-rs`, `ncdump-rs`, `nccopy-rs`): `$NC_TOOLS_DIR/name` if set, else
-/// beside this test's own profile directory (target/<profile>/name), built on demand.
+/// in this test's own profile directory (target/<profile>/name). `cargo test` does not build other
+/// packages' binaries, so the first call runs `cargo build` for the three tools (a no-op when
+/// they are up to date).
 pub fn bin(name: &str) -> PathBuf {
     if let Ok(dir) = std::env::var("NC_TOOLS_DIR") {
         return PathBuf::from(dir).join(name);
     }
-    let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/test-xxxx -> target/<profile>/
-    let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let p = profile_dir.join(name);
-    if !p.exists() {
-        panic!(
-            "{} is not built: run `cargo build --workspace` (cargo test --workspace builds it) or set NC_TOOLS_DIR",
-            p.display()
-        );
-    }
-    p
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let profile_dir = BUILT.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        // target/<profile>/deps/test-xxxx -> target/<profile>/
+        let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+        let target_dir = profile_dir.parent().unwrap();
+        let profile = profile_dir
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args([
+            "build",
+            "-q",
+            "-p",
+            "ncgen-rs",
+            "-p",
+            "ncdump-rs",
+            "-p",
+            "nccopy-rs",
+        ])
+        .env("CARGO_TARGET_DIR", target_dir)
+        .current_dir(root());
+        if profile == "release" {
+            cmd.arg("--release");
+        }
+        let st = cmd.status().expect("cannot run cargo to build the tools");
+        assert!(st.success(), "building the tools failed");
+        profile_dir
+    });
+    profile_dir.join(name)
 }
 
 /// Run a tool with arguments in `dir`.
@@ -44,10 +71,7 @@ pub fn run(tool: &str, args: &[&str], dir: &Path) -> Output {
 
 /// Is the netCDF-C reference tool `name` installed?
 pub fn have_reference(name: &str) -> bool {
-    Command::new(name)
-        .arg("-h")
-        .output()
-        .is_ok()
+    Command::new(name).arg("-h").output().is_ok()
 }
 
 /// A fresh temporary directory under the target dir.
@@ -76,7 +100,10 @@ pub fn diff(expected: &[u8], got: &[u8]) -> Option<String> {
         let a = el.get(i).copied().unwrap_or("<end>");
         let b = gl.get(i).copied().unwrap_or("<end>");
         if a != b {
-            return Some(format!("line {}:\n  expected: {a:?}\n  got:      {b:?}", i + 1));
+            return Some(format!(
+                "line {}:\n  expected: {a:?}\n  got:      {b:?}",
+                i + 1
+            ));
         }
     }
     Some("texts differ (line endings?)".into())

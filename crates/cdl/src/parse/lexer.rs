@@ -68,7 +68,7 @@ pub(crate) struct Lexer<R: Read> {
     consumed: u64,
     /// File name for messages.
     pub file: String,
-    peeked: Option<(Tok, Pos)>,
+    peeked: std::collections::VecDeque<(Tok, Pos)>,
 }
 
 fn is_name_start(c: u8) -> bool {
@@ -76,9 +76,7 @@ fn is_name_start(c: u8) -> bool {
 }
 
 fn is_name_char(c: u8) -> bool {
-    c.is_ascii_alphanumeric()
-        || matches!(c, b'_' | b'.' | b'@' | b'+' | b'-' | b'\\')
-        || c >= 0x80
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'@' | b'+' | b'-' | b'\\') || c >= 0x80
 }
 
 impl<R: Read> Lexer<R> {
@@ -94,7 +92,7 @@ impl<R: Read> Lexer<R> {
             line_start: 0,
             consumed: 0,
             file: file.to_string(),
-            peeked: None,
+            peeked: std::collections::VecDeque::new(),
         }
     }
 
@@ -194,7 +192,10 @@ impl<R: Read> Lexer<R> {
                         if self.pos + 1 < self.end && self.buf[self.pos + 1] == b'/' {
                             // comment to end of line
                             loop {
-                                match self.buf[self.pos..self.end].iter().position(|&b| b == b'\n') {
+                                match self.buf[self.pos..self.end]
+                                    .iter()
+                                    .position(|&b| b == b'\n')
+                                {
                                     Some(k) => {
                                         self.pos += k;
                                         break;
@@ -227,30 +228,123 @@ impl<R: Read> Lexer<R> {
 
     /// Look at the next token without consuming it.
     pub(crate) fn peek(&mut self) -> Result<&(Tok, Pos), CdlError> {
-        if self.peeked.is_none() {
+        self.peek_nth(0)
+    }
+
+    /// Look at the token `k` places ahead (0 = next) without consuming anything.
+    pub(crate) fn peek_nth(&mut self, k: usize) -> Result<&(Tok, Pos), CdlError> {
+        while self.peeked.len() <= k {
             let t = self.lex()?;
-            self.peeked = Some(t);
+            self.peeked.push_back(t);
         }
-        match &self.peeked {
+        match self.peeked.get(k) {
             Some(t) => Ok(t),
             None => Err(self.err_at(self.here(), "internal: lost peeked token")),
         }
     }
 
     /// Consume and return the next token.
+    #[inline]
     pub(crate) fn next(&mut self) -> Result<(Tok, Pos), CdlError> {
-        match self.peeked.take() {
+        match self.peeked.pop_front() {
             Some(t) => Ok(t),
             None => self.lex(),
         }
     }
 
-    /// True if the next byte (no blanks skipped) is `c`; used for `data:` detection.
+    /// True if the byte right after the first peeked token (no blanks skipped) is `c`;
+    /// used for `data:` detection. Only meaningful with exactly one token peeked.
     pub(crate) fn next_byte_is(&mut self, c: u8) -> Result<bool, CdlError> {
-        if self.peeked.is_some() {
+        if self.peeked.len() != 1 {
             return Ok(false);
         }
         Ok(self.peek_byte()? == Some(c))
+    }
+
+    /// Fast path for data sections: a plain decimal number (`-12`, `271.3456`) read in one
+    /// pass. Returns None (consuming nothing but blanks) for anything else, which the caller
+    /// then reads with [`Lexer::next`].
+    #[inline]
+    pub(crate) fn fast_number(&mut self) -> Result<Option<Number>, CdlError> {
+        if !self.peeked.is_empty() {
+            return Ok(None);
+        }
+        self.skip_ws()?;
+        if self.end - self.pos < 64 {
+            self.fill(64)?;
+        }
+        let b = &self.buf[self.pos..self.end];
+        let neg = b.first() == Some(&b'-');
+        let start = usize::from(neg);
+        let mut i = start;
+        let mut mant: u64 = 0;
+        let mut nd = 0u32;
+        while i < b.len() && b[i].is_ascii_digit() {
+            if nd >= 18 {
+                return Ok(None);
+            }
+            mant = mant * 10 + u64::from(b[i] - b'0');
+            nd += 1;
+            i += 1;
+        }
+        let int_digits = i - start;
+        if int_digits == 0 || (int_digits > 1 && b[start] == b'0') {
+            return Ok(None);
+        }
+        let mut frac = 0usize;
+        let is_float = i < b.len() && b[i] == b'.';
+        if is_float {
+            i += 1;
+            while i < b.len() && b[i].is_ascii_digit() {
+                if nd >= 18 {
+                    return Ok(None);
+                }
+                mant = mant * 10 + u64::from(b[i] - b'0');
+                nd += 1;
+                frac += 1;
+                i += 1;
+            }
+        }
+        if i >= b.len() {
+            if !self.eof {
+                return Ok(None);
+            }
+        } else if is_name_char(b[i]) || b[i] == b'.' {
+            return Ok(None);
+        }
+        let num = if is_float {
+            // exact mantissa (< 10^18 < 2^60 may round; only < 2^53 is exact) divided by an
+            // exact power of ten: one correctly rounded IEEE operation
+            if mant >= (1u64 << 53) || frac > 22 {
+                return Ok(None);
+            }
+            let v = mant as f64 / POW10[frac];
+            Number::double(if neg { -v } else { v })
+        } else {
+            let bits = if neg { -(mant as i64) } else { mant as i64 };
+            Number::Int {
+                bits,
+                ty: super::literal::int_natural_type(bits),
+            }
+        };
+        self.pos += i;
+        Ok(Some(num))
+    }
+
+    /// Fast path: the separator `,` or `;` after a data value. None if something else follows.
+    #[inline]
+    pub(crate) fn fast_sep(&mut self) -> Result<Option<u8>, CdlError> {
+        if !self.peeked.is_empty() {
+            return Ok(None);
+        }
+        self.skip_ws()?;
+        match self.peek_byte()? {
+            Some(c @ (b',' | b';')) => {
+                self.pos += 1;
+                Ok(Some(c))
+            }
+            _ => Ok(None),
+        }
     }
 
     fn lex(&mut self) -> Result<(Tok, Pos), CdlError> {
@@ -273,6 +367,7 @@ impl<R: Read> Lexer<R> {
                 self.char_const(p)?
             }
             b'0'..=b'9' | b'.' | b'-' | b'+' => self.number(p)?,
+            b'/' => self.path(p)?,
             c if is_name_start(c) => self.name(p)?,
             _ => {
                 let shown = self.invalid_char_text()?;
@@ -293,7 +388,7 @@ impl<R: Read> Lexer<R> {
     }
 
     /// One escape after a backslash (already consumed); returns the byte.
-    fn escape(&mut self, p: Pos) -> Result<u8, CdlError> {
+    fn escape(&mut self, p: Pos, in_string: bool) -> Result<u8, CdlError> {
         let Some(c) = self.peek_byte()? else {
             return Err(self.err_at(p, "unterminated escape at end of file"));
         };
@@ -306,18 +401,27 @@ impl<R: Read> Lexer<R> {
             b'b' => 0x08,
             b'f' => 0x0c,
             b'v' => 0x0b,
-            b'0'..=b'7' => {
-                let mut v = u32::from(c - b'0');
-                for _ in 0..2 {
-                    match self.peek_byte()? {
-                        Some(d @ b'0'..=b'7') => {
-                            v = v * 8 + u32::from(d - b'0');
-                            self.pos += 1;
-                        }
-                        _ => break,
+            b'0'..=b'9' => {
+                // ncgen takes exactly three octal digits; in a string anything shorter is
+                // "Bad octal constant", in a character constant the digit stands for itself
+                let d1 = self.byte_at(0)?;
+                let d2 = self.byte_at(1)?;
+                match (c, d1, d2) {
+                    (b'0'..=b'7', Some(x @ b'0'..=b'7'), Some(y @ b'0'..=b'7')) => {
+                        self.pos += 2;
+                        let v = u32::from(c - b'0') * 64
+                            + u32::from(x - b'0') * 8
+                            + u32::from(y - b'0');
+                        (v & 0xff) as u8
                     }
+                    _ if in_string => {
+                        return Err(self.err_at(
+                            p,
+                            "bad octal constant: an octal escape needs three digits, e.g. \\000",
+                        ));
+                    }
+                    _ => c,
                 }
-                (v & 0xff) as u8
             }
             b'x' | b'X' => {
                 let mut v = 0u32;
@@ -367,7 +471,7 @@ impl<R: Read> Lexer<R> {
             match c {
                 b'"' => return Ok(out),
                 b'\\' => {
-                    let b = self.escape(p)?;
+                    let b = self.escape(p, true)?;
                     out.push(b);
                 }
                 b'\n' => {
@@ -388,7 +492,7 @@ impl<R: Read> Lexer<R> {
         };
         self.pos += 1;
         let v = match c {
-            b'\\' => self.escape(p)?,
+            b'\\' => self.escape(p, false)?,
             b'\'' => return Err(self.err_at(p, "empty character constant ''")),
             b'\n' => return Err(self.err_at(p, "unterminated character constant")),
             other => other,
@@ -431,8 +535,7 @@ impl<R: Read> Lexer<R> {
     fn name(&mut self, p: Pos) -> Result<Tok, CdlError> {
         let mut out: Vec<u8> = Vec::new();
         let mut first = true;
-        loop {
-            let Some(c) = self.peek_byte()? else { break };
+        while let Some(c) = self.peek_byte()? {
             if c == b'\\' {
                 self.pos += 1;
                 match self.peek_byte()? {
@@ -462,6 +565,39 @@ impl<R: Read> Lexer<R> {
         }
     }
 
+    /// A group path `/g/h/name` (rule `path`).
+    fn path(&mut self, p: Pos) -> Result<Tok, CdlError> {
+        let mut out = String::new();
+        while self.peek_byte()? == Some(b'/') {
+            self.pos += 1;
+            out.push('/');
+            match self.peek_byte()? {
+                Some(c) if is_name_start(c) => match self.name(p)? {
+                    Tok::Name(n) => out.push_str(&n),
+                    _ => return Err(self.err_at(p, "malformed path")),
+                },
+                _ => return Err(self.err_at(p, "expected a name after '/' in a path")),
+            }
+        }
+        Ok(Tok::Name(out))
+    }
+
+    /// Skip a UTF-8 byte order mark; reject UTF-16/32 ones as ncgen does.
+    pub(crate) fn skip_bom(&mut self) -> Result<(), CdlError> {
+        self.fill(4)?;
+        let head = &self.buf[self.pos..self.end];
+        if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            self.pos += 3;
+            self.line_start += 3;
+        } else if head.starts_with(&[0xFE, 0xFF]) || head.starts_with(&[0xFF, 0xFE]) {
+            return Err(self.err_at(
+                Pos { line: 1, col: 1 },
+                "input file contains a BOM indicating a non-UTF8 encoding; convert it to UTF-8",
+            ));
+        }
+        Ok(())
+    }
+
     fn number(&mut self, p: Pos) -> Result<Tok, CdlError> {
         let c0 = self.buf[self.pos];
         // signs: only before a digit, '.', or the names Infinity / Infinityf
@@ -479,8 +615,16 @@ impl<R: Read> Lexer<R> {
                         {
                             let neg = c0 == b'-';
                             self.pos += 1 + word.len();
-                            let v = if neg { f64::NEG_INFINITY } else { f64::INFINITY };
-                            return Ok(Tok::Num(if f { Number::float(v) } else { Number::double(v) }));
+                            let v = if neg {
+                                f64::NEG_INFINITY
+                            } else {
+                                f64::INFINITY
+                            };
+                            return Ok(Tok::Num(if f {
+                                Number::float(v)
+                            } else {
+                                Number::double(v)
+                            }));
                         }
                     }
                     return Err(self.err_at(p, format!("unexpected '{}'", char::from(c0))));
@@ -491,10 +635,20 @@ impl<R: Read> Lexer<R> {
         // hex opaque constant
         if c0 == b'0' && matches!(self.byte_at(1)?, Some(b'x') | Some(b'X')) {
             let n = self.run_len(2, |b| b.is_ascii_hexdigit())?;
-            let digits = &self.buf[self.pos + 2..self.pos + n];
-            if digits.is_empty() {
+            if n <= 2 {
                 return Err(self.err_at(p, "hex constant '0x' needs digits"));
             }
+            // hex digits followed by an integer suffix make an integer constant
+            let suf = self.run_len(n, |b| matches!(b, b's' | b'S' | b'l' | b'L' | b'u' | b'U'))?;
+            if suf > n {
+                let mut text = Vec::with_capacity(suf);
+                text.extend_from_slice(&self.buf[self.pos..self.pos + suf]);
+                let num = super::literal::classify_hex(&text).map_err(|m| self.err_at(p, m))?;
+                self.pos += suf;
+                self.check_token_end(p)?;
+                return Ok(Tok::Num(num));
+            }
+            let digits = &self.buf[self.pos + 2..self.pos + n];
             let mut bytes = Vec::with_capacity(digits.len().div_ceil(2));
             for pair in digits.chunks(2) {
                 let hi = hexval(pair[0]);
@@ -506,12 +660,14 @@ impl<R: Read> Lexer<R> {
             return Ok(Tok::Opaque(bytes));
         }
         // number body: digits, '.', exponent with sign, suffix letters
-        let n = self.run_len(skip, |b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')?;
+        let n = self.run_len(skip, |b| {
+            b.is_ascii_alphanumeric() || b == b'.' || b == b'_'
+        })?;
         let mut n = n;
         // an exponent sign: 1e-5, 1.5E+3
         loop {
             let last = self.buf[self.pos + n - 1];
-            if (last == b'e' || last == b'E') && n > skip + 0 {
+            if (last == b'e' || last == b'E') && n > skip {
                 if let Some(s @ (b'-' | b'+')) = self.byte_at(n)? {
                     let _ = s;
                     let m = self.run_len(n + 1, |b| b.is_ascii_alphanumeric() || b == b'.')?;
@@ -545,6 +701,12 @@ impl<R: Read> Lexer<R> {
         }
     }
 }
+
+/// Exact powers of ten representable in f64.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
 
 fn hexval(d: u8) -> u32 {
     match d {

@@ -46,13 +46,6 @@ impl Number {
         }
     }
 
-    /// The literal's type.
-    pub(crate) fn ty(&self) -> AtomicType {
-        match self {
-            Number::Int { ty, .. } | Number::Real { ty, .. } => *ty,
-        }
-    }
-
     /// Text for messages.
     pub(crate) fn text(&self) -> String {
         match self {
@@ -124,7 +117,7 @@ pub(crate) fn cvt_i32(v: f64) -> i32 {
 /// `cvttsd2si` 64-bit: out of range and NaN give `i64::MIN`.
 #[inline]
 pub(crate) fn cvt_i64(v: f64) -> i64 {
-    if v.is_nan() || v >= 9_223_372_036_854_775_808.0 || v < -9_223_372_036_854_775_808.0 {
+    if v.is_nan() || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&v) {
         i64::MIN
     } else {
         v as i64
@@ -175,7 +168,7 @@ fn int_suffix(i: &[u8]) -> IResult<&[u8], AtomicType> {
 }
 
 /// The type an unsuffixed integer gets (ncgen 4.9.0, found by experiment).
-fn int_natural_type(bits: i64) -> AtomicType {
+pub(crate) fn int_natural_type(bits: i64) -> AtomicType {
     if bits < 0 {
         if bits >= i64::from(i32::MIN) {
             AtomicType::Int
@@ -221,6 +214,37 @@ fn parse_f64(text: &[u8]) -> Result<f64, &'static str> {
     }
 }
 
+/// A hex integer with a type suffix, `0xabcdS` (rule `hex_int`).
+///
+/// # Errors
+/// When the digits exceed 64 bits or the suffix is unknown.
+pub(crate) fn classify_hex(text: &[u8]) -> Result<Number, &'static str> {
+    let body = &text[2..];
+    let nd = body.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+    let (digits, suffix) = body.split_at(nd);
+    let mut v: u64 = 0;
+    for &c in digits {
+        let d = (c as char).to_digit(16).unwrap_or(0);
+        v = v
+            .checked_mul(16)
+            .and_then(|v| v.checked_add(u64::from(d)))
+            .ok_or("integer constant out of range")?;
+    }
+    let r: IResult<&[u8], AtomicType> = all_consuming(int_suffix)(suffix);
+    let ty = r.map(|(_, t)| t).map_err(|_| "unknown integer suffix")?;
+    if matches!(
+        ty,
+        AtomicType::UByte | AtomicType::UShort | AtomicType::UInt | AtomicType::UInt64
+    ) {
+        return Err("hex integer constants take no unsigned suffix");
+    }
+    // ncgen reads hex digits into 32 bits, saturating (0xabcdabcdabcdabcdL is 4294967295)
+    Ok(Number::Int {
+        bits: v.min(u64::from(u32::MAX)) as i64,
+        ty,
+    })
+}
+
 /// Classify the text of a numeric token (sign included) as ncgen's lexer does.
 ///
 /// # Errors
@@ -232,7 +256,8 @@ pub(crate) fn classify_number(text: &[u8]) -> Result<Number, &'static str> {
         _ => (false, text),
     };
     // fast path: plain decimal digits with at most one '.', no suffix
-    if !body.is_empty() && body[0] != b'0' || body.len() == 1 || body.first() == Some(&b'0') && body.get(1) == Some(&b'.') {
+    let octal = body.len() > 1 && body[0] == b'0' && body[1].is_ascii_digit();
+    if !body.is_empty() && !octal {
         let mut dots = 0;
         let mut plain = true;
         for &c in body {
@@ -245,7 +270,11 @@ pub(crate) fn classify_number(text: &[u8]) -> Result<Number, &'static str> {
         }
         if plain && dots == 0 {
             let v = digits_value(body)?;
-            let bits = if neg { (v as i64).wrapping_neg() } else { v as i64 };
+            let bits = if neg {
+                (v as i64).wrapping_neg()
+            } else {
+                v as i64
+            };
             return Ok(Number::Int {
                 bits,
                 ty: int_natural_type(bits),
@@ -271,16 +300,44 @@ pub(crate) fn classify_number(text: &[u8]) -> Result<Number, &'static str> {
         all_consuming(tuple((digit1, opt(int_suffix))))(body);
     if let Ok((_, (d, suf))) = int_form {
         let v = digits_value(d)?;
-        let bits = if neg { (v as i64).wrapping_neg() } else { v as i64 };
-        return Ok(Number::Int {
-            bits,
-            ty: suf.unwrap_or_else(|| int_natural_type(bits)),
-        });
+        let bits = if neg {
+            (v as i64).wrapping_neg()
+        } else {
+            v as i64
+        };
+        let Some(ty) = suf else {
+            return Ok(Number::Int {
+                bits,
+                ty: int_natural_type(bits),
+            });
+        };
+        // suffix rules of ncgen 4.9.0 (by experiment): unsigned suffixes reject signs and
+        // values out of range; `l`/`L` keeps 32 bits; `b`, `s` wrap when converted
+        let max = match ty {
+            AtomicType::UByte => Some(u64::from(u8::MAX)),
+            AtomicType::UShort => Some(u64::from(u16::MAX)),
+            AtomicType::UInt => Some(u64::from(u32::MAX)),
+            _ => None,
+        };
+        let unsigned = max.is_some() || ty == AtomicType::UInt64;
+        if unsigned && neg && v != 0 {
+            return Err("unsigned integer constant cannot be negative");
+        }
+        if max.is_some_and(|m| v > m) {
+            return Err("value out of range for its suffix");
+        }
+        let bits = if ty == AtomicType::Int {
+            i64::from(bits as i32)
+        } else {
+            bits
+        };
+        return Ok(Number::Int { bits, ty });
     }
     Err("malformed numeric constant")
 }
 
 #[cfg(test)]
+#[allow(clippy::panic)]
 mod tests {
     use super::*;
 
@@ -291,34 +348,76 @@ mod tests {
         }
     }
 
+    fn ty(s: &str) -> AtomicType {
+        match c(s) {
+            Number::Int { ty, .. } | Number::Real { ty, .. } => ty,
+        }
+    }
+
     // rule: int_literal (natural types, found with ncgen 4.9.0)
     #[test]
     fn int_literal_natural_types() {
-        assert_eq!(c("1"), Number::Int { bits: 1, ty: AtomicType::Int });
-        assert_eq!(c("3000000000"), Number::Int { bits: 3_000_000_000, ty: AtomicType::UInt });
-        assert_eq!(c("4294967296").ty(), AtomicType::UInt64);
-        assert_eq!(c("-3000000000").ty(), AtomicType::Int64);
-        assert_eq!(c("-2147483648").ty(), AtomicType::Int);
-        assert_eq!(c("18446744073709551615"), Number::Int { bits: -1, ty: AtomicType::Int });
-        assert_eq!(c("9223372036854775808").ty(), AtomicType::Int64);
-        assert_eq!(c("010"), Number::Int { bits: 8, ty: AtomicType::Int });
-        assert_eq!(c("08"), Number::Int { bits: 0, ty: AtomicType::Int });
+        assert_eq!(
+            c("1"),
+            Number::Int {
+                bits: 1,
+                ty: AtomicType::Int
+            }
+        );
+        assert_eq!(
+            c("3000000000"),
+            Number::Int {
+                bits: 3_000_000_000,
+                ty: AtomicType::UInt
+            }
+        );
+        assert_eq!(ty("4294967296"), AtomicType::UInt64);
+        assert_eq!(ty("-3000000000"), AtomicType::Int64);
+        assert_eq!(ty("-2147483648"), AtomicType::Int);
+        assert_eq!(
+            c("18446744073709551615"),
+            Number::Int {
+                bits: -1,
+                ty: AtomicType::Int
+            }
+        );
+        assert_eq!(ty("9223372036854775808"), AtomicType::Int64);
+        assert_eq!(
+            c("010"),
+            Number::Int {
+                bits: 8,
+                ty: AtomicType::Int
+            }
+        );
+        assert_eq!(
+            c("08"),
+            Number::Int {
+                bits: 0,
+                ty: AtomicType::Int
+            }
+        );
         assert!(classify_number(b"18446744073709551616").is_err());
     }
 
     // rule: int_literal with suffix
     #[test]
     fn int_literal_suffixes() {
-        assert_eq!(c("1b").ty(), AtomicType::Byte);
-        assert_eq!(c("1UB").ty(), AtomicType::UByte);
-        assert_eq!(c("2s").ty(), AtomicType::Short);
-        assert_eq!(c("2us").ty(), AtomicType::UShort);
-        assert_eq!(c("2L").ty(), AtomicType::Int);
-        assert_eq!(c("2ll").ty(), AtomicType::Int64);
-        assert_eq!(c("2u").ty(), AtomicType::UInt);
-        assert_eq!(c("2ul").ty(), AtomicType::UInt);
-        assert_eq!(c("2ULL").ty(), AtomicType::UInt64);
-        assert_eq!(c("-1b"), Number::Int { bits: -1, ty: AtomicType::Byte });
+        assert_eq!(ty("1b"), AtomicType::Byte);
+        assert_eq!(ty("1UB"), AtomicType::UByte);
+        assert_eq!(ty("2s"), AtomicType::Short);
+        assert_eq!(ty("2us"), AtomicType::UShort);
+        assert_eq!(ty("2L"), AtomicType::Int);
+        assert_eq!(ty("2ll"), AtomicType::Int64);
+        assert_eq!(ty("2u"), AtomicType::UInt);
+        assert_eq!(ty("2ul"), AtomicType::UInt);
+        assert_eq!(ty("2ULL"), AtomicType::UInt64);
+        assert_eq!(
+            c("-1b"),
+            Number::Int {
+                bits: -1,
+                ty: AtomicType::Byte
+            }
+        );
         assert!(classify_number(b"1d").is_err());
         assert!(classify_number(b"2f").is_err());
     }

@@ -1,0 +1,501 @@
+//! The `data:` section: variables read in bounded hyperslabs, values formatted (in parallel for
+//! large slabs), then laid out sequentially with ncdump's line wrapping and index comments.
+
+use nc_dataset::{AtomicType, NcType, Values, VarId};
+use rayon::prelude::*;
+
+use super::time::TimeConv;
+use super::values::{push_char_data, push_float, push_name, ValueFmt};
+use super::{Annotation, IndexStyle, PrintError, Printer};
+
+/// Bytes of raw data read per slab.
+const SLAB_BYTES: u64 = 4 << 20;
+/// Values formatted per parallel task.
+const PAR_CHUNK: usize = 1 << 14;
+
+/// What ncdump compares values with to print `_`.
+fn fill_for(p: &Printer<'_>, v: VarId) -> Option<Values> {
+    let ds = p.ds;
+    let var = ds.var(v);
+    if let Some(a) = var.att("_FillValue") {
+        if a.ty == var.ty && !a.values.is_empty() {
+            return Some(a.values.slice(0, 1));
+        }
+        return None;
+    }
+    match var.ty {
+        // no default fill for bytes: "too risky", as ncdump says
+        NcType::Atomic(AtomicType::Byte | AtomicType::UByte | AtomicType::Char) => None,
+        NcType::Atomic(a) => Some(nc_dataset::default_fill(a)),
+        NcType::User(_) => None,
+    }
+}
+
+fn is_fill(vals: &Values, i: usize, fill: &Values) -> bool {
+    match (vals, fill) {
+        (Values::Float(a), Values::Float(f)) => a[i] == f[0] || (f[0].is_nan() && a[i].is_nan()),
+        (Values::Double(a), Values::Double(f)) => a[i] == f[0] || (f[0].is_nan() && a[i].is_nan()),
+        (Values::Byte(a), Values::Byte(f)) => a[i] == f[0],
+        (Values::Short(a), Values::Short(f)) => a[i] == f[0],
+        (Values::Int(a), Values::Int(f)) => a[i] == f[0],
+        (Values::UByte(a), Values::UByte(f)) => a[i] == f[0],
+        (Values::UShort(a), Values::UShort(f)) => a[i] == f[0],
+        (Values::UInt(a), Values::UInt(f)) => a[i] == f[0],
+        (Values::Int64(a), Values::Int64(f)) => a[i] == f[0],
+        (Values::UInt64(a), Values::UInt64(f)) => a[i] == f[0],
+        (Values::String(a), Values::String(f)) => a[i] == f[0],
+        (Values::Opaque { size, bytes }, Values::Opaque { bytes: fb, .. }) => {
+            bytes[i * size..(i + 1) * size] == fb[..]
+        }
+        (Values::Vlen(a), Values::Vlen(f)) => a[i] == f[0],
+        (Values::Compound(a), Values::Compound(f)) => a[i] == f[0],
+        _ => false,
+    }
+}
+
+/// Formats one slab's values into text pieces.
+struct Formatter<'a> {
+    vf: ValueFmt<'a>,
+    ty: NcType,
+    fill: Option<Values>,
+    time: Option<TimeConv>,
+    /// For char variables: the string length (last dimension); elements are strings.
+    char_len: Option<usize>,
+    /// Indentation of continuation lines of strings split at newlines.
+    split: Vec<u8>,
+}
+
+impl Formatter<'_> {
+    /// Format elements `range` of `vals` into `out`, recording each element's end offset.
+    fn run(
+        &self,
+        vals: &Values,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<u8>,
+        ends: &mut Vec<u32>,
+    ) {
+        // fast loops for the bulk types
+        if self.char_len.is_none() && self.time.is_none() {
+            match (vals, &self.fill) {
+                (Values::Float(v), fill) => {
+                    let fill = match fill {
+                        Some(Values::Float(f)) => Some(f[0]),
+                        _ => None,
+                    };
+                    for &x in &v[range] {
+                        match fill {
+                            Some(f) if x == f || (f.is_nan() && x.is_nan()) => out.push(b'_'),
+                            _ => push_float(out, f64::from(x), self.vf.float_digits, true, false),
+                        }
+                        ends.push(out.len() as u32);
+                    }
+                    return;
+                }
+                (Values::Double(v), fill) => {
+                    let fill = match fill {
+                        Some(Values::Double(f)) => Some(f[0]),
+                        _ => None,
+                    };
+                    for &x in &v[range] {
+                        match fill {
+                            Some(f) if x == f || (f.is_nan() && x.is_nan()) => out.push(b'_'),
+                            _ => push_float(out, x, self.vf.double_digits, false, false),
+                        }
+                        ends.push(out.len() as u32);
+                    }
+                    return;
+                }
+                _ => {}
+            }
+        }
+        for i in range {
+            self.one(vals, i, out);
+            ends.push(out.len() as u32);
+        }
+    }
+
+    fn one(&self, vals: &Values, i: usize, out: &mut Vec<u8>) {
+        if let Some(n) = self.char_len {
+            if let Values::Char(bytes) = vals {
+                let row = &bytes[i * n..(i + 1) * n];
+                let len = row.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+                push_char_data(out, &row[..len], &self.split);
+            }
+            return;
+        }
+        if let Some(f) = &self.fill {
+            if is_fill(vals, i, f) {
+                out.push(b'_');
+                return;
+            }
+        }
+        if let Some(t) = &self.time {
+            if let Some(x) = vals.get_f64(i) {
+                t.push(out, x);
+                return;
+            }
+        }
+        self.vf.data(out, self.ty, vals, i);
+    }
+
+    /// Format a whole slab, in parallel when it is large; returns the pieces in order.
+    fn slab(&self, vals: &Values, n: usize) -> Vec<(Vec<u8>, Vec<u32>)> {
+        if n <= PAR_CHUNK {
+            let mut out = Vec::with_capacity(n * 8);
+            let mut ends = Vec::with_capacity(n);
+            self.run(vals, 0..n, &mut out, &mut ends);
+            return vec![(out, ends)];
+        }
+        let chunks: Vec<usize> = (0..n).step_by(PAR_CHUNK).collect();
+        chunks
+            .par_iter()
+            .map(|&s| {
+                let e = (s + PAR_CHUNK).min(n);
+                let mut out = Vec::with_capacity((e - s) * 10);
+                let mut ends = Vec::with_capacity(e - s);
+                self.run(vals, s..e, &mut out, &mut ends);
+                (out, ends)
+            })
+            .collect()
+    }
+}
+
+/// Sequential layout state of one variable's values.
+struct Lay {
+    /// escaped variable name, for index comments
+    name: Vec<u8>,
+    ind: usize,
+    /// true when each row starts a new line (rank >= 2; for char, rank >= 2)
+    multi_row: bool,
+    /// elements per row
+    rowlen: u64,
+    /// total elements
+    n: u64,
+    /// the element shape (for char: without the string dimension)
+    shape: Vec<u64>,
+    /// for char variables, the string dimension's length
+    char_len: Option<u64>,
+    annotate: Annotation,
+    limit: usize,
+    idx: u64,
+    /// position of `idx` in its row
+    col: u64,
+    linep: usize,
+    strings_direct: bool,
+}
+
+impl Lay {
+    fn lput(&mut self, out: &mut Vec<u8>, piece: &[u8], extra: &[u8]) {
+        let nn = piece.len() + extra.len();
+        if !self.strings_direct && nn > 2 && self.linep + nn > self.limit {
+            out.push(b'\n');
+            out.extend(std::iter::repeat_n(b' ', self.ind + 4));
+            self.linep = self.ind + 4;
+        }
+        out.extend_from_slice(piece);
+        out.extend_from_slice(extra);
+        self.linep += nn;
+    }
+
+    /// Indices of element `idx` in the element shape.
+    fn indices(&self, mut idx: u64) -> Vec<u64> {
+        let mut ix = vec![0u64; self.shape.len()];
+        for k in (0..self.shape.len()).rev() {
+            let d = self.shape[k].max(1);
+            ix[k] = idx % d;
+            idx /= d;
+        }
+        ix
+    }
+
+    fn brief_comment(&self, out: &mut Vec<u8>, style: IndexStyle) {
+        let ix = self.indices(self.idx);
+        // the row's outer indices, then the range of the last (or string) dimension
+        let (outer, last_len) = match self.char_len {
+            Some(c) => (&ix[..], c),
+            None => (&ix[..ix.len() - 1], self.rowlen),
+        };
+        out.extend_from_slice(b"  // ");
+        out.extend_from_slice(&self.name);
+        out.push(b'(');
+        match style {
+            IndexStyle::C => {
+                for i in outer {
+                    out.extend_from_slice(format!("{i},").as_bytes());
+                }
+                out.extend_from_slice(format!(" 0-{})\n", last_len.saturating_sub(1)).as_bytes());
+            }
+            IndexStyle::Fortran => {
+                out.extend_from_slice(format!("1-{} ", last_len).as_bytes());
+                for i in outer.iter().rev() {
+                    out.extend_from_slice(format!(",{}", i + 1).as_bytes());
+                }
+                out.extend_from_slice(b")\n");
+            }
+        }
+    }
+
+    fn full_comment(&self, out: &mut Vec<u8>, style: IndexStyle) {
+        let mut ix = self.indices(self.idx);
+        if let Some(c) = self.char_len {
+            ix.push(c.saturating_sub(1));
+        }
+        out.extend_from_slice(b"// ");
+        out.extend_from_slice(&self.name);
+        out.push(b'(');
+        let parts: Vec<String> = match style {
+            IndexStyle::C => ix.iter().map(|i| i.to_string()).collect(),
+            IndexStyle::Fortran => ix.iter().rev().map(|i| (i + 1).to_string()).collect(),
+        };
+        out.extend_from_slice(parts.join(",").as_bytes());
+        if ix.is_empty() {
+            // a scalar is shown as element 0
+            out.push(b'0');
+        }
+        out.extend_from_slice(b")\n    ");
+    }
+
+    /// Lay out the next element, whose text is `val`.
+    fn emit(&mut self, out: &mut Vec<u8>, val: &[u8]) {
+        let col = self.col;
+        let last_in_row = col + 1 == self.rowlen;
+        self.col = if last_in_row { 0 } else { col + 1 };
+        let last = self.idx + 1 == self.n;
+        match self.annotate {
+            Annotation::Full(style) => {
+                if self.multi_row && self.idx == 0 {
+                    out.extend_from_slice(b"  ");
+                }
+                out.extend_from_slice(val);
+                if last {
+                    out.extend_from_slice(b";  ");
+                } else if last_in_row && self.multi_row {
+                    out.extend_from_slice(b",  ");
+                } else {
+                    out.extend_from_slice(b",   ");
+                }
+                self.full_comment(out, style);
+            }
+            Annotation::None | Annotation::Brief(_) => {
+                if self.multi_row && col == 0 {
+                    match self.annotate {
+                        Annotation::Brief(style) => {
+                            self.brief_comment(out, style);
+                            out.extend(std::iter::repeat_n(b' ', self.ind + 4));
+                            self.linep = self.ind + 4;
+                        }
+                        _ => {
+                            out.extend_from_slice(b"  ");
+                            self.linep = self.ind + 2;
+                        }
+                    }
+                }
+                if !last_in_row {
+                    self.lput(out, val, b", ");
+                } else {
+                    self.lput(out, val, b"");
+                    out.extend_from_slice(if last { b" ;\n" } else { b",\n" });
+                }
+            }
+        }
+        self.idx += 1;
+    }
+}
+
+impl Printer<'_> {
+    pub(super) fn var_data(&mut self, v: VarId, depth: usize) -> Result<(), PrintError> {
+        let ds = self.ds;
+        let var = ds.var(v);
+        let shape = ds.shape(v);
+        match ds.num_elements(v) {
+            Some(0) => return Ok(()),
+            Some(_) => {}
+            None => {
+                return Err(PrintError::BadSlab {
+                    var: var.name.clone(),
+                    got: 0,
+                    want: usize::MAX,
+                })
+            }
+        }
+        let ind = 2 * depth;
+        let is_char = var.ty == NcType::Atomic(AtomicType::Char);
+        let rank = shape.len();
+        // element shape: for char the strings along the last dimension are the elements
+        let (eshape, char_len) = if is_char && rank >= 1 {
+            (shape[..rank - 1].to_vec(), Some(shape[rank - 1]))
+        } else if is_char {
+            (Vec::new(), Some(1))
+        } else {
+            (shape.clone(), None)
+        };
+        let n_elems: u64 = eshape.iter().product();
+        let multi_row = rank >= 2;
+        let rowlen = if is_char || rank == 0 {
+            1
+        } else if multi_row {
+            shape[rank - 1]
+        } else {
+            n_elems
+        };
+        let mut name = Vec::new();
+        push_name(&mut name, &var.name);
+        let annotate = if multi_row {
+            self.opts.annotate
+        } else {
+            match self.opts.annotate {
+                Annotation::Brief(_) => Annotation::None,
+                a => a,
+            }
+        };
+        let mut lay = Lay {
+            name: name.clone(),
+            ind,
+            multi_row,
+            rowlen,
+            n: n_elems,
+            shape: eshape,
+            char_len,
+            annotate,
+            limit: self.opts.line_len().saturating_sub(2),
+            idx: 0,
+            col: 0,
+            linep: 0,
+            strings_direct: is_char,
+        };
+        // the variable's heading
+        self.s("\n");
+        self.indent(depth);
+        self.s(" ");
+        self.buf.extend_from_slice(&name);
+        if multi_row {
+            self.s(" =\n");
+        } else {
+            self.s(" = ");
+            lay.linep = ind + 4 + name.len();
+        }
+        let mut split = Vec::new();
+        split.extend(std::iter::repeat_n(b' ', ind + 4));
+        let time = match self.opts.time {
+            super::TimeMode::Off => None,
+            mode => TimeConv::for_var(ds, v, mode),
+        };
+        let fmt = Formatter {
+            vf: self.value_fmt(),
+            ty: var.ty,
+            fill: fill_for(self, v),
+            time,
+            char_len: char_len.map(|c| c as usize),
+            split,
+        };
+
+        // slabs: split at the first dimension whose inner block fits the budget; a char
+        // variable never splits its string dimension
+        let esize = (ds.type_size(var.ty).max(1)) as u64;
+        let budget = (SLAB_BYTES / esize).max(1);
+        let max_level = if is_char {
+            rank.saturating_sub(2)
+        } else {
+            rank.saturating_sub(1)
+        };
+        let mut level = 0;
+        let mut inner: u64 = shape.iter().skip(1).product();
+        while level < max_level && inner > budget {
+            level += 1;
+            inner /= shape[level].max(1);
+        }
+        if rank == 0 || (is_char && rank == 1) {
+            let count = shape.clone();
+            let start = vec![0u64; rank];
+            self.slab(v, &start, &count, &fmt, &mut lay)?;
+        } else {
+            let step = (budget / inner.max(1)).max(1);
+            let mut outer = vec![0u64; level];
+            loop {
+                let mut s = 0u64;
+                while s < shape[level] {
+                    let c = step.min(shape[level] - s);
+                    let mut start = outer.clone();
+                    start.push(s);
+                    start.extend(std::iter::repeat_n(0, rank - level - 1));
+                    let mut count = vec![1u64; level];
+                    count.push(c);
+                    count.extend_from_slice(&shape[level + 1..]);
+                    self.slab(v, &start, &count, &fmt, &mut lay)?;
+                    s += c;
+                }
+                // next outer index
+                let mut k = level;
+                loop {
+                    if k == 0 {
+                        return self.flush();
+                    }
+                    k -= 1;
+                    outer[k] += 1;
+                    if outer[k] < shape[k] {
+                        break;
+                    }
+                    outer[k] = 0;
+                }
+            }
+        }
+        self.flush()
+    }
+
+    fn slab(
+        &mut self,
+        v: VarId,
+        start: &[u64],
+        count: &[u64],
+        fmt: &Formatter<'_>,
+        lay: &mut Lay,
+    ) -> Result<(), PrintError> {
+        let ds = self.ds;
+        let want: u64 = count.iter().product();
+        let vals = self
+            .src
+            .read(ds, v, start, count)
+            .map_err(|e| PrintError::Read {
+                var: ds.var(v).name.clone(),
+                source: e,
+            })?;
+        let n_elems = match fmt.char_len {
+            Some(c) if c > 0 => want / c as u64,
+            Some(_) => 0,
+            None => want,
+        };
+        let ok_kind = match (&vals, ds.var(v).ty) {
+            (Values::Char(_), NcType::Atomic(AtomicType::Char)) => true,
+            (_, NcType::Atomic(AtomicType::Char)) => false,
+            (Values::Char(_), _) => false,
+            _ => true,
+        };
+        if vals.len() as u64 != want || !ok_kind {
+            return Err(PrintError::BadSlab {
+                var: ds.var(v).name.clone(),
+                got: vals.len(),
+                want: want as usize,
+            });
+        }
+        if let Some(0) = fmt.char_len {
+            // zero-length strings: every element is ""
+            for _ in 0..n_elems {
+                lay.emit(&mut self.buf, b"\"\"");
+            }
+            return self.flush();
+        }
+        let pieces = fmt.slab(&vals, n_elems as usize);
+        for (text, ends) in &pieces {
+            let mut s = 0usize;
+            for &e in ends {
+                let e = e as usize;
+                lay.emit(&mut self.buf, &text[s..e]);
+                s = e;
+            }
+            if self.buf.len() > (1 << 20) {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,449 @@
+//! The header: `types:`, `dimensions:`, `variables:` with attributes, group attributes, and the
+//! `-s` special virtual attributes.
+
+use nc_dataset::{
+    AtomicType, Attribute, Format, GroupId, Layout, NcType, UserTypeKind, Values, VarId,
+    FILTER_DEFLATE, FILTER_FLETCHER32, FILTER_SHUFFLE,
+};
+
+use super::values::{push_name, push_quoted, ValueFmt};
+use super::Printer;
+
+impl<'a> Printer<'a> {
+    /// The effective file format: the dataset's, else the smallest that holds it.
+    pub(super) fn format(&self) -> Format {
+        self.ds.format.unwrap_or(if self.ds.needs_enhanced_model() {
+            Format::Netcdf4
+        } else {
+            Format::Classic
+        })
+    }
+
+    pub(super) fn value_fmt(&self) -> ValueFmt<'a> {
+        ValueFmt {
+            ds: self.ds,
+            float_digits: self.opts.float_digits.unwrap_or(7),
+            double_digits: self.opts.double_digits.unwrap_or(15),
+        }
+    }
+
+    /// A type's name as used in declarations (qualified by its group path when it is not the
+    /// type that the name finds from `from`).
+    pub(super) fn push_type_name(&mut self, ty: NcType, from: GroupId) {
+        match ty {
+            NcType::Atomic(a) => self.s(a.cdl_name()),
+            NcType::User(t) => {
+                let ut = self.ds.user_type(t);
+                if self.ds.find_type(from, &ut.name) != Some(t) {
+                    let path = self.ds.group_path(ut.group);
+                    if path != "/" {
+                        self.s(&path);
+                    }
+                    self.s("/");
+                }
+                push_name(&mut self.buf, &ut.name);
+            }
+        }
+    }
+
+    pub(super) fn header(&mut self, g: GroupId, depth: usize) {
+        let ds = self.ds;
+        let grp = ds.group(g);
+        if !grp.types.is_empty() {
+            self.indent(depth);
+            self.s("types:\n");
+            for &t in &grp.types {
+                self.type_def(t, g, depth + 1);
+            }
+        }
+        if !grp.dims.is_empty() {
+            self.indent(depth);
+            self.s("dimensions:\n");
+            for &d in &grp.dims {
+                let dim = ds.dim(d);
+                self.indent(depth);
+                self.s("\t");
+                push_name(&mut self.buf, &dim.name);
+                if dim.unlimited {
+                    self.s(&format!(" = UNLIMITED ; // ({} currently)\n", dim.len));
+                } else {
+                    self.s(&format!(" = {} ;\n", dim.len));
+                }
+            }
+        }
+        if !grp.vars.is_empty() {
+            self.indent(depth);
+            self.s("variables:\n");
+            for &v in &grp.vars {
+                self.var_decl(v, depth);
+            }
+        }
+        let specials = g.0 == 0 && self.opts.special;
+        if !grp.atts.is_empty() || specials {
+            self.s("\n");
+            self.indent(depth);
+            self.s(if g.0 == 0 {
+                "// global attributes:\n"
+            } else {
+                "// group attributes:\n"
+            });
+            for a in &grp.atts {
+                self.attribute(None, g, a, depth);
+            }
+            if specials {
+                self.global_specials(depth);
+            }
+        }
+    }
+
+    fn type_def(&mut self, t: nc_dataset::TypeId, g: GroupId, depth: usize) {
+        let ds = self.ds;
+        let ut = ds.user_type(t);
+        self.indent(depth);
+        match &ut.kind {
+            UserTypeKind::Enum { base, members } => {
+                self.s(base.cdl_name());
+                self.s(" enum ");
+                push_name(&mut self.buf, &ut.name);
+                self.s(" {");
+                let line_start = self
+                    .buf
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1);
+                let mut linep = self.buf.len() - line_start;
+                let limit = self.opts.line_len();
+                for (i, m) in members.iter().enumerate() {
+                    let mut piece = Vec::new();
+                    push_name(&mut piece, &m.name);
+                    piece.extend_from_slice(format!(" = {}", m.value).as_bytes());
+                    if i + 1 < members.len() {
+                        piece.extend_from_slice(b", ");
+                    }
+                    if piece.len() > 2 && linep + piece.len() > limit {
+                        self.s("\n");
+                        self.indent(depth);
+                        self.s("    ");
+                        linep = 2 * depth + 4;
+                    }
+                    linep += piece.len();
+                    self.buf.extend_from_slice(&piece);
+                }
+                self.s("} ;\n");
+            }
+            UserTypeKind::Opaque { size } => {
+                self.s(&format!("opaque({size}) "));
+                push_name(&mut self.buf, &ut.name);
+                self.s(" ;\n");
+            }
+            UserTypeKind::Vlen { base } => {
+                self.push_type_name(*base, g);
+                self.s("(*) ");
+                push_name(&mut self.buf, &ut.name);
+                self.s(" ;\n");
+            }
+            UserTypeKind::Compound { fields, .. } => {
+                self.s("compound ");
+                push_name(&mut self.buf, &ut.name);
+                self.s(" {\n");
+                for f in fields {
+                    self.indent(depth + 1);
+                    self.push_type_name(f.ty, g);
+                    self.s(" ");
+                    push_name(&mut self.buf, &f.name);
+                    if !f.dims.is_empty() {
+                        let dims: Vec<String> = f.dims.iter().map(|d| d.to_string()).collect();
+                        self.s(&format!("({})", dims.join(", ")));
+                    }
+                    self.s(" ;\n");
+                }
+                self.indent(depth);
+                self.s("}; // ");
+                push_name(&mut self.buf, &ut.name);
+                self.s("\n");
+            }
+        }
+    }
+
+    fn var_decl(&mut self, v: VarId, depth: usize) {
+        let ds = self.ds;
+        let var = ds.var(v);
+        self.indent(depth);
+        self.s("\t");
+        self.push_type_name(var.ty, var.group);
+        self.s(" ");
+        push_name(&mut self.buf, &var.name);
+        if !var.dims.is_empty() {
+            self.s("(");
+            for (i, &d) in var.dims.iter().enumerate() {
+                if i > 0 {
+                    self.s(", ");
+                }
+                let dim = ds.dim(d);
+                if ds.find_dim(var.group, &dim.name) != Some(d) {
+                    let path = ds.group_path(dim.group);
+                    if path != "/" {
+                        self.s(&path);
+                    }
+                    self.s("/");
+                }
+                push_name(&mut self.buf, &dim.name);
+            }
+            self.s(")");
+        }
+        self.s(" ;\n");
+        for a in &var.atts {
+            self.attribute(Some(v), var.group, a, depth);
+        }
+        if let Some((mode, n)) = var.storage.quantize {
+            if var.att(mode.attribute_name()).is_none() {
+                let a = Attribute::new(
+                    mode.attribute_name(),
+                    nc_dataset::Values::Int(vec![n as i32]),
+                );
+                self.attribute(Some(v), var.group, &a, depth);
+            }
+        }
+        if self.opts.special && !self.format().is_classic_file() {
+            self.var_specials(v, depth);
+        }
+    }
+
+    /// `\t\t[type ]var:name = values ;`
+    pub(super) fn attribute(
+        &mut self,
+        var: Option<VarId>,
+        group: GroupId,
+        a: &Attribute,
+        depth: usize,
+    ) {
+        self.indent(depth);
+        self.s("\t\t");
+        let typed = match a.ty {
+            NcType::Atomic(AtomicType::String) | NcType::User(_) => true,
+            NcType::Atomic(_) => false,
+        };
+        if typed {
+            self.push_type_name(a.ty, group);
+            self.s(" ");
+        }
+        let ds = self.ds;
+        if let Some(v) = var {
+            let name = &ds.var(v).name;
+            push_name(&mut self.buf, name);
+            if name == "data" {
+                // ncdump keeps `data :att` apart so ncgen does not read the `data:` keyword
+                self.s(" ");
+            }
+        }
+        self.s(":");
+        push_name(&mut self.buf, &a.name);
+        self.s(" = ");
+        if let nc_dataset::Values::Char(bytes) = &a.values {
+            // classic-model files break char attributes after each newline
+            let split = self.format().is_classic_model().then_some(&b"\t\t\t"[..]);
+            push_quoted(&mut self.buf, bytes, split);
+        } else {
+            let vf = self.value_fmt();
+            let mut tmp = Vec::new();
+            for i in 0..a.values.len() {
+                if i > 0 {
+                    tmp.extend_from_slice(b", ");
+                }
+                vf.att(&mut tmp, a.ty, &a.values, i);
+            }
+            self.buf.extend_from_slice(&tmp);
+        }
+        self.s(" ;");
+        if let Some(v) = var {
+            self.time_comment(v, a);
+        }
+        self.s("\n");
+    }
+
+    /// Under `-t`/`-i`, numeric attributes of a time variable get their values as date-time
+    /// comments: on the same line when it fits 80 columns, else on following `//` lines.
+    fn time_comment(&mut self, v: VarId, a: &Attribute) {
+        if self.opts.time == super::TimeMode::Off
+            || self.ds.var(v).att("units").is_none()
+            || matches!(a.values, Values::Char(_) | Values::String(_))
+            || a.ty.as_atomic().is_none()
+        {
+            return;
+        }
+        let Some(tc) = super::time::TimeConv::for_var(self.ds, v, self.opts.time) else {
+            return;
+        };
+        let items: Vec<Vec<u8>> = (0..a.values.len())
+            .filter_map(|i| a.values.get_f64(i))
+            .map(|x| {
+                let mut o = Vec::new();
+                tc.push(&mut o, x);
+                o
+            })
+            .collect();
+        let line_start = self
+            .buf
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        // columns as a terminal shows them: tabs to the next multiple of 8
+        let col = self.buf[line_start..].iter().fold(0usize, |c, &b| {
+            if b == b'\t' {
+                (c / 8 + 1) * 8
+            } else {
+                c + 1
+            }
+        });
+        let joined_len: usize =
+            items.iter().map(Vec::len).sum::<usize>() + 2 * items.len().saturating_sub(1);
+        if col + 4 + joined_len <= 80 {
+            self.s(" // ");
+            for (i, it) in items.iter().enumerate() {
+                if i > 0 {
+                    self.s(", ");
+                }
+                self.buf.extend_from_slice(it);
+            }
+            return;
+        }
+        self.s("\n\t\t  // ");
+        let mut col = 21;
+        for (i, it) in items.iter().enumerate() {
+            let last = i + 1 == items.len();
+            let need = it.len() + usize::from(!last) + usize::from(col > 21);
+            if col > 21 && col + need > 80 {
+                self.s("\n\t\t  // ");
+                col = 21;
+            }
+            if col > 21 {
+                self.s(" ");
+                col += 1;
+            }
+            self.buf.extend_from_slice(it);
+            col += it.len();
+            if !last {
+                self.s(",");
+                col += 1;
+            }
+        }
+    }
+
+    fn special_text(&mut self, var: VarId, name: &str, value: &str, depth: usize) {
+        let a = Attribute::text(name, value);
+        let g = self.ds.var(var).group;
+        self.attribute(Some(var), g, &a, depth);
+    }
+
+    fn var_specials(&mut self, v: VarId, depth: usize) {
+        let ds = self.ds;
+        let var = ds.var(v);
+        let st = &var.storage;
+        let has_unlim = var.dims.iter().any(|&d| ds.dim(d).unlimited);
+        let layout = st.layout.unwrap_or(
+            if st.chunk_sizes.is_some() || !st.filters.is_empty() || has_unlim {
+                Layout::Chunked
+            } else {
+                Layout::Contiguous
+            },
+        );
+        self.special_text(v, "_Storage", layout.cdl_name(), depth);
+        if layout == Layout::Chunked {
+            if let Some(cs) = &st.chunk_sizes {
+                let vals: Vec<i32> = cs.iter().map(|&c| c.min(i32::MAX as u64) as i32).collect();
+                let a = Attribute::new("_ChunkSizes", nc_dataset::Values::Int(vals));
+                self.attribute(Some(v), var.group, &a, depth);
+            }
+        }
+        let elem_size = ds.type_size(var.ty);
+        let spec = |f: &nc_dataset::FilterSpec| -> String {
+            let mut s = f.id.to_string();
+            let mut params = f.params.clone();
+            if f.id == FILTER_SHUFFLE && params.is_empty() {
+                params.push(elem_size as u32);
+            }
+            for p in params {
+                s.push(',');
+                s.push_str(&p.to_string());
+            }
+            s
+        };
+        if self.opts.all_filters {
+            if !st.filters.is_empty() {
+                let all: Vec<String> = st.filters.iter().map(spec).collect();
+                self.special_text(v, "_Filter", &all.join("|"), depth);
+            }
+        } else {
+            if st.has_fletcher32() {
+                self.special_text(v, "_Fletcher32", "true", depth);
+            }
+            if st.has_shuffle() {
+                self.special_text(v, "_Shuffle", "true", depth);
+            }
+            if let Some(level) = st.deflate_level() {
+                let a =
+                    Attribute::new("_DeflateLevel", nc_dataset::Values::Int(vec![level as i32]));
+                self.attribute(Some(v), var.group, &a, depth);
+            }
+            let others: Vec<String> = st
+                .filters
+                .iter()
+                .filter(|f| ![FILTER_DEFLATE, FILTER_SHUFFLE, FILTER_FLETCHER32].contains(&f.id))
+                .map(spec)
+                .collect();
+            if !others.is_empty() {
+                self.special_text(v, "_Filter", &others.join("|"), depth);
+            }
+        }
+        if let Some(c) = &st.codecs {
+            self.special_text(v, "_Codecs", c, depth);
+        }
+        let atomic_numeric = matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String);
+        if atomic_numeric {
+            let e = st.endianness.unwrap_or(nc_dataset::Endianness::Little);
+            let e = if e == nc_dataset::Endianness::Native {
+                nc_dataset::Endianness::Little
+            } else {
+                e
+            };
+            self.special_text(v, "_Endianness", e.cdl_name(), depth);
+        }
+        if st.no_fill == Some(true) {
+            self.special_text(v, "_NoFill", "true", depth);
+        }
+    }
+
+    fn global_specials(&mut self, depth: usize) {
+        let fmt = self.format();
+        if !fmt.is_classic_file() {
+            let info = self.ds.info.clone();
+            if let Some(p) = &info.nc_properties {
+                if !self.opts.no_nc_properties {
+                    self.special_text_global("_NCProperties", p, depth);
+                }
+            }
+            if let Some(sb) = info.superblock_version {
+                let a = Attribute::new(
+                    "_SuperblockVersion",
+                    nc_dataset::Values::Int(vec![sb as i32]),
+                );
+                self.attribute(None, nc_dataset::ROOT, &a, depth);
+            }
+            if let Some(n4) = info.is_netcdf4 {
+                let a = Attribute::new("_IsNetcdf4", nc_dataset::Values::Int(vec![i32::from(n4)]));
+                self.attribute(None, nc_dataset::ROOT, &a, depth);
+            }
+        }
+        self.special_text_global("_Format", fmt.kind_name(), depth);
+    }
+
+    fn special_text_global(&mut self, name: &str, value: &str, depth: usize) {
+        // virtual attributes never split at newlines
+        self.indent(depth);
+        self.s("\t\t:");
+        self.s(name);
+        self.s(" = ");
+        push_quoted(&mut self.buf, value.as_bytes(), None);
+        self.s(" ;\n");
+    }
+}

@@ -1,0 +1,302 @@
+//! Formatting of single values: names, quoted strings, numbers in data style (no suffixes) and
+//! attribute style (typed suffixes), user-defined types.
+
+use nc_dataset::{AtomicType, Dataset, NcType, UserTypeKind, Values};
+
+use super::fmtnum::{push_g, push_i64, push_u64};
+
+/// Append a CDL name as ncdump escapes it: a backslash before a leading digit and before
+/// characters that are special in CDL.
+pub(crate) fn push_name(out: &mut Vec<u8>, name: &str) {
+    for (i, &b) in name.as_bytes().iter().enumerate() {
+        let special = matches!(
+            b,
+            b' ' | b'!'
+                | b'"'
+                | b'#'
+                | b'$'
+                | b'%'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b','
+                | b':'
+                | b';'
+                | b'<'
+                | b'='
+                | b'>'
+                | b'?'
+                | b'['
+                | b']'
+                | b'\\'
+                | b'^'
+                | b'`'
+                | b'{'
+                | b'|'
+                | b'}'
+                | b'~'
+        ) || (i == 0 && b.is_ascii_digit());
+        if special {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+}
+
+/// Append one byte of a quoted string with ncdump's escapes (bytes from 0x80 up are copied).
+#[inline]
+pub(crate) fn push_escaped_byte(out: &mut Vec<u8>, b: u8) {
+    match b {
+        b'\x08' => out.extend_from_slice(b"\\b"),
+        b'\x0c' => out.extend_from_slice(b"\\f"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        b'\x0b' => out.extend_from_slice(b"\\v"),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\'' => out.extend_from_slice(b"\\'"),
+        b'"' => out.extend_from_slice(b"\\\""),
+        0..=0x1f | 0x7f => push_octal(out, b),
+        _ => out.push(b),
+    }
+}
+
+fn push_octal(out: &mut Vec<u8>, b: u8) {
+    out.push(b'\\');
+    out.push(b'0' + (b >> 6));
+    out.push(b'0' + ((b >> 3) & 7));
+    out.push(b'0' + (b & 7));
+}
+
+/// Append `bytes` as the quoted text of a char variable's row: as [`push_quoted`], but bytes
+/// from 0x80 up are octal escapes too, as ncdump writes char data (not attributes or strings).
+pub(crate) fn push_char_data(out: &mut Vec<u8>, bytes: &[u8], split: &[u8]) {
+    out.push(b'"');
+    for &b in bytes {
+        if b >= 0x80 {
+            push_octal(out, b);
+        } else {
+            push_escaped_byte(out, b);
+        }
+        if b == b'\n' {
+            out.extend_from_slice(b"\",\n");
+            out.extend_from_slice(split);
+            out.push(b'"');
+        }
+    }
+    out.push(b'"');
+}
+
+/// Append `bytes` as a quoted string; when `split` is given, each escaped newline is followed
+/// by closing the string and reopening it on a new line after `split` (`",\n<split>"`).
+pub(crate) fn push_quoted(out: &mut Vec<u8>, bytes: &[u8], split: Option<&[u8]>) {
+    out.push(b'"');
+    for &b in bytes {
+        push_escaped_byte(out, b);
+        if b == b'\n' {
+            if let Some(s) = split {
+                out.extend_from_slice(b"\",\n");
+                out.extend_from_slice(s);
+                out.push(b'"');
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// Per-variable (or per-attribute) value formatter.
+pub(crate) struct ValueFmt<'a> {
+    pub ds: &'a Dataset,
+    pub float_digits: usize,
+    pub double_digits: usize,
+}
+
+impl ValueFmt<'_> {
+    /// Data style: numbers without suffixes, `NaNf`/`Infinityf` for floats, strings quoted,
+    /// `NIL` for null strings, user types in braces. `ty` is the type of `vals`' elements.
+    pub fn data(&self, out: &mut Vec<u8>, ty: NcType, vals: &Values, i: usize) {
+        match vals {
+            Values::Byte(v) => self.int_or_enum(out, ty, i128::from(v[i])),
+            Values::Short(v) => self.int_or_enum(out, ty, i128::from(v[i])),
+            Values::Int(v) => self.int_or_enum(out, ty, i128::from(v[i])),
+            Values::Int64(v) => self.int_or_enum(out, ty, i128::from(v[i])),
+            Values::UByte(v) => self.int_or_enum(out, ty, i128::from(v[i])),
+            Values::UShort(v) => self.int_or_enum(out, ty, i128::from(v[i])),
+            Values::UInt(v) => self.int_or_enum(out, ty, i128::from(v[i])),
+            Values::UInt64(v) => self.int_or_enum(out, ty, i128::from(v[i])),
+            Values::Float(v) => push_float(out, f64::from(v[i]), self.float_digits, true, false),
+            Values::Double(v) => push_float(out, v[i], self.double_digits, false, false),
+            Values::Char(v) => push_quoted(out, &v[i..=i], None),
+            Values::String(v) => match &v[i] {
+                Some(s) => push_quoted(out, s.as_bytes(), None),
+                None => out.extend_from_slice(b"NIL"),
+            },
+            Values::Opaque { size, bytes } => push_opaque(out, &bytes[i * size..(i + 1) * size]),
+            Values::Vlen(v) => {
+                let base = match ty {
+                    NcType::User(t) => match &self.ds.user_type(t).kind {
+                        UserTypeKind::Vlen { base } => *base,
+                        _ => ty,
+                    },
+                    NcType::Atomic(_) => ty,
+                };
+                out.push(b'{');
+                self.list(out, base, &v[i]);
+                out.push(b'}');
+            }
+            Values::Compound(v) => self.compound(out, ty, &v[i]),
+        }
+    }
+
+    fn int_or_enum(&self, out: &mut Vec<u8>, ty: NcType, x: i128) {
+        if let NcType::User(t) = ty {
+            if let UserTypeKind::Enum { members, .. } = &self.ds.user_type(t).kind {
+                if let Some(m) = members.iter().find(|m| m.value == x) {
+                    push_name(out, &m.name);
+                    return;
+                }
+            }
+        }
+        push_i128(out, x);
+    }
+
+    /// Elements of `vals` in data style, joined by ", ".
+    fn list(&self, out: &mut Vec<u8>, ty: NcType, vals: &Values) {
+        for j in 0..vals.len() {
+            if j > 0 {
+                out.extend_from_slice(b", ");
+            }
+            self.data(out, ty, vals, j);
+        }
+    }
+
+    fn compound(&self, out: &mut Vec<u8>, ty: NcType, fields: &[Values]) {
+        let defs = match ty {
+            NcType::User(t) => match &self.ds.user_type(t).kind {
+                UserTypeKind::Compound { fields, .. } => Some(fields),
+                _ => None,
+            },
+            NcType::Atomic(_) => None,
+        };
+        out.push(b'{');
+        for (k, f) in fields.iter().enumerate() {
+            if k > 0 {
+                out.extend_from_slice(b", ");
+            }
+            let def = defs.and_then(|d| d.get(k));
+            let fty = def.map_or_else(
+                || NcType::Atomic(f.atomic_type().unwrap_or(AtomicType::Int)),
+                |d| d.ty,
+            );
+            let is_array = def.is_some_and(|d| !d.dims.is_empty());
+            if let Values::Char(bytes) = f {
+                // char fields print as one string, in braces when the field is an array
+                let n = bytes.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+                if is_array {
+                    out.push(b'{');
+                }
+                push_quoted(out, &bytes[..n], None);
+                if is_array {
+                    out.push(b'}');
+                }
+            } else if is_array {
+                out.push(b'{');
+                self.list(out, fty, f);
+                out.push(b'}');
+            } else {
+                self.list(out, fty, f);
+            }
+        }
+        out.push(b'}');
+    }
+
+    /// Attribute style for numbers: `1b`, `2s`, `3`, `1.5f`, `1.`, `4UB`, `5US`, `6U`, `7LL`,
+    /// `8ULL`; other types as in data.
+    pub fn att(&self, out: &mut Vec<u8>, ty: NcType, vals: &Values, i: usize) {
+        match (vals, ty) {
+            (Values::Byte(v), NcType::Atomic(_)) => {
+                push_i64(out, i64::from(v[i]));
+                out.push(b'b');
+            }
+            (Values::Short(v), NcType::Atomic(_)) => {
+                push_i64(out, i64::from(v[i]));
+                out.push(b's');
+            }
+            (Values::Int(v), NcType::Atomic(_)) => push_i64(out, i64::from(v[i])),
+            (Values::UByte(v), NcType::Atomic(_)) => {
+                push_u64(out, u64::from(v[i]));
+                out.extend_from_slice(b"UB");
+            }
+            (Values::UShort(v), NcType::Atomic(_)) => {
+                push_u64(out, u64::from(v[i]));
+                out.extend_from_slice(b"US");
+            }
+            (Values::UInt(v), NcType::Atomic(_)) => {
+                push_u64(out, u64::from(v[i]));
+                out.push(b'U');
+            }
+            (Values::Int64(v), NcType::Atomic(_)) => {
+                push_i64(out, v[i]);
+                out.extend_from_slice(b"LL");
+            }
+            (Values::UInt64(v), NcType::Atomic(_)) => {
+                push_u64(out, v[i]);
+                out.extend_from_slice(b"ULL");
+            }
+            (Values::Float(v), NcType::Atomic(_)) => {
+                push_float(out, f64::from(v[i]), self.float_digits, true, true);
+            }
+            (Values::Double(v), NcType::Atomic(_)) => {
+                push_float(out, v[i], self.double_digits, false, true);
+            }
+            _ => self.data(out, ty, vals, i),
+        }
+    }
+}
+
+fn push_i128(out: &mut Vec<u8>, x: i128) {
+    if let Ok(v) = i64::try_from(x) {
+        push_i64(out, v);
+    } else if let Ok(v) = u64::try_from(x) {
+        push_u64(out, v);
+    } else {
+        out.extend_from_slice(x.to_string().as_bytes());
+    }
+}
+
+/// `0X` and the bytes in upper-case hex.
+pub(crate) fn push_opaque(out: &mut Vec<u8>, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    out.extend_from_slice(b"0X");
+    for &b in bytes {
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 15)]);
+    }
+}
+
+/// A float or double: `NaN`, `Infinity`, `-Infinity` (with an `f` for floats in both data and
+/// attributes), else `%.{digits}g`; attributes use `%#.{digits}g` without trailing zeros and an
+/// `f` suffix for floats.
+#[inline]
+pub(crate) fn push_float(out: &mut Vec<u8>, v: f64, digits: usize, is_float: bool, att: bool) {
+    if v.is_nan() {
+        out.extend_from_slice(b"NaN");
+    } else if v.is_infinite() {
+        out.extend_from_slice(if v > 0.0 {
+            b"Infinity".as_slice()
+        } else {
+            b"-Infinity".as_slice()
+        });
+    } else {
+        push_g(out, v, digits, att);
+        if is_float && att {
+            out.push(b'f');
+        }
+        return;
+    }
+    if is_float {
+        out.push(b'f');
+    }
+}

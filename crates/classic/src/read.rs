@@ -1,0 +1,704 @@
+//! Reading: the header grammar into a [`Dataset`] and a [`ClassicHeader`], and variable data by
+//! hyperslab with positioned reads.
+//!
+//! Spec: classic format grammar (`header = magic numrecs dim_list gatt_list var_list`),
+//! "Notes on Computing File Offsets", "Note on streaming data".
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use nc_dataset::{
+    AtomicType, Attribute, DataError, DataSource, Dataset, Format, NcType, Values, VarId, ROOT,
+};
+
+use crate::cursor::Cursor;
+use crate::layout::{
+    count_width, decode_be, ext_size, format_of_version, offset_width, pad4, record_size,
+    type_from_code, var_size, VarPlace, TAG_ATTRIBUTE, TAG_DIMENSION, TAG_VARIABLE,
+};
+use crate::ClassicError;
+
+/// Bounds applied while reading untrusted files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest header accepted, in bytes (default 1 GiB). Headers are read in growing
+    /// prefixes, so a corrupt count cannot make the reader load more than this.
+    pub max_header_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_header_bytes: 1 << 30,
+        }
+    }
+}
+
+/// Where one variable's data lives, as read from the header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarHeader {
+    /// The variable's type.
+    pub ty: AtomicType,
+    /// Shape, with the current number of records for a record variable.
+    pub shape: Vec<u64>,
+    /// True for a record variable (first dimension unlimited).
+    pub record: bool,
+    /// The `begin` field: file offset of the data (of record 0 for record variables).
+    pub begin: u64,
+    /// The `vsize` field as stored (may be 2^32 - 1 for very large variables in CDF-1/2).
+    pub stored_vsize: u64,
+    /// The space the variable takes (per record for record variables), computed from its shape
+    /// and rounded up to 4 bytes, as netCDF-C computes it.
+    pub vsize: u64,
+    /// Unpadded bytes of data (per record for record variables).
+    pub bytes: u64,
+}
+
+/// The layout facts of a classic file's header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassicHeader {
+    /// CDF-1 (`Classic`), CDF-2 (`Offset64`) or CDF-5 (`Cdf5`).
+    pub format: Format,
+    /// Bytes of the header (the offset just past `var_list`).
+    pub header_size: u64,
+    /// The number of records (computed from the file length when the header says STREAMING).
+    pub numrecs: u64,
+    /// True when the header's `numrecs` field is STREAMING (all bits set).
+    pub streaming: bool,
+    /// Bytes per record (sum of the record variables' `vsize`; unpadded for a single record
+    /// variable).
+    pub recsize: u64,
+    /// Offset of the first record (the first record variable's `begin`), or the end of the
+    /// fixed-size data when there are no record variables.
+    pub begin_rec: u64,
+    /// One entry per variable, in file order (index = `VarId`).
+    pub vars: Vec<VarHeader>,
+}
+
+/// Parse a classic header at the start of `bytes` (a whole file or a prefix holding the whole
+/// header). A STREAMING record count is computed from `bytes.len()`.
+///
+/// The returned dataset has `format` set, an empty `name`, dimensions, variables and attributes
+/// in file order, and no data (`Variable::data` is `None`).
+///
+/// # Errors
+/// Bad magic, a header that ends early, counts that cannot fit the bytes that follow, invalid
+/// type codes, non-UTF-8 names, bad dimension ids, several unlimited dimensions, overlapping
+/// data offsets.
+pub fn parse_header(bytes: &[u8]) -> Result<(Dataset, ClassicHeader), ClassicError> {
+    parse(bytes, bytes.len() as u64)
+}
+
+/// Parse the header in `buf`, a prefix of a file of `file_len` bytes.
+pub(crate) fn parse(buf: &[u8], file_len: u64) -> Result<(Dataset, ClassicHeader), ClassicError> {
+    if buf.len() < 4 || &buf[..3] != b"CDF" {
+        if buf.len() < 4 && file_len >= 4 {
+            return Err(ClassicError::Truncated {
+                what: "magic number",
+                at: 0,
+                wanted: 4,
+                len: file_len,
+            });
+        }
+        return Err(ClassicError::BadMagic {
+            found: buf[..buf.len().min(4)].to_vec(),
+        });
+    }
+    let format = format_of_version(buf[3]).ok_or_else(|| ClassicError::BadMagic {
+        found: buf[..4].to_vec(),
+    })?;
+    let cw = count_width(format);
+    let ow = offset_width(format);
+    let mut c = Cursor::new(buf, file_len);
+    c.take(4, "magic number")?;
+    let raw_numrecs = c.uint(cw, "numrecs")?;
+    let streaming = raw_numrecs
+        == if cw == 8 {
+            u64::MAX
+        } else {
+            u64::from(u32::MAX)
+        };
+
+    let mut ds = Dataset::new("");
+    ds.format = Some(format);
+
+    // dim_list
+    let ndims = list_count(&mut c, cw, TAG_DIMENSION, "dimension list")?;
+    let ndims = c.check_count(ndims, 2 * cw as u64, "dimensions")?;
+    let mut dim_lens = Vec::with_capacity(ndims);
+    let mut unlimited: Option<usize> = None;
+    for i in 0..ndims {
+        let name = read_name(&mut c, cw)?;
+        let len = c.uint(cw, "dimension length")?;
+        if len == 0 {
+            if let Some(u) = unlimited {
+                return Err(ClassicError::SeveralUnlimited {
+                    first: ds.dims[u].name.clone(),
+                    second: name,
+                });
+            }
+            unlimited = Some(i);
+        }
+        dim_lens.push(len);
+        ds.add_dim(ROOT, name, len, len == 0);
+    }
+
+    // gatt_list
+    ds.groups[0].atts = read_atts(&mut c, format, "global attribute")?;
+
+    // var_list
+    let nvars = list_count(&mut c, cw, TAG_VARIABLE, "variable list")?;
+    let min_var = 4 * cw as u64 + 4 + 4 + ow as u64;
+    let nvars = c.check_count(nvars, min_var, "variables")?;
+    struct Raw {
+        ty: AtomicType,
+        dims: Vec<usize>,
+        stored_vsize: u64,
+        begin: u64,
+    }
+    let mut raws = Vec::with_capacity(nvars);
+    for _ in 0..nvars {
+        let name = read_name(&mut c, cw)?;
+        let rank = c.uint(cw, "variable rank")?;
+        let rank = c.check_count(rank, cw as u64, "dimension ids")?;
+        let mut dims = Vec::with_capacity(rank);
+        for k in 0..rank {
+            let id = c.uint(cw, "dimension id")?;
+            let d = usize::try_from(id)
+                .ok()
+                .filter(|&d| d < ndims)
+                .ok_or_else(|| ClassicError::BadDimId {
+                    var: name.clone(),
+                    dimid: id,
+                    ndims,
+                })?;
+            if k > 0 && unlimited == Some(d) {
+                return Err(ClassicError::UnlimitedNotFirst { var: name });
+            }
+            dims.push(d);
+        }
+        let atts = read_atts(&mut c, format, "variable attribute")?;
+        let at = c.pos();
+        let code = c.u32("variable type")?;
+        let ty = type_from_code(code, format).ok_or_else(|| ClassicError::BadType {
+            what: format!("variable \"{name}\""),
+            code,
+            at,
+            version: crate::layout::version_byte(format),
+        })?;
+        let stored_vsize = c.uint(cw, "vsize")?;
+        let begin = c.uint(ow, "begin")?;
+        let id = ds.add_var(
+            ROOT,
+            name,
+            NcType::Atomic(ty),
+            dims.iter().map(|&d| nc_dataset::DimId(d)).collect(),
+        );
+        ds.var_mut(id).atts = atts;
+        raws.push(Raw {
+            ty,
+            dims,
+            stored_vsize,
+            begin,
+        });
+    }
+    let header_size = c.pos();
+
+    // sizes and places, computed from shapes (the stored vsize is redundant and may be clipped)
+    let mut places = Vec::with_capacity(raws.len());
+    for (i, r) in raws.iter().enumerate() {
+        let record = r.dims.first().is_some_and(|&d| unlimited == Some(d));
+        let shape: Vec<u64> = r.dims.iter().map(|&d| dim_lens[d]).collect();
+        let (elems, bytes, vsize) =
+            var_size(r.ty, &shape, record).ok_or_else(|| ClassicError::SizeOverflow {
+                var: ds.vars[i].name.clone(),
+            })?;
+        places.push(VarPlace {
+            begin: r.begin,
+            elems,
+            bytes,
+            vsize,
+            record,
+        });
+    }
+    let recsize = record_size(&places).ok_or(ClassicError::SizeOverflow {
+        var: "(all record variables)".into(),
+    })?;
+    let fixed_end = check_places(&ds, &places, header_size)?;
+    let begin_rec = places
+        .iter()
+        .find(|p| p.record)
+        .map_or(fixed_end, |p| p.begin);
+    let numrecs = if streaming {
+        file_len
+            .saturating_sub(begin_rec)
+            .checked_div(recsize)
+            .unwrap_or(0)
+    } else {
+        raw_numrecs
+    };
+    if let Some(u) = unlimited {
+        ds.dims[u].len = numrecs;
+    }
+    let vars = raws
+        .iter()
+        .zip(&places)
+        .map(|(r, p)| VarHeader {
+            ty: r.ty,
+            shape: r
+                .dims
+                .iter()
+                .map(|&d| {
+                    if unlimited == Some(d) {
+                        numrecs
+                    } else {
+                        dim_lens[d]
+                    }
+                })
+                .collect(),
+            record: p.record,
+            begin: p.begin,
+            stored_vsize: r.stored_vsize,
+            vsize: p.vsize,
+            bytes: p.bytes,
+        })
+        .collect();
+    let header = ClassicHeader {
+        format,
+        header_size,
+        numrecs,
+        streaming,
+        recsize,
+        begin_rec,
+        vars,
+    };
+    Ok((ds, header))
+}
+
+/// Check that data regions follow the header and do not overlap (fixed-size variables in
+/// header order, then record variables within a record). Returns the end of the fixed data.
+fn check_places(ds: &Dataset, places: &[VarPlace], header_size: u64) -> Result<u64, ClassicError> {
+    let mut prev_end = header_size;
+    let mut prev_name = "the header".to_string();
+    let mut fixed_end = header_size;
+    for rec_pass in [false, true] {
+        for (i, p) in places
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.record == rec_pass)
+        {
+            let name = &ds.vars[i].name;
+            if p.begin < prev_end {
+                return Err(ClassicError::Overlap {
+                    var: name.clone(),
+                    begin: p.begin,
+                    other: prev_name,
+                    other_end: prev_end,
+                });
+            }
+            prev_end = p
+                .begin
+                .checked_add(p.vsize)
+                .ok_or_else(|| ClassicError::SizeOverflow { var: name.clone() })?;
+            prev_name = format!("variable \"{name}\"");
+        }
+        if !rec_pass {
+            fixed_end = prev_end;
+        }
+    }
+    Ok(fixed_end)
+}
+
+/// A list header: the tag (or ABSENT) and the element count.
+fn list_count(
+    c: &mut Cursor<'_>,
+    cw: usize,
+    expected: u32,
+    what: &'static str,
+) -> Result<u64, ClassicError> {
+    let at = c.pos();
+    let tag = c.u32(what)?;
+    let n = c.uint(cw, what)?;
+    if tag == 0 {
+        if n != 0 {
+            return Err(ClassicError::BadAbsent { what, at, count: n });
+        }
+        return Ok(0);
+    }
+    if tag != expected {
+        return Err(ClassicError::BadTag {
+            what,
+            at,
+            tag,
+            expected,
+        });
+    }
+    Ok(n)
+}
+
+/// `name = nelems namestring`, padded to 4 with zero bytes.
+fn read_name(c: &mut Cursor<'_>, cw: usize) -> Result<String, ClassicError> {
+    let at = c.pos();
+    let len = c.uint(cw, "name length")?;
+    c.check_count(len, 1, "name bytes")?;
+    let padded = pad4(len).unwrap_or(u64::MAX);
+    let bytes = c.take(padded, "name")?;
+    let text = &bytes[..bytes.len() - (padded - len) as usize];
+    if text.is_empty() {
+        return Err(ClassicError::BadName {
+            at,
+            reason: "it is empty",
+        });
+    }
+    String::from_utf8(text.to_vec()).map_err(|_| ClassicError::BadName {
+        at,
+        reason: "it is not UTF-8",
+    })
+}
+
+/// `att_list = ABSENT | NC_ATTRIBUTE nelems [attr ...]`.
+fn read_atts(
+    c: &mut Cursor<'_>,
+    format: Format,
+    what: &'static str,
+) -> Result<Vec<Attribute>, ClassicError> {
+    let cw = count_width(format);
+    let n = list_count(c, cw, TAG_ATTRIBUTE, "attribute list")?;
+    // name length + type + nelems
+    let n = c.check_count(n, 2 * cw as u64 + 4, "attributes")?;
+    let mut atts = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = read_name(c, cw)?;
+        let at = c.pos();
+        let code = c.u32("attribute type")?;
+        let ty = type_from_code(code, format).ok_or_else(|| ClassicError::BadType {
+            what: format!("{what} \"{name}\""),
+            code,
+            at,
+            version: crate::layout::version_byte(format),
+        })?;
+        let nelems = c.uint(cw, "attribute length")?;
+        let size = ext_size(ty);
+        c.check_count(nelems, size, "attribute values")?;
+        // nelems * size <= remaining, so no overflow
+        let bytes = nelems * size;
+        let data = c.take(pad4(bytes).unwrap_or(u64::MAX), "attribute values")?;
+        let values = decode_be(ty, &data[..bytes as usize]);
+        atts.push(Attribute {
+            name,
+            ty: NcType::Atomic(ty),
+            values,
+        });
+    }
+    Ok(atts)
+}
+
+/// Where the bytes of a classic file come from.
+#[derive(Debug)]
+enum Backing {
+    File { file: File, len: u64 },
+    Bytes(Vec<u8>),
+}
+
+impl Backing {
+    fn len(&self) -> u64 {
+        match self {
+            Backing::File { len, .. } => *len,
+            Backing::Bytes(b) => b.len() as u64,
+        }
+    }
+
+    /// Fill `buf` from `offset`; `var` names the variable for errors.
+    fn read_at(&self, offset: u64, buf: &mut [u8], var: &str) -> Result<(), ClassicError> {
+        let end = offset.saturating_add(buf.len() as u64);
+        let past = || ClassicError::DataPastEof {
+            var: var.to_string(),
+            end,
+            file_len: self.len(),
+        };
+        if end > self.len() {
+            return Err(past());
+        }
+        match self {
+            Backing::Bytes(b) => {
+                let s = usize::try_from(offset).map_err(|_| past())?;
+                buf.copy_from_slice(&b[s..s + buf.len()]);
+                Ok(())
+            }
+            Backing::File { file, .. } => file.read_exact_at(buf, offset).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    past()
+                } else {
+                    ClassicError::Io {
+                        what: format!("reading data of variable \"{var}\" at byte {offset}"),
+                        source: e,
+                    }
+                }
+            }),
+        }
+    }
+}
+
+/// An open classic file: the header parsed eagerly, data read lazily by hyperslab.
+#[derive(Debug)]
+pub struct ClassicFile {
+    ds: Dataset,
+    header: ClassicHeader,
+    backing: Backing,
+}
+
+/// First prefix read when looking for the end of the header.
+const FIRST_HEADER_READ: u64 = 64 * 1024;
+/// Byte runs smaller than half this are served from a read-ahead window when they are dense.
+const WINDOW: usize = 1 << 20;
+/// Runs at most this far apart count as dense.
+const NEAR: u64 = 32 * 1024;
+
+impl ClassicFile {
+    /// Open a classic file: read its header (in growing prefixes, never the whole file) and
+    /// keep the file open for data reads. Works for files of any size (offsets are 64-bit).
+    ///
+    /// # Errors
+    /// The file cannot be opened or read, or its header is invalid (see [`parse_header`]).
+    pub fn open(path: &Path) -> Result<ClassicFile, ClassicError> {
+        ClassicFile::open_with(path, &Limits::default())
+    }
+
+    /// [`ClassicFile::open`] with explicit [`Limits`].
+    ///
+    /// # Errors
+    /// As [`ClassicFile::open`], and [`ClassicError::HeaderTooLarge`].
+    pub fn open_with(path: &Path, limits: &Limits) -> Result<ClassicFile, ClassicError> {
+        let file = File::open(path).map_err(|e| ClassicError::Io {
+            what: "cannot open the file".into(),
+            source: e,
+        })?;
+        let len = file
+            .metadata()
+            .map_err(|e| ClassicError::Io {
+                what: "cannot read the file's size".into(),
+                source: e,
+            })?
+            .len();
+        let mut want = len.min(FIRST_HEADER_READ);
+        let (ds, header) = loop {
+            let n = usize::try_from(want).map_err(|_| ClassicError::HeaderTooLarge {
+                limit: limits.max_header_bytes,
+            })?;
+            let mut buf = vec![0u8; n];
+            file.read_exact_at(&mut buf, 0)
+                .map_err(|e| ClassicError::Io {
+                    what: "reading the header".into(),
+                    source: e,
+                })?;
+            match parse(&buf, len) {
+                Ok(x) => break x,
+                Err(e) => match e.needed_len() {
+                    // a longer prefix could help: grow, bounded by the file and the limit
+                    Some(needed) if want < len && needed <= len => {
+                        let next = needed.max(want.saturating_mul(4)).min(len);
+                        if next > limits.max_header_bytes {
+                            return Err(ClassicError::HeaderTooLarge {
+                                limit: limits.max_header_bytes,
+                            });
+                        }
+                        want = next;
+                    }
+                    _ => return Err(e),
+                },
+            }
+        };
+        Ok(ClassicFile {
+            ds,
+            header,
+            backing: Backing::File { file, len },
+        })
+    }
+
+    /// A classic file held in memory (tests, fuzzing, small files).
+    ///
+    /// # Errors
+    /// The header is invalid (see [`parse_header`]).
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<ClassicFile, ClassicError> {
+        let (ds, header) = parse_header(&bytes)?;
+        Ok(ClassicFile {
+            ds,
+            header,
+            backing: Backing::Bytes(bytes),
+        })
+    }
+
+    /// The dataset: format set, name empty (the caller sets it), dimensions, variables and
+    /// attributes in file order, no data in memory.
+    pub fn dataset(&self) -> &Dataset {
+        &self.ds
+    }
+
+    /// The dataset, consuming the file.
+    pub fn into_dataset(self) -> Dataset {
+        self.ds
+    }
+
+    /// The header's layout facts (offsets, sizes, record count).
+    pub fn header(&self) -> &ClassicHeader {
+        &self.header
+    }
+
+    /// Read a hyperslab of variable `var`: `count[i]` values from `start[i]` along each
+    /// dimension, row-major. Memory used is the size of the slab asked for (plus a bounded
+    /// read-ahead window for scattered small runs).
+    ///
+    /// # Errors
+    /// Unknown variable, a slab outside the shape, data past the end of the file, I/O errors.
+    pub fn read_slab(
+        &self,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Values, ClassicError> {
+        let vh = self
+            .header
+            .vars
+            .get(var.0)
+            .ok_or(ClassicError::NoSuchVar(var.0))?;
+        let name = self.ds.vars[var.0].name.as_str();
+        let rank = vh.shape.len();
+        let bad = || ClassicError::BadHyperslab {
+            var: name.to_string(),
+            start: start.to_vec(),
+            count: count.to_vec(),
+            shape: vh.shape.clone(),
+        };
+        if start.len() != rank || count.len() != rank {
+            return Err(bad());
+        }
+        for d in 0..rank {
+            if start[d]
+                .checked_add(count[d])
+                .is_none_or(|e| e > vh.shape[d])
+            {
+                return Err(bad());
+            }
+        }
+        let xsz = ext_size(vh.ty);
+        let total = count.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
+        let total_bytes = total.and_then(|t| t.checked_mul(xsz));
+        let total_bytes = total_bytes
+            .and_then(|b| usize::try_from(b).ok())
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| ClassicError::SlabTooLarge {
+                var: name.to_string(),
+                bytes: total_bytes.unwrap_or(u64::MAX),
+            })?;
+        if total_bytes == 0 {
+            return Ok(decode_be(vh.ty, &[]));
+        }
+        // byte strides per dimension; the record dimension steps by recsize
+        let mut strides = vec![0u64; rank];
+        let mut acc = xsz;
+        for d in (0..rank).rev() {
+            if d == 0 && vh.record {
+                strides[d] = self.header.recsize;
+            } else {
+                strides[d] = acc;
+                acc = acc.saturating_mul(vh.shape[d]);
+            }
+        }
+        // merge trailing full dimensions into one contiguous run
+        let records_contiguous = vh.bytes == self.header.recsize;
+        let mut m = rank;
+        let mut run_elems = 1u64;
+        while m > 0 {
+            let i = m - 1;
+            let inner_full = (m..rank).all(|d| start[d] == 0 && count[d] == vh.shape[d]);
+            let contiguous = !(i == 0 && vh.record) || records_contiguous;
+            if !(inner_full && contiguous) {
+                break;
+            }
+            run_elems *= count[i];
+            m = i;
+        }
+        let run_bytes = (run_elems * xsz) as usize;
+        let offset_of = |idx: &[u64]| -> u64 {
+            let mut off = vh.begin;
+            for d in 0..rank {
+                let k = if d < m { idx[d] } else { 0 };
+                off = off.saturating_add((start[d] + k).saturating_mul(strides[d]));
+            }
+            off
+        };
+        let last: Vec<u64> = (0..m).map(|d| count[d] - 1).collect();
+        let slab_end = offset_of(&last).saturating_add(run_bytes as u64);
+        if slab_end > self.backing.len() {
+            return Err(ClassicError::DataPastEof {
+                var: name.to_string(),
+                end: slab_end,
+                file_len: self.backing.len(),
+            });
+        }
+        // small runs close together are served from a read-ahead window (bounded by the slab)
+        let dense = m > 0
+            && (strides[m - 1] <= NEAR || (run_bytes as u64).saturating_mul(4) >= strides[m - 1]);
+        let mut out = vec![0u8; total_bytes];
+        let mut window: Vec<u8> = Vec::new();
+        let mut wstart = 0u64;
+        let mut idx = vec![0u64; m];
+        let mut pos = 0usize;
+        loop {
+            let off = offset_of(&idx);
+            let dst = &mut out[pos..pos + run_bytes];
+            if dense && run_bytes < WINDOW / 2 {
+                let wend = wstart + window.len() as u64;
+                if off < wstart || off + run_bytes as u64 > wend {
+                    let len = (WINDOW as u64).min(slab_end - off) as usize;
+                    window.resize(len, 0);
+                    self.backing.read_at(off, &mut window, name)?;
+                    wstart = off;
+                }
+                let s = (off - wstart) as usize;
+                dst.copy_from_slice(&window[s..s + run_bytes]);
+            } else {
+                self.backing.read_at(off, dst, name)?;
+            }
+            pos += run_bytes;
+            // odometer over the outer dimensions
+            let mut d = m;
+            loop {
+                if d == 0 {
+                    return Ok(decode_be(vh.ty, &out));
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < count[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+}
+
+/// Reads by hyperslab. `var` indexes `ds`; when `ds` is not this file's own dataset (a subset
+/// or a modified copy), the variable is found here by name.
+impl DataSource for ClassicFile {
+    fn read(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Values, DataError> {
+        let own = match ds.vars.get(var.0) {
+            Some(v) if self.ds.vars.get(var.0).is_some_and(|m| m.name == v.name) => var,
+            Some(v) => self
+                .ds
+                .vars
+                .iter()
+                .position(|m| m.name == v.name)
+                .map_or(var, VarId),
+            None => var,
+        };
+        self.read_slab(own, start, count).map_err(DataError::from)
+    }
+}

@@ -1,0 +1,238 @@
+//! Built-in codecs, bit-compatible with the HDF5 filters of the same id.
+
+mod blosc;
+mod blosclz;
+mod bzip2;
+mod deflate;
+mod fletcher32;
+mod lz4;
+mod shuffle;
+mod szip;
+mod zstd;
+
+pub use blosc::{BLOSC_MAX_OVERHEAD, BLOSC_VERSION_FORMAT};
+pub use fletcher32::fletcher32;
+pub use shuffle::{shuffle_bytes, unshuffle_bytes};
+
+use crate::error::FilterError;
+use crate::filter::{Filter, FilterContext, FilterFactory, FilterId, FilterSource};
+use std::io::Read;
+use std::sync::Arc;
+
+type BuildFn = fn(&[u32], &FilterContext) -> Result<Box<dyn Filter>, FilterError>;
+type WorkingFn = fn(&[u32], &FilterContext) -> Vec<u32>;
+
+/// A built-in codec's factory: id, names and two functions.
+pub(crate) struct Builtin {
+    id: FilterId,
+    name: &'static str,
+    codec_ids: &'static [&'static str],
+    build: BuildFn,
+    working: WorkingFn,
+}
+
+fn same(v: &[u32], _: &FilterContext) -> Vec<u32> {
+    v.to_vec()
+}
+
+impl FilterFactory for Builtin {
+    fn id(&self) -> FilterId {
+        self.id
+    }
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn codec_ids(&self) -> &[&str] {
+        self.codec_ids
+    }
+    fn source(&self) -> FilterSource {
+        FilterSource::Builtin
+    }
+    fn working_params(&self, visible: &[u32], ctx: &FilterContext) -> Vec<u32> {
+        (self.working)(visible, ctx)
+    }
+    fn build(&self, params: &[u32], ctx: &FilterContext) -> Result<Box<dyn Filter>, FilterError> {
+        (self.build)(params, ctx)
+    }
+}
+
+/// The factories of all built-in codecs.
+pub(crate) fn builtins() -> Vec<Arc<dyn FilterFactory>> {
+    vec![
+        Arc::new(Builtin {
+            id: 1,
+            name: "deflate",
+            codec_ids: &["zlib"],
+            build: deflate::build,
+            working: same,
+        }),
+        Arc::new(Builtin {
+            id: 2,
+            name: "shuffle",
+            codec_ids: &["shuffle"],
+            build: shuffle::build,
+            working: shuffle::working,
+        }),
+        Arc::new(Builtin {
+            id: 3,
+            name: "fletcher32",
+            codec_ids: &["fletcher32"],
+            build: fletcher32::build,
+            working: same,
+        }),
+        Arc::new(Builtin {
+            id: 4,
+            name: "szip",
+            codec_ids: &["szip"],
+            build: szip::build,
+            working: szip::working,
+        }),
+        Arc::new(Builtin {
+            id: 307,
+            name: "bzip2",
+            codec_ids: &["bz2"],
+            build: bzip2::build,
+            working: same,
+        }),
+        Arc::new(Builtin {
+            id: 32001,
+            name: "blosc",
+            codec_ids: &["blosc"],
+            build: blosc::build,
+            working: blosc::working,
+        }),
+        Arc::new(Builtin {
+            id: 32004,
+            name: "lz4",
+            codec_ids: &["lz4"],
+            build: lz4::build,
+            working: same,
+        }),
+        Arc::new(Builtin {
+            id: 32015,
+            name: "zstd",
+            codec_ids: &["zstd"],
+            build: zstd::build,
+            working: same,
+        }),
+    ]
+}
+
+/// Bounds-checked reads over an encoded chunk; errors name the offset.
+pub(crate) struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    id: FilterId,
+    name: &'static str,
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(buf: &'a [u8], id: FilterId, name: &'static str) -> Cursor<'a> {
+        Cursor {
+            buf,
+            pos: 0,
+            id,
+            name,
+        }
+    }
+
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], FilterError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or(FilterError::Truncated {
+                id: self.id,
+                name: self.name,
+                needed: n,
+                at: self.pos,
+                len: self.buf.len(),
+            })?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    pub(crate) fn u32_be(&mut self) -> Result<u32, FilterError> {
+        let b = self.take(4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    pub(crate) fn u64_be(&mut self) -> Result<u64, FilterError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_be_bytes(a))
+    }
+}
+
+pub(crate) fn corrupt(
+    id: FilterId,
+    name: &'static str,
+    what: impl std::fmt::Display,
+) -> FilterError {
+    FilterError::Corrupt {
+        id,
+        name,
+        what: what.to_string(),
+    }
+}
+
+/// Read a whole decompressing stream into `out`, failing past `limit` bytes.
+pub(crate) fn read_limited(
+    mut r: impl Read,
+    out: &mut Vec<u8>,
+    limit: usize,
+    id: FilterId,
+    name: &'static str,
+) -> Result<(), FilterError> {
+    out.clear();
+    let cap = (limit as u64).saturating_add(1);
+    let n = (&mut r)
+        .take(cap)
+        .read_to_end(out)
+        .map_err(|e| corrupt(id, name, e))?;
+    if n > limit {
+        return Err(FilterError::TooLarge {
+            id,
+            name,
+            claimed: n as u64,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+pub(crate) fn bad_params(
+    id: FilterId,
+    name: &str,
+    params: &[u32],
+    reason: impl Into<String>,
+) -> FilterError {
+    FilterError::BadParams {
+        id,
+        name: name.to_string(),
+        params: params.to_vec(),
+        reason: reason.into(),
+    }
+}
+
+/// The working parameters the built-in codec of `id` would use (for plugins, whose
+/// `set_local` needs HDF5 itself and cannot be called): shuffle's element size, blosc's type
+/// and chunk sizes, szip's extra values; other ids unchanged.
+pub(crate) fn working_for(id: FilterId, visible: &[u32], ctx: &FilterContext) -> Vec<u32> {
+    match id {
+        2 => shuffle::working(visible, ctx),
+        4 => szip::working(visible, ctx),
+        32001 => blosc::working(visible, ctx),
+        _ => visible.to_vec(),
+    }
+}

@@ -1,0 +1,335 @@
+//! HDF5 datatypes to netCDF types, and stored bytes to [`Values`].
+//!
+//! netCDF-4 maps its atomic types onto HDF5 integer, float and string classes (NC_CHAR is a
+//! one-byte fixed string, NC_STRING a variable-length string); user-defined types are committed
+//! HDF5 datatypes, matched structurally the way netCDF-C matches them with `H5Tequal`.
+
+use hdf5_reader::messages::datatype::{Datatype, StringPadding, StringSize, VarLenKind};
+use hdf5_reader::ByteOrder;
+use nc_dataset::{AtomicType, NcType, TypeId, Values};
+
+use crate::h5::H5;
+use crate::Hdf5Error;
+
+/// The user types of a file, with the HDF5 datatype each was committed as.
+#[derive(Debug, Default)]
+pub(crate) struct TypeTable {
+    pub entries: Vec<(TypeId, Datatype)>,
+}
+
+impl TypeTable {
+    /// The netCDF type of an HDF5 datatype. `as_dataset` makes fixed strings longer than one
+    /// byte NC_STRING (netCDF-C reads such datasets as strings; attributes become char).
+    pub fn nc_type(&self, dt: &Datatype, as_dataset: bool) -> Option<NcType> {
+        if let Some(a) = atomic(dt, as_dataset) {
+            return Some(NcType::Atomic(a));
+        }
+        self.entries
+            .iter()
+            .find(|(_, d)| same_type(d, dt))
+            .map(|(id, _)| NcType::User(*id))
+    }
+}
+
+/// Structural equality that ignores what netCDF cannot see (string padding of char members).
+fn same_type(a: &Datatype, b: &Datatype) -> bool {
+    a == b
+}
+
+/// The atomic netCDF type of an HDF5 datatype, if it is one.
+pub(crate) fn atomic(dt: &Datatype, as_dataset: bool) -> Option<AtomicType> {
+    Some(match dt {
+        Datatype::FixedPoint { size, signed, .. } => match (size, signed) {
+            (1, true) => AtomicType::Byte,
+            (1, false) => AtomicType::UByte,
+            (2, true) => AtomicType::Short,
+            (2, false) => AtomicType::UShort,
+            (4, true) => AtomicType::Int,
+            (4, false) => AtomicType::UInt,
+            (8, true) => AtomicType::Int64,
+            (8, false) => AtomicType::UInt64,
+            _ => return None,
+        },
+        Datatype::FloatingPoint { size: 4, .. } => AtomicType::Float,
+        Datatype::FloatingPoint { size: 8, .. } => AtomicType::Double,
+        Datatype::String {
+            size: StringSize::Fixed(n),
+            ..
+        } => {
+            if *n > 1 && as_dataset {
+                AtomicType::String
+            } else {
+                AtomicType::Char
+            }
+        }
+        Datatype::String {
+            size: StringSize::Variable,
+            ..
+        } => AtomicType::String,
+        Datatype::VarLen {
+            kind: VarLenKind::String,
+            ..
+        } => AtomicType::String,
+        _ => return None,
+    })
+}
+
+/// The byte order of an atomic numeric datatype wider than one byte.
+pub(crate) fn byte_order(dt: &Datatype) -> Option<ByteOrder> {
+    match dt {
+        Datatype::FixedPoint {
+            size, byte_order, ..
+        }
+        | Datatype::FloatingPoint { size, byte_order }
+            if *size > 1 =>
+        {
+            Some(*byte_order)
+        }
+        _ => None,
+    }
+}
+
+/// Size in bytes of one stored element (vlen: the heap reference).
+pub(crate) fn stored_size(dt: &Datatype, h5: &H5) -> Option<usize> {
+    Some(match dt {
+        Datatype::FixedPoint { size, .. }
+        | Datatype::FloatingPoint { size, .. }
+        | Datatype::Bitfield { size, .. } => usize::from(*size),
+        Datatype::String {
+            size: StringSize::Fixed(n),
+            ..
+        } => *n as usize,
+        Datatype::String {
+            size: StringSize::Variable,
+            ..
+        }
+        | Datatype::VarLen { .. } => h5.vlen_ref_size(),
+        Datatype::Compound { size, .. } | Datatype::Opaque { size, .. } => *size as usize,
+        Datatype::Enum { base, .. } => stored_size(base, h5)?,
+        Datatype::Array { base, dims } => {
+            let n = dims
+                .iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(usize::try_from(d).ok()?))?;
+            stored_size(base, h5)?.checked_mul(n)?
+        }
+        Datatype::Reference { size, .. } => usize::from(*size),
+    })
+}
+
+/// Decodes stored bytes into values, following vlen references into the global heap.
+pub(crate) struct Decoder<'a> {
+    pub h5: &'a H5,
+    /// Where (for messages).
+    pub what: &'a str,
+}
+
+macro_rules! ints {
+    ($bytes:expr, $n:expr, $t:ty, $order:expr) => {{
+        const W: usize = std::mem::size_of::<$t>();
+        $bytes
+            .chunks_exact(W)
+            .take($n)
+            .map(|c| {
+                let mut a = [0u8; W];
+                a.copy_from_slice(c);
+                match $order {
+                    ByteOrder::LittleEndian => <$t>::from_le_bytes(a),
+                    ByteOrder::BigEndian => <$t>::from_be_bytes(a),
+                }
+            })
+            .collect::<Vec<$t>>()
+    }};
+}
+
+impl Decoder<'_> {
+    /// `n` elements of `dt` from `bytes`. `as_dataset` as in [`TypeTable::nc_type`].
+    pub fn decode(
+        &self,
+        dt: &Datatype,
+        bytes: &[u8],
+        n: usize,
+        as_dataset: bool,
+    ) -> Result<Values, Hdf5Error> {
+        self.decode_depth(dt, bytes, n, as_dataset, 0)
+    }
+
+    fn decode_depth(
+        &self,
+        dt: &Datatype,
+        bytes: &[u8],
+        n: usize,
+        as_dataset: bool,
+        depth: usize,
+    ) -> Result<Values, Hdf5Error> {
+        if depth > 32 {
+            return Err(Hdf5Error::TooDeep {
+                what: self.what.to_string(),
+                limit: 32,
+            });
+        }
+        let size = stored_size(dt, self.h5)
+            .ok_or_else(|| Hdf5Error::unsupported(self.what, format!("datatype {dt:?}")))?;
+        let need = size
+            .checked_mul(n)
+            .filter(|&need| need <= bytes.len())
+            .ok_or_else(|| {
+                Hdf5Error::invalid(
+                    self.what,
+                    format!(
+                        "{n} elements of {size} bytes need more than the {} bytes stored",
+                        bytes.len()
+                    ),
+                )
+            })?;
+        let bytes = &bytes[..need];
+        Ok(match dt {
+            Datatype::FixedPoint {
+                size,
+                signed,
+                byte_order,
+            } => {
+                let o = *byte_order;
+                match (size, signed) {
+                    (1, true) => Values::Byte(bytes.iter().map(|&b| b as i8).collect()),
+                    (1, false) => Values::UByte(bytes.to_vec()),
+                    (2, true) => Values::Short(ints!(bytes, n, i16, o)),
+                    (2, false) => Values::UShort(ints!(bytes, n, u16, o)),
+                    (4, true) => Values::Int(ints!(bytes, n, i32, o)),
+                    (4, false) => Values::UInt(ints!(bytes, n, u32, o)),
+                    (8, true) => Values::Int64(ints!(bytes, n, i64, o)),
+                    (8, false) => Values::UInt64(ints!(bytes, n, u64, o)),
+                    _ => {
+                        return Err(Hdf5Error::unsupported(
+                            self.what,
+                            format!("{size}-byte integers"),
+                        ))
+                    }
+                }
+            }
+            Datatype::FloatingPoint {
+                size: 4,
+                byte_order,
+            } => Values::Float(ints!(bytes, n, f32, *byte_order)),
+            Datatype::FloatingPoint {
+                size: 8,
+                byte_order,
+            } => Values::Double(ints!(bytes, n, f64, *byte_order)),
+            Datatype::String {
+                size: StringSize::Fixed(w),
+                padding,
+                ..
+            } => {
+                if *w > 1 && as_dataset {
+                    Values::String(
+                        bytes
+                            .chunks_exact(*w as usize)
+                            .map(|c| Some(fixed_string(c, *padding)))
+                            .collect(),
+                    )
+                } else {
+                    Values::Char(bytes.to_vec())
+                }
+            }
+            Datatype::String {
+                size: StringSize::Variable,
+                ..
+            }
+            | Datatype::VarLen {
+                kind: VarLenKind::String,
+                ..
+            } => {
+                let mut out = Vec::with_capacity(n);
+                for r in bytes.chunks_exact(size) {
+                    let (count, b) = self.h5.vlen_bytes(r, 1, self.what)?;
+                    out.push(if count == 0 && is_null_ref(r, self.h5) {
+                        None
+                    } else {
+                        Some(String::from_utf8_lossy(trim_nul(&b)).into_owned())
+                    });
+                }
+                Values::String(out)
+            }
+            Datatype::Enum { base, .. } => {
+                self.decode_depth(base, bytes, n, as_dataset, depth + 1)?
+            }
+            Datatype::Opaque { size, .. } => Values::Opaque {
+                size: *size as usize,
+                bytes: bytes.to_vec(),
+            },
+            Datatype::VarLen { base, .. } => {
+                let esize = stored_size(base, self.h5).ok_or_else(|| {
+                    Hdf5Error::unsupported(self.what, format!("vlen of {base:?}"))
+                })?;
+                let mut out = Vec::with_capacity(n);
+                for r in bytes.chunks_exact(size) {
+                    let (count, b) = self.h5.vlen_bytes(r, esize, self.what)?;
+                    out.push(self.decode_depth(base, &b, count, as_dataset, depth + 1)?);
+                }
+                Values::Vlen(out)
+            }
+            Datatype::Compound { fields, .. } => {
+                let mut out = Vec::with_capacity(n);
+                for elem in bytes.chunks_exact(size.max(1)) {
+                    let mut vals = Vec::with_capacity(fields.len());
+                    for f in fields {
+                        let (base, count) = match &f.datatype {
+                            Datatype::Array { base, dims } => {
+                                let c = dims
+                                    .iter()
+                                    .try_fold(1usize, |a, &d| {
+                                        a.checked_mul(usize::try_from(d).ok()?)
+                                    })
+                                    .ok_or_else(|| {
+                                        Hdf5Error::invalid(self.what, "array field too large")
+                                    })?;
+                                (base.as_ref(), c)
+                            }
+                            other => (other, 1),
+                        };
+                        let start = f.byte_offset as usize;
+                        let fb = elem.get(start..).ok_or_else(|| {
+                            Hdf5Error::invalid(
+                                self.what,
+                                format!("compound field \"{}\" lies outside its element", f.name),
+                            )
+                        })?;
+                        // char members keep their bytes (NC_CHAR), as netCDF-C reads them
+                        vals.push(self.decode_depth(base, fb, count, false, depth + 1)?);
+                    }
+                    out.push(vals);
+                }
+                Values::Compound(out)
+            }
+            other => {
+                return Err(Hdf5Error::unsupported(
+                    self.what,
+                    format!("datatype {other:?}"),
+                ))
+            }
+        })
+    }
+}
+
+fn is_null_ref(r: &[u8], h5: &H5) -> bool {
+    let os = usize::from(h5.os);
+    r.get(4..4 + os)
+        .is_some_and(|a| a.iter().all(|&b| b == 0) || a.iter().all(|&b| b == 0xff))
+}
+
+fn trim_nul(b: &[u8]) -> &[u8] {
+    match b.iter().position(|&c| c == 0) {
+        Some(i) => &b[..i],
+        None => b,
+    }
+}
+
+fn fixed_string(c: &[u8], padding: StringPadding) -> String {
+    let s = match padding {
+        StringPadding::SpacePad => {
+            let end = c.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
+            &c[..end]
+        }
+        _ => trim_nul(c),
+    };
+    String::from_utf8_lossy(s).into_owned()
+}

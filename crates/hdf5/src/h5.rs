@@ -1,0 +1,400 @@
+//! A thin facade over `hdf5-reader`'s low-level structures: object headers, links (compact,
+//! dense and symbol-table groups), attributes (compact and dense, in creation order), the global
+//! heap, and raw byte ranges. Everything netCDF-specific lives in `meta.rs` and `read.rs`.
+//!
+//! HDF5 File Format Specification v3: IV.A.1 (object headers), IV.A.2.g (links), IV.A.2.m
+//! (attributes), III.E (global heap), III.G (fractal heap), III.A.2 (v2 B-trees).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use hdf5_reader::btree_v2::{self, BTreeV2Header, BTreeV2Record};
+use hdf5_reader::fractal_heap::{FractalHeap, FractalHeapDirectBlockCache};
+use hdf5_reader::global_heap::GlobalHeapCollection;
+use hdf5_reader::io::Cursor;
+use hdf5_reader::local_heap::LocalHeap;
+use hdf5_reader::messages::attribute::{self, AttributeMessage};
+use hdf5_reader::messages::attribute_info::AttributeInfoMessage;
+use hdf5_reader::messages::link::{self, LinkTarget};
+use hdf5_reader::messages::link_info::LinkInfoMessage;
+use hdf5_reader::messages::symbol_table_msg::SymbolTableMessage;
+use hdf5_reader::messages::HdfMessage;
+use hdf5_reader::object_header::ObjectHeader;
+use hdf5_reader::symbol_table::SymbolTableNode;
+use hdf5_reader::{Hdf5File, OpenOptions};
+
+use crate::Hdf5Error;
+
+/// Largest object header we accept (all chunks together).
+const MAX_HEADER_BYTES: usize = 64 << 20;
+/// Largest single raw read (one contiguous variable, one chunk).
+pub(crate) const MAX_READ_BYTES: u64 = 4 << 30;
+
+/// One hard link of a group.
+#[derive(Debug, Clone)]
+pub(crate) struct Link {
+    pub name: String,
+    pub addr: u64,
+    pub order: Option<u64>,
+}
+
+/// An opened HDF5 file with the caches the netCDF layer needs.
+pub(crate) struct H5 {
+    file: Hdf5File,
+    pub os: u8,
+    pub ls: u8,
+    gheaps: Mutex<HashMap<u64, Arc<GlobalHeapCollection>>>,
+    own_headers: Mutex<HashMap<u64, Arc<ObjectHeader>>>,
+}
+
+fn st(what: impl Into<String>) -> impl FnOnce(hdf5_reader::error::Error) -> Hdf5Error {
+    let what = what.into();
+    move |e| Hdf5Error::structure(what, e)
+}
+
+impl H5 {
+    pub fn open(path: &Path) -> Result<H5, Hdf5Error> {
+        // refuse directories and missing files with the OS message rather than the decoder's
+        std::fs::metadata(path).map_err(|error| Hdf5Error::Io {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        let options = OpenOptions::default().with_max_object_header_bytes(MAX_HEADER_BYTES);
+        let file = Hdf5File::open_with_options(path, options).map_err(st("superblock"))?;
+        H5::from_file(file)
+    }
+
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<H5, Hdf5Error> {
+        let options = OpenOptions::default().with_max_object_header_bytes(MAX_HEADER_BYTES);
+        let file = Hdf5File::from_vec_with_options(bytes, options).map_err(st("superblock"))?;
+        H5::from_file(file)
+    }
+
+    fn from_file(file: Hdf5File) -> Result<H5, Hdf5Error> {
+        let sb = file.superblock();
+        let (os, ls) = (sb.offset_size, sb.length_size);
+        if !matches!(os, 2 | 4 | 8) || !matches!(ls, 2 | 4 | 8) {
+            return Err(Hdf5Error::invalid(
+                "superblock",
+                format!("offset size {os} / length size {ls}: expected 2, 4 or 8"),
+            ));
+        }
+        Ok(H5 {
+            file,
+            os,
+            ls,
+            gheaps: Mutex::new(HashMap::new()),
+            own_headers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn superblock_version(&self) -> u8 {
+        self.file.superblock().version
+    }
+
+    pub fn root_addr(&self) -> Result<u64, Hdf5Error> {
+        self.file
+            .superblock()
+            .root_object_header_address()
+            .map_err(st("superblock root group"))
+    }
+
+    pub fn storage(&self) -> &dyn hdf5_reader::storage::Storage {
+        self.file.storage()
+    }
+
+    /// The object header at `addr`, shared messages resolved (cached). Headers hdf5-reader
+    /// refuses (attributes of committed types) are parsed by our own walk in `ohdr.rs`.
+    pub fn header(&self, addr: u64) -> Result<Arc<ObjectHeader>, Hdf5Error> {
+        match self.file.get_or_parse_header(addr) {
+            Ok(h) => Ok(h),
+            Err(first) => {
+                if let Some(h) = self
+                    .own_headers
+                    .lock()
+                    .ok()
+                    .and_then(|m| m.get(&addr).cloned())
+                {
+                    return Ok(h);
+                }
+                // keep the decoder's own message when our walk fails too
+                let h = Arc::new(crate::ohdr::parse(self, addr).map_err(|_| {
+                    Hdf5Error::structure(format!("object header at {addr:#x}"), first)
+                })?);
+                if let Ok(mut m) = self.own_headers.lock() {
+                    m.insert(addr, h.clone());
+                }
+                Ok(h)
+            }
+        }
+    }
+
+    /// `len` bytes at `addr`, refusing ranges past the end of the file.
+    pub fn read(&self, addr: u64, len: u64, what: &str) -> Result<Vec<u8>, Hdf5Error> {
+        let file_len = self.storage().len();
+        if addr.checked_add(len).is_none_or(|e| e > file_len) {
+            return Err(Hdf5Error::invalid(
+                what,
+                format!("{len} bytes at {addr:#x} run past the end of the {file_len}-byte file (truncated?)"),
+            ));
+        }
+        let n =
+            usize::try_from(len).map_err(|_| Hdf5Error::invalid(what, "size exceeds memory"))?;
+        let buf = self
+            .storage()
+            .read_range(addr, n)
+            .map_err(st(what.to_string()))?;
+        Ok(buf.as_ref().to_vec())
+    }
+
+    /// The hard links of a group, in netCDF iteration order: creation order when every link
+    /// carries one, else name order (HDF5's name index).
+    pub fn links(&self, hdr: &ObjectHeader, what: &str) -> Result<Vec<Link>, Hdf5Error> {
+        let mut links = Vec::new();
+        let mut info: Option<&LinkInfoMessage> = None;
+        for m in &hdr.messages {
+            match m {
+                HdfMessage::Link(l) => {
+                    if let LinkTarget::Hard { address } = l.target {
+                        links.push(Link {
+                            name: l.name.clone(),
+                            addr: address,
+                            order: l.creation_order,
+                        });
+                    }
+                }
+                HdfMessage::LinkInfo(li) => info = Some(li),
+                HdfMessage::SymbolTable(s) => self.symbol_table_links(s, what, &mut links)?,
+                _ => {}
+            }
+        }
+        if let Some(li) = info {
+            if !Cursor::is_undefined_offset(li.fractal_heap_address, self.os) {
+                self.dense_links(li, what, &mut links)?;
+            }
+        }
+        if links.iter().all(|l| l.order.is_some()) {
+            links.sort_by_key(|l| l.order);
+        } else {
+            links.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        }
+        Ok(links)
+    }
+
+    fn dense_links(
+        &self,
+        li: &LinkInfoMessage,
+        what: &str,
+        out: &mut Vec<Link>,
+    ) -> Result<(), Hdf5Error> {
+        let s = self.storage();
+        let heap = FractalHeap::parse_at_storage(s, li.fractal_heap_address, self.os, self.ls)
+            .map_err(st(format!("{what}: link heap")))?;
+        let bt = BTreeV2Header::parse_at_storage(s, li.btree_name_index_address, self.os, self.ls)
+            .map_err(st(format!("{what}: link name index")))?;
+        let records =
+            btree_v2::collect_btree_v2_records_storage(s, &bt, self.os, self.ls, None, &[], None)
+                .map_err(st(format!("{what}: link name index")))?;
+        let mut cache = FractalHeapDirectBlockCache::default();
+        for r in records {
+            let BTreeV2Record::LinkNameHash { heap_id, .. } = r else {
+                continue;
+            };
+            let bytes = heap
+                .get_object_storage_cached(&heap_id, s, self.os, self.ls, &mut cache)
+                .map_err(st(format!("{what}: link heap object")))?;
+            let l = link::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
+                .map_err(st(format!("{what}: link message")))?;
+            if let LinkTarget::Hard { address } = l.target {
+                out.push(Link {
+                    name: l.name,
+                    addr: address,
+                    order: l.creation_order,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn symbol_table_links(
+        &self,
+        stm: &SymbolTableMessage,
+        what: &str,
+        out: &mut Vec<Link>,
+    ) -> Result<(), Hdf5Error> {
+        let s = self.storage();
+        let heap = LocalHeap::parse_at_storage(s, stm.heap_address, self.os, self.ls)
+            .map_err(st(format!("{what}: local heap")))?;
+        let leaves = hdf5_reader::btree_v1::collect_btree_v1_leaves_storage(
+            s,
+            stm.btree_address,
+            self.os,
+            self.ls,
+            None,
+            &[],
+            None,
+        )
+        .map_err(st(format!("{what}: group B-tree")))?;
+        let entry_len = 2 * u64::from(self.os) + 24;
+        for (_, node_addr) in leaves {
+            let prefix = self.read(node_addr, 8, what)?;
+            if &prefix[..4] != b"SNOD" {
+                return Err(Hdf5Error::invalid(
+                    what,
+                    format!("symbol table node at {node_addr:#x} has no SNOD signature"),
+                ));
+            }
+            let n = u64::from(u16::from_le_bytes([prefix[6], prefix[7]]));
+            let bytes = self.read(node_addr, 8 + n * entry_len, what)?;
+            let node = SymbolTableNode::parse(&mut Cursor::new(&bytes), self.os, self.ls)
+                .map_err(st(format!("{what}: symbol table node")))?;
+            for e in node.entries {
+                // cache type 2 is a soft link: netCDF has no use for it
+                if e.cache_type == 2 {
+                    continue;
+                }
+                let name = heap
+                    .get_string_storage(e.link_name_offset, s)
+                    .map_err(st(format!("{what}: link name")))?;
+                out.push(Link {
+                    name,
+                    addr: e.object_header_address,
+                    order: None,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The attributes of an object in netCDF iteration order: compact ones in header order, dense
+    /// ones by the creation-order index when there is one, else by name.
+    pub fn attributes(
+        &self,
+        hdr: &ObjectHeader,
+        what: &str,
+    ) -> Result<Vec<AttributeMessage>, Hdf5Error> {
+        let mut atts = Vec::new();
+        let mut info: Option<&AttributeInfoMessage> = None;
+        for m in &hdr.messages {
+            match m {
+                HdfMessage::Attribute(a) => atts.push(a.clone()),
+                HdfMessage::AttributeInfo(i) => info = Some(i),
+                _ => {}
+            }
+        }
+        if let Some(info) = info {
+            if !Cursor::is_undefined_offset(info.fractal_heap_address, self.os) {
+                atts.extend(self.dense_attributes(info, what)?);
+            }
+        }
+        Ok(atts)
+    }
+
+    fn dense_attributes(
+        &self,
+        info: &AttributeInfoMessage,
+        what: &str,
+    ) -> Result<Vec<AttributeMessage>, Hdf5Error> {
+        let s = self.storage();
+        let heap = FractalHeap::parse_at_storage(s, info.fractal_heap_address, self.os, self.ls)
+            .map_err(st(format!("{what}: attribute heap")))?;
+        let by_order = info
+            .btree_creation_order_address
+            .filter(|&a| !Cursor::is_undefined_offset(a, self.os));
+        let index = by_order.unwrap_or(info.btree_name_index_address);
+        let bt = BTreeV2Header::parse_at_storage(s, index, self.os, self.ls)
+            .map_err(st(format!("{what}: attribute index")))?;
+        let records =
+            btree_v2::collect_btree_v2_records_storage(s, &bt, self.os, self.ls, None, &[], None)
+                .map_err(st(format!("{what}: attribute index")))?;
+        let mut keyed: Vec<(u64, Vec<u8>)> = Vec::with_capacity(records.len());
+        for r in records {
+            match r {
+                BTreeV2Record::AttributeCreationOrder { order, heap_id } => {
+                    keyed.push((u64::from(order), heap_id))
+                }
+                BTreeV2Record::AttributeNameHash { heap_id, .. } => keyed.push((0, heap_id)),
+                _ => {}
+            }
+        }
+        keyed.sort_by_key(|k| k.0);
+        let mut cache = FractalHeapDirectBlockCache::default();
+        let mut atts = Vec::with_capacity(keyed.len());
+        for (_, id) in keyed {
+            let bytes = heap
+                .get_object_storage_cached(&id, s, self.os, self.ls, &mut cache)
+                .map_err(st(format!("{what}: attribute heap object")))?;
+            let a = attribute::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
+                .map_err(st(format!("{what}: attribute message")))?;
+            atts.push(a);
+        }
+        if by_order.is_none() {
+            atts.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        }
+        Ok(atts)
+    }
+
+    /// Size in bytes of one vlen reference (length, heap collection address, object index).
+    pub fn vlen_ref_size(&self) -> usize {
+        8 + usize::from(self.os)
+    }
+
+    /// The bytes a vlen reference points to: `(element count, bytes)`. A null reference (address
+    /// undefined or index 0) is an empty sequence.
+    pub fn vlen_bytes(
+        &self,
+        reference: &[u8],
+        elem_size: usize,
+        what: &str,
+    ) -> Result<(usize, Vec<u8>), Hdf5Error> {
+        let mut c = Cursor::new(reference);
+        let count = c.read_u32_le().map_err(st(what.to_string()))? as usize;
+        let addr = c.read_offset(self.os).map_err(st(what.to_string()))?;
+        let index = c.read_u32_le().map_err(st(what.to_string()))?;
+        if Cursor::is_undefined_offset(addr, self.os) || index == 0 || addr == 0 {
+            return Ok((0, Vec::new()));
+        }
+        let index = u16::try_from(index).map_err(|_| {
+            Hdf5Error::invalid(what, format!("global heap object index {index} too large"))
+        })?;
+        let heap = self.global_heap(addr, what)?;
+        let obj = heap.get_object(index).ok_or_else(|| {
+            Hdf5Error::invalid(
+                what,
+                format!("global heap at {addr:#x} has no object {index}"),
+            )
+        })?;
+        let want = count
+            .checked_mul(elem_size)
+            .filter(|&w| w <= obj.data.len())
+            .ok_or_else(|| {
+                Hdf5Error::invalid(
+                    what,
+                    format!(
+                        "vlen of {count} elements of {elem_size} bytes exceeds its {}-byte heap object",
+                        obj.data.len()
+                    ),
+                )
+            })?;
+        Ok((count, obj.data[..want].to_vec()))
+    }
+
+    fn global_heap(&self, addr: u64, what: &str) -> Result<Arc<GlobalHeapCollection>, Hdf5Error> {
+        if let Some(h) = self.gheaps.lock().ok().and_then(|m| m.get(&addr).cloned()) {
+            return Ok(h);
+        }
+        let h = Arc::new(
+            GlobalHeapCollection::parse_at_storage(self.storage(), addr, self.os, self.ls)
+                .map_err(st(format!("{what}: global heap at {addr:#x}")))?,
+        );
+        if let Ok(mut m) = self.gheaps.lock() {
+            // bound the cache: collections are small but a hostile file may have many
+            if m.len() > 4096 {
+                m.clear();
+            }
+            m.insert(addr, h.clone());
+        }
+        Ok(h)
+    }
+}

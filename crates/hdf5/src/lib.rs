@@ -1,0 +1,176 @@
+//! netCDF-4 over HDF5, read side: opens netCDF-4 and netCDF-4 classic files (and plain HDF5
+//! files, with phony dimensions) into the [`nc_dataset`] model, and reads variable data by
+//! hyperslab through [`nc_dataset::DataSource`]. Pure Rust: the HDF5 structures are decoded by
+//! `hdf5-reader`'s low-level API, the netCDF-4 conventions are ours.
+//!
+//! ```no_run
+//! use nc_dataset::DataSource;
+//! let file = nc_hdf5::Nc4File::open("in.nc")?;
+//! let ds = file.dataset();
+//! for v in ds.all_vars() {
+//!     let shape = ds.shape(v);
+//!     let values = file.read(ds, v, &vec![0; shape.len()], &shape)?;
+//!     println!("{} has {} values", ds.var(v).name, values.len());
+//! }
+//! # Ok::<(), nc_dataset::DataError>(())
+//! ```
+//!
+//! Spec: netCDF File Formats, "The NetCDF-4 Format"; HDF5 File Format Specification v3.
+
+mod convert;
+mod error;
+mod filters;
+mod h5;
+mod meta;
+mod ohdr;
+mod read;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use nc_dataset::{DataError, DataSource, Dataset, Values, VarId};
+
+pub use error::Hdf5Error;
+pub use filters::{filter_name, BuiltinDecoder, ChunkDecoder};
+
+/// An opened netCDF-4 / HDF5 file: its dataset model (metadata only) and a data source.
+pub struct Nc4File {
+    h5: h5::H5,
+    ds: Dataset,
+    vars: Vec<Option<meta::VarInfo>>,
+    decoder: Arc<dyn ChunkDecoder>,
+    cache: read::ReadCache,
+}
+
+impl std::fmt::Debug for Nc4File {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Nc4File")
+            .field("dataset", &self.ds.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// ncdump's dataset name for a path: the file name without its last extension.
+fn dataset_name(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+impl Nc4File {
+    /// Open a file and read its metadata (no variable data is decoded). Chunks are decoded
+    /// with [`BuiltinDecoder`] (deflate, shuffle, fletcher32).
+    ///
+    /// # Errors
+    /// When the file cannot be read, is not HDF5, or its structures are corrupt or truncated;
+    /// the error names the file.
+    pub fn open(path: impl AsRef<Path>) -> Result<Nc4File, Hdf5Error> {
+        Nc4File::open_with(path, Arc::new(BuiltinDecoder))
+    }
+
+    /// [`Nc4File::open`] with a chosen chunk decoder (e.g. one that loads filter plugins).
+    ///
+    /// # Errors
+    /// As [`Nc4File::open`].
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        decoder: Arc<dyn ChunkDecoder>,
+    ) -> Result<Nc4File, Hdf5Error> {
+        let path = path.as_ref();
+        let in_file = |e: Hdf5Error| match e {
+            e @ Hdf5Error::Io { .. } => e,
+            e => Hdf5Error::InFile {
+                path: path.to_path_buf(),
+                inner: Box::new(e),
+            },
+        };
+        let h5 = h5::H5::open(path).map_err(in_file)?;
+        Nc4File::build(h5, &dataset_name(path), decoder).map_err(in_file)
+    }
+
+    /// Open a file held in memory; `name` is the dataset name (`netcdf NAME {`).
+    ///
+    /// # Errors
+    /// As [`Nc4File::open`], without the file name.
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        name: &str,
+        decoder: Arc<dyn ChunkDecoder>,
+    ) -> Result<Nc4File, Hdf5Error> {
+        let h5 = h5::H5::from_bytes(bytes)?;
+        Nc4File::build(h5, name, decoder)
+    }
+
+    fn build(h5: h5::H5, name: &str, decoder: Arc<dyn ChunkDecoder>) -> Result<Nc4File, Hdf5Error> {
+        let (ds, vars) = meta::build(&h5, name)?;
+        Ok(Nc4File {
+            h5,
+            ds,
+            vars,
+            decoder,
+            cache: read::ReadCache::default(),
+        })
+    }
+
+    /// The dataset model: groups, dimensions, types, variables with attributes and storage
+    /// settings; `format` is `Netcdf4` or `Netcdf4Classic` (from `_nc3_strict`), `info` holds
+    /// `_NCProperties`, `_SuperblockVersion` and `_IsNetcdf4` as `ncdump -s` shows them.
+    /// Variables carry no data: read it through [`DataSource::read`].
+    pub fn dataset(&self) -> &Dataset {
+        &self.ds
+    }
+
+    /// Take the dataset model out (the file stays usable as a data source for it).
+    pub fn to_dataset(&self) -> Dataset {
+        self.ds.clone()
+    }
+
+    /// Read a hyperslab of variable `var` of this file's dataset.
+    ///
+    /// # Errors
+    /// A bad request, corrupt storage, or a filter that is missing or fails.
+    pub fn read_var(&self, var: VarId, start: &[u64], count: &[u64]) -> Result<Values, Hdf5Error> {
+        self.read_in(&self.ds, var, start, count)
+    }
+
+    fn read_in(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Values, Hdf5Error> {
+        let name = || {
+            ds.vars
+                .get(var.0)
+                .map(|v| v.name.clone())
+                .unwrap_or_else(|| format!("#{}", var.0))
+        };
+        let info = self
+            .vars
+            .get(var.0)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| Hdf5Error::BadRequest {
+                var: name(),
+                message: "not a variable of this file, or its storage cannot be read".to_string(),
+            })?;
+        let reader = read::Reader {
+            h5: &self.h5,
+            decoder: self.decoder.as_ref(),
+            cache: &self.cache,
+        };
+        reader.read(ds, var, info, start, count)
+    }
+}
+
+impl DataSource for Nc4File {
+    fn read(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Values, DataError> {
+        Ok(self.read_in(ds, var, start, count)?)
+    }
+}

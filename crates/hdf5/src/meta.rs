@@ -1,0 +1,762 @@
+//! From HDF5 objects to the netCDF data model: groups, dimensions (dimension scales,
+//! `_Netcdf4Dimid`, `_Netcdf4Coordinates`, `DIMENSION_LIST`, phony dimensions), user types
+//! (committed datatypes), variables, attributes (hidden ones removed) and storage settings.
+//!
+//! netCDF File Formats, "The NetCDF-4 Format": creation order, dimension scales, dimensions
+//! without dimension scales, `_nc4_non_coord_`, hidden attributes.
+
+use std::collections::{HashMap, HashSet};
+
+use hdf5_reader::messages::attribute::AttributeMessage;
+use hdf5_reader::messages::dataspace::{DataspaceMessage, DataspaceType};
+use hdf5_reader::messages::datatype::{Datatype, VarLenKind};
+use hdf5_reader::messages::fill_value::FillTime;
+use hdf5_reader::messages::layout::DataLayout;
+use hdf5_reader::messages::HdfMessage;
+use hdf5_reader::object_header::ObjectHeader;
+use hdf5_reader::ByteOrder;
+use nc_dataset::{
+    Attribute, CompoundField, Dataset, Endianness, EnumMember, FileInfo, FilterSpec, Format,
+    GroupId, Layout, Storage, UserTypeKind, Values, VarId,
+};
+
+use crate::convert::{atomic, byte_order, stored_size, Decoder, TypeTable};
+use crate::h5::H5;
+use crate::Hdf5Error;
+
+/// Deepest group nesting we follow.
+const MAX_GROUP_DEPTH: usize = 100;
+/// netCDF-C's text in the `NAME` attribute of a dimension without a coordinate variable.
+const DIM_WITHOUT_VARIABLE: &str = "This is a netCDF dimension but not a netCDF variable";
+/// Prefix netCDF-C puts on a variable that has a dimension's name but is not its coordinate.
+const NON_COORD_PREFIX: &str = "_nc4_non_coord_";
+/// Attributes of variables that netCDF hides (dimension-scale bookkeeping, netCDF bookkeeping).
+const HIDDEN_VAR_ATTS: &[&str] = &[
+    "_Netcdf4Dimid",
+    "_Netcdf4Coordinates",
+    "DIMENSION_LIST",
+    "REFERENCE_LIST",
+    "CLASS",
+    "NAME",
+    "_nc3_strict",
+];
+/// Attribute names that mark an HDF5 file as written by netCDF (`_IsNetcdf4` needs two).
+const MARKER_ATTS: &[&str] = &[
+    "CLASS",
+    "DIMENSION_LIST",
+    "NAME",
+    "REFERENCE_LIST",
+    "_Netcdf4Coordinates",
+    "_Netcdf4Dimid",
+    "_nc3_strict",
+    "_NCProperties",
+];
+
+/// What the data reader needs about one variable.
+#[derive(Debug, Clone)]
+pub(crate) struct VarInfo {
+    /// Stored datatype.
+    pub dt: Datatype,
+    /// Data layout.
+    pub layout: DataLayout,
+    /// Current extent of the HDF5 dataset.
+    pub shape: Vec<u64>,
+    /// Maximum extent (for extensible-array chunk indexes).
+    pub max_dims: Option<Vec<u64>>,
+    /// Filter pipeline in write order.
+    pub filters: Vec<FilterSpec>,
+    /// Stored fill value (one element), if defined.
+    pub fill: Option<Vec<u8>>,
+    /// Bytes per stored element.
+    pub elem_size: usize,
+}
+
+struct RawDataset {
+    group: GroupId,
+    name: String,
+    addr: u64,
+    space: DataspaceMessage,
+    dt: Datatype,
+    layout: Option<DataLayout>,
+    fill: Option<hdf5_reader::messages::fill_value::FillValueMessage>,
+    filters: Vec<FilterSpec>,
+    atts: Vec<AttributeMessage>,
+    /// Index into the dimension list when this is a dimension scale.
+    scale: Option<usize>,
+    dim_only: bool,
+}
+
+struct RawDim {
+    key: u64,
+    group: GroupId,
+    name: String,
+    len: u64,
+    unlimited: bool,
+}
+
+struct RawType {
+    group: GroupId,
+    name: String,
+    dt: Datatype,
+}
+
+struct Walker<'a> {
+    h5: &'a H5,
+    ds: Dataset,
+    datasets: Vec<RawDataset>,
+    dims: Vec<RawDim>,
+    types: Vec<RawType>,
+    group_atts: Vec<Vec<AttributeMessage>>,
+    visited: HashSet<u64>,
+    next_dimid: u64,
+    markers: usize,
+}
+
+/// Build the dataset model of an opened file (metadata only, no data is decoded).
+pub(crate) fn build(h5: &H5, name: &str) -> Result<(Dataset, Vec<Option<VarInfo>>), Hdf5Error> {
+    let mut w = Walker {
+        h5,
+        ds: Dataset::new(name),
+        datasets: Vec::new(),
+        dims: Vec::new(),
+        types: Vec::new(),
+        group_atts: vec![Vec::new()],
+        visited: HashSet::new(),
+        next_dimid: 0,
+        markers: 0,
+    };
+    let root = h5.root_addr()?;
+    w.walk(GroupId(0), root, 0, "/")?;
+    w.finish()
+}
+
+fn space_dims(space: &DataspaceMessage) -> Vec<u64> {
+    match space.dataspace_type {
+        DataspaceType::Simple => space.dims.clone(),
+        _ => Vec::new(),
+    }
+}
+
+fn is_unlimited(space: &DataspaceMessage, d: usize) -> bool {
+    space
+        .max_dims
+        .as_ref()
+        .and_then(|m| m.get(d))
+        .is_some_and(|&m| m == u64::MAX)
+}
+
+impl Walker<'_> {
+    fn walk(&mut self, g: GroupId, addr: u64, depth: usize, path: &str) -> Result<(), Hdf5Error> {
+        if depth > MAX_GROUP_DEPTH {
+            return Err(Hdf5Error::TooDeep {
+                what: format!("group \"{path}\""),
+                limit: MAX_GROUP_DEPTH,
+            });
+        }
+        if !self.visited.insert(addr) {
+            return Err(Hdf5Error::Cycle {
+                path: path.to_string(),
+            });
+        }
+        let what = format!("group \"{path}\"");
+        let hdr = self.h5.header(addr)?;
+        self.group_atts[g.0] = self.h5.attributes(&hdr, &what)?;
+        let links = self.h5.links(&hdr, &what)?;
+        let mut children = Vec::new();
+        for link in links {
+            let child_path = if path == "/" {
+                format!("/{}", link.name)
+            } else {
+                format!("{path}/{}", link.name)
+            };
+            let child = self.h5.header(link.addr)?;
+            match classify(&child) {
+                Kind::Dataset => self.dataset(g, &link.name, link.addr, &child, &child_path)?,
+                Kind::Type(dt) => self.types.push(RawType {
+                    group: g,
+                    name: link.name.clone(),
+                    dt,
+                }),
+                Kind::Group => {
+                    let id = self.ds.add_group(g, link.name.clone());
+                    self.group_atts.push(Vec::new());
+                    children.push((id, link.addr, child_path));
+                }
+            }
+        }
+        for (id, a, p) in children {
+            self.walk(id, a, depth + 1, &p)?;
+        }
+        Ok(())
+    }
+
+    fn dataset(
+        &mut self,
+        g: GroupId,
+        name: &str,
+        addr: u64,
+        hdr: &ObjectHeader,
+        path: &str,
+    ) -> Result<(), Hdf5Error> {
+        let what = format!("dataset \"{path}\"");
+        let mut space = None;
+        let mut dt = None;
+        let mut layout = None;
+        let mut fill = None;
+        let mut filters = Vec::new();
+        for m in &hdr.messages {
+            match m {
+                HdfMessage::Dataspace(s) => space = Some(s.clone()),
+                HdfMessage::Datatype(t) => dt = Some(t.datatype.clone()),
+                HdfMessage::DataLayout(l) => layout = Some(l.layout.clone()),
+                HdfMessage::FillValue(f) => fill = Some(f.clone()),
+                HdfMessage::FilterPipeline(p) => {
+                    filters = p
+                        .filters
+                        .iter()
+                        .map(|f| FilterSpec {
+                            id: u32::from(f.id),
+                            params: f.client_data.clone(),
+                        })
+                        .collect()
+                }
+                _ => {}
+            }
+        }
+        let (Some(space), Some(dt)) = (space, dt) else {
+            return Err(Hdf5Error::invalid(
+                what,
+                "dataset without dataspace or datatype",
+            ));
+        };
+        let atts = self.h5.attributes(hdr, &what)?;
+        self.markers += atts
+            .iter()
+            .filter(|a| MARKER_ATTS.contains(&a.name.as_str()))
+            .count();
+        let dec = Decoder {
+            h5: self.h5,
+            what: &what,
+        };
+        let text = |a: &AttributeMessage| -> Option<String> {
+            let n = a.dataspace.num_elements().ok()? as usize;
+            match dec.decode(&a.datatype, &a.raw_data, n, false).ok()? {
+                Values::Char(b) => Some(
+                    String::from_utf8_lossy(&b)
+                        .trim_end_matches('\0')
+                        .to_string(),
+                ),
+                Values::String(s) => s.into_iter().next().flatten(),
+                _ => None,
+            }
+        };
+        let class = atts.iter().find(|a| a.name == "CLASS").and_then(text);
+        let mut scale = None;
+        let mut dim_only = false;
+        if class.as_deref() == Some("DIMENSION_SCALE") {
+            let dimid = atts
+                .iter()
+                .find(|a| a.name == "_Netcdf4Dimid")
+                .and_then(|a| dec.decode(&a.datatype, &a.raw_data, 1, false).ok())
+                .and_then(|v| v.get_i128(0))
+                .and_then(|v| u64::try_from(v).ok());
+            dim_only = atts
+                .iter()
+                .find(|a| a.name == "NAME")
+                .and_then(text)
+                .is_some_and(|t| t.starts_with(DIM_WITHOUT_VARIABLE));
+            let key = dimid.unwrap_or(self.next_dimid);
+            self.next_dimid = self.next_dimid.max(key.saturating_add(1));
+            let dims = space_dims(&space);
+            scale = Some(self.dims.len());
+            self.dims.push(RawDim {
+                key,
+                group: g,
+                name: name.to_string(),
+                len: dims.first().copied().unwrap_or(0),
+                unlimited: is_unlimited(&space, 0),
+            });
+        }
+        self.datasets.push(RawDataset {
+            group: g,
+            name: name.to_string(),
+            addr,
+            space,
+            dt,
+            layout,
+            fill,
+            filters,
+            atts,
+            scale,
+            dim_only,
+        });
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(Dataset, Vec<Option<VarInfo>>), Hdf5Error> {
+        let table = self.build_types();
+        let h5 = self.h5;
+
+        // variable dimensions (as dimid keys); phony dimensions are made children-first, as
+        // netCDF-C matches dimension scales depth-first after reading the whole file
+        let key_of_addr: HashMap<u64, u64> = self
+            .datasets
+            .iter()
+            .filter_map(|d| d.scale.map(|s| (d.addr, self.dims[s].key)))
+            .collect();
+        let known_keys: HashSet<u64> = self.dims.iter().map(|d| d.key).collect();
+        let mut var_dims: Vec<Option<Vec<u64>>> = vec![None; self.datasets.len()];
+        let order = post_order(&self.ds);
+        for g in order {
+            for (i, d) in self.datasets.iter().enumerate() {
+                // datasets netCDF cannot type are skipped before their dimensions are made
+                if d.group != g || d.dim_only || table.nc_type(&d.dt, true).is_none() {
+                    continue;
+                }
+                let what = format!("variable \"{}\"", d.name);
+                let shape = space_dims(&d.space);
+                let rank = shape.len();
+                let mut keys: Vec<Option<u64>> = vec![None; rank];
+                let dec = Decoder { h5, what: &what };
+                let coords = d
+                    .atts
+                    .iter()
+                    .find(|a| a.name == "_Netcdf4Coordinates")
+                    .and_then(|a| dec.decode(&a.datatype, &a.raw_data, rank, false).ok());
+                if let Some(c) = coords {
+                    for (k, slot) in keys.iter_mut().enumerate() {
+                        *slot = c
+                            .get_i128(k)
+                            .and_then(|v| u64::try_from(v).ok())
+                            .filter(|v| known_keys.contains(v));
+                    }
+                }
+                if let (Some(s), Some(first)) = (d.scale, keys.first_mut()) {
+                    if first.is_none() {
+                        *first = Some(self.dims[s].key);
+                    }
+                }
+                if keys.iter().any(Option::is_none) {
+                    if let Some(list) = d.atts.iter().find(|a| a.name == "DIMENSION_LIST") {
+                        let refs = dimension_list(h5, list, rank, &what)?;
+                        for (slot, r) in keys.iter_mut().zip(refs) {
+                            if slot.is_none() {
+                                *slot = r.and_then(|a| key_of_addr.get(&a).copied());
+                            }
+                        }
+                    }
+                }
+                let mut resolved = Vec::with_capacity(rank);
+                for (k, slot) in keys.into_iter().enumerate() {
+                    let key = match slot {
+                        Some(key) => key,
+                        None => {
+                            let len = shape[k];
+                            let unl = is_unlimited(&d.space, k);
+                            let found = self.dims.iter().find(|x| {
+                                x.group == g
+                                    && x.len == len
+                                    && x.unlimited == unl
+                                    && !resolved.contains(&x.key)
+                            });
+                            match found {
+                                Some(x) => x.key,
+                                None => {
+                                    let key = self.next_dimid;
+                                    self.next_dimid += 1;
+                                    self.dims.push(RawDim {
+                                        key,
+                                        group: g,
+                                        name: format!("phony_dim_{key}"),
+                                        len,
+                                        unlimited: unl,
+                                    });
+                                    key
+                                }
+                            }
+                        }
+                    };
+                    resolved.push(key);
+                }
+                var_dims[i] = Some(resolved);
+            }
+        }
+
+        // unlimited dimensions are as long as the longest variable along them
+        for (d, keys) in self.datasets.iter().zip(&var_dims) {
+            let Some(keys) = keys else { continue };
+            let shape = space_dims(&d.space);
+            for (k, key) in keys.iter().enumerate() {
+                if let Some(x) = self.dims.iter_mut().find(|x| x.key == *key) {
+                    if x.unlimited {
+                        x.len = x.len.max(shape.get(k).copied().unwrap_or(0));
+                    }
+                }
+            }
+        }
+
+        // dimensions in dimid order
+        let mut dims = std::mem::take(&mut self.dims);
+        dims.sort_by_key(|d| d.key);
+        let mut dim_of_key = HashMap::new();
+        for d in dims {
+            let id = self.ds.add_dim(d.group, d.name, d.len, d.unlimited);
+            dim_of_key.insert(d.key, id);
+        }
+
+        // variables, in link order within each group
+        let mut infos = Vec::new();
+        for (i, d) in self.datasets.iter().enumerate() {
+            let Some(keys) = &var_dims[i] else { continue };
+            let Some(ty) = table.nc_type(&d.dt, true) else {
+                // netCDF-C skips datasets whose type it cannot name (uncommitted vlen etc.)
+                continue;
+            };
+            let name = d
+                .name
+                .strip_prefix(NON_COORD_PREFIX)
+                .unwrap_or(&d.name)
+                .to_string();
+            let dims: Vec<_> = keys
+                .iter()
+                .filter_map(|k| dim_of_key.get(k).copied())
+                .collect();
+            let what = format!("variable \"{name}\"");
+            let atts = convert_atts(h5, &table, &d.atts, HIDDEN_VAR_ATTS, &what)?;
+            let info = var_info(h5, d);
+            let storage = storage_of(d, &info);
+            let v = self.ds.add_var(d.group, name, ty, dims);
+            let var = self.ds.var_mut(v);
+            var.atts = atts;
+            var.storage = storage;
+            debug_assert_eq!(v, VarId(infos.len()));
+            infos.push(info);
+        }
+
+        // group attributes; the root's netCDF bookkeeping goes into FileInfo / format
+        let mut strict = false;
+        let mut props = None;
+        for g in 0..self.ds.groups.len() {
+            let raw = std::mem::take(&mut self.group_atts[g]);
+            let what = format!("group \"{}\"", self.ds.group_path(GroupId(g)));
+            if g == 0 {
+                strict = raw.iter().any(|a| a.name == "_nc3_strict");
+                if let Some(p) = raw.iter().find(|a| a.name == "_NCProperties") {
+                    let dec = Decoder { h5, what: &what };
+                    let n = p.dataspace.num_elements().unwrap_or(0) as usize;
+                    props = match dec.decode(&p.datatype, &p.raw_data, n, false) {
+                        Ok(Values::Char(b)) => Some(
+                            String::from_utf8_lossy(&b)
+                                .trim_end_matches('\0')
+                                .to_string(),
+                        ),
+                        Ok(Values::String(s)) => s.into_iter().next().flatten(),
+                        _ => None,
+                    };
+                }
+            }
+            let hidden: &[&str] = if g == 0 {
+                &["_nc3_strict", "_NCProperties"]
+            } else {
+                &[]
+            };
+            self.ds.groups[g].atts = convert_atts(h5, &table, &raw, hidden, &what)?;
+        }
+        self.ds.format = Some(if strict {
+            Format::Netcdf4Classic
+        } else {
+            Format::Netcdf4
+        });
+        self.ds.info = FileInfo {
+            nc_properties: props,
+            superblock_version: Some(u32::from(h5.superblock_version())),
+            // netCDF-C 4.9 answers 0 for classic-model files, else counts netCDF marker
+            // attributes on datasets and wants two
+            is_netcdf4: Some(!strict && self.markers >= 2),
+        };
+        Ok((self.ds, infos))
+    }
+
+    /// Add the committed datatypes netCDF can represent as user types.
+    fn build_types(&mut self) -> TypeTable {
+        let mut table = TypeTable::default();
+        let raw = std::mem::take(&mut self.types);
+        let mut added = Vec::new();
+        for t in &raw {
+            let user = matches!(
+                t.dt,
+                Datatype::Enum { .. }
+                    | Datatype::Opaque { .. }
+                    | Datatype::Compound { .. }
+                    | Datatype::VarLen {
+                        kind: VarLenKind::Sequence,
+                        ..
+                    }
+            );
+            if user {
+                let id =
+                    self.ds
+                        .add_type(t.group, t.name.clone(), UserTypeKind::Opaque { size: 0 });
+                table.entries.push((id, t.dt.clone()));
+                added.push((id, t.dt.clone()));
+            }
+        }
+        for (id, dt) in added {
+            if let Some(kind) = user_kind(&dt, &table) {
+                self.ds.types[id.0].kind = kind;
+            }
+        }
+        table
+    }
+}
+
+enum Kind {
+    Dataset,
+    Type(Datatype),
+    Group,
+}
+
+fn classify(hdr: &ObjectHeader) -> Kind {
+    let mut space = false;
+    let mut dt = None;
+    for m in &hdr.messages {
+        match m {
+            HdfMessage::Dataspace(_) => space = true,
+            HdfMessage::Datatype(t) => dt = Some(t.datatype.clone()),
+            _ => {}
+        }
+    }
+    match (space, dt) {
+        (true, Some(_)) => Kind::Dataset,
+        (false, Some(t)) => Kind::Type(t),
+        _ => Kind::Group,
+    }
+}
+
+/// Groups children-first (post-order), children in link order.
+fn post_order(ds: &Dataset) -> Vec<GroupId> {
+    fn rec(ds: &Dataset, g: GroupId, out: &mut Vec<GroupId>) {
+        for &c in &ds.groups[g.0].groups {
+            rec(ds, c, out);
+        }
+        out.push(g);
+    }
+    let mut out = Vec::new();
+    rec(ds, GroupId(0), &mut out);
+    out
+}
+
+/// The first object address referenced for each dimension by a `DIMENSION_LIST` attribute.
+fn dimension_list(
+    h5: &H5,
+    a: &AttributeMessage,
+    rank: usize,
+    what: &str,
+) -> Result<Vec<Option<u64>>, Hdf5Error> {
+    let rs = h5.vlen_ref_size();
+    let os = usize::from(h5.os);
+    let mut out = Vec::with_capacity(rank);
+    for k in 0..rank {
+        let Some(r) = a.raw_data.get(k * rs..(k + 1) * rs) else {
+            out.push(None);
+            continue;
+        };
+        let (count, bytes) = h5.vlen_bytes(r, os, what)?;
+        out.push((count > 0).then(|| {
+            let mut b = [0u8; 8];
+            b[..os].copy_from_slice(&bytes[..os]);
+            u64::from_le_bytes(b)
+        }));
+    }
+    Ok(out)
+}
+
+fn user_kind(dt: &Datatype, table: &TypeTable) -> Option<UserTypeKind> {
+    Some(match dt {
+        Datatype::Enum { base, members } => {
+            let b = atomic(base, false)?;
+            let (size, signed, order) = match base.as_ref() {
+                Datatype::FixedPoint {
+                    size,
+                    signed,
+                    byte_order,
+                } => (usize::from(*size), *signed, *byte_order),
+                _ => return None,
+            };
+            let members = members
+                .iter()
+                .map(|m| EnumMember {
+                    name: m.name.clone(),
+                    value: int_value(&m.value, size, signed, order),
+                })
+                .collect();
+            UserTypeKind::Enum { base: b, members }
+        }
+        Datatype::Opaque { size, .. } => UserTypeKind::Opaque {
+            size: *size as usize,
+        },
+        Datatype::VarLen { base, .. } => UserTypeKind::Vlen {
+            base: table.nc_type(base, false)?,
+        },
+        Datatype::Compound { size, fields } => UserTypeKind::Compound {
+            size: *size as usize,
+            fields: fields
+                .iter()
+                .filter_map(|f| {
+                    let (base, dims) = match &f.datatype {
+                        Datatype::Array { base, dims } => {
+                            (base.as_ref(), dims.iter().map(|&d| d as usize).collect())
+                        }
+                        other => (other, Vec::new()),
+                    };
+                    Some(CompoundField {
+                        name: f.name.clone(),
+                        ty: table.nc_type(base, false)?,
+                        dims,
+                        offset: f.byte_offset as usize,
+                    })
+                })
+                .collect(),
+        },
+        _ => return None,
+    })
+}
+
+fn int_value(bytes: &[u8], size: usize, signed: bool, order: ByteOrder) -> i128 {
+    let mut b = bytes.get(..size).unwrap_or(&[]).to_vec();
+    if order == ByteOrder::BigEndian {
+        b.reverse();
+    }
+    let mut v: u128 = 0;
+    for (i, &x) in b.iter().enumerate().take(16) {
+        v |= u128::from(x) << (8 * i);
+    }
+    if signed && size > 0 && size < 16 && (v >> (8 * size - 1)) & 1 == 1 {
+        (v as i128) - (1i128 << (8 * size))
+    } else {
+        v as i128
+    }
+}
+
+fn convert_atts(
+    h5: &H5,
+    table: &TypeTable,
+    raw: &[AttributeMessage],
+    hidden: &[&str],
+    what: &str,
+) -> Result<Vec<Attribute>, Hdf5Error> {
+    let mut out = Vec::with_capacity(raw.len());
+    for a in raw {
+        if hidden.contains(&a.name.as_str()) {
+            continue;
+        }
+        // attributes of types netCDF cannot name (references, uncommitted compounds) are skipped
+        let Some(ty) = table.nc_type(&a.datatype, false) else {
+            continue;
+        };
+        let n = match a.dataspace.dataspace_type {
+            DataspaceType::Null => 0,
+            _ => usize::try_from(a.dataspace.num_elements().unwrap_or(0)).unwrap_or(0),
+        };
+        let awhat = format!("{what}: attribute \"{}\"", a.name);
+        let dec = Decoder { h5, what: &awhat };
+        let values = dec.decode(&a.datatype, &a.raw_data, n, false)?;
+        out.push(Attribute {
+            name: a.name.clone(),
+            ty,
+            values,
+        });
+    }
+    Ok(out)
+}
+
+fn var_info(h5: &H5, d: &RawDataset) -> Option<VarInfo> {
+    let shape = space_dims(&d.space);
+    let layout = match d.layout.clone()? {
+        DataLayout::Chunked {
+            address,
+            mut dims,
+            element_size,
+            chunk_indexing,
+        } => {
+            // layout versions 1-3 (and 4) carry the element size as an extra last dimension
+            if dims.len() == shape.len() + 1 {
+                dims.pop();
+            }
+            DataLayout::Chunked {
+                address,
+                dims,
+                element_size,
+                chunk_indexing,
+            }
+        }
+        other => other,
+    };
+    let elem_size = stored_size(&d.dt, h5)?;
+    let fill = d.fill.as_ref().and_then(|f| {
+        f.value
+            .clone()
+            .filter(|v| f.defined && v.len() == elem_size)
+    });
+    Some(VarInfo {
+        dt: d.dt.clone(),
+        layout,
+        shape,
+        max_dims: d.space.max_dims.clone(),
+        filters: d.filters.clone(),
+        fill,
+        elem_size,
+    })
+}
+
+/// The parameters netCDF-C reports for a stored filter. szip's are rewritten by HDF5's
+/// `set_local` (flags added to the options mask, scanline values appended); netCDF-C shows the
+/// user's two: the coding method bits (EC = 4, NN = 32) and the pixels per block.
+fn netcdf_params(id: u32, stored: &[u32]) -> Vec<u32> {
+    match (id, stored) {
+        (4, [mask, ppb, ..]) => vec![mask & (4 | 32), *ppb],
+        _ => stored.to_vec(),
+    }
+}
+
+/// True for HDF5's fill time "never" (stored code 1). hdf5-reader 0.12.1 decodes the stored
+/// codes 0/1/2 (alloc/never/ifset) as IfSet/Always/Never, so its `Always` is the code for never.
+fn fill_time_never(t: FillTime) -> bool {
+    t == FillTime::Always
+}
+
+fn storage_of(d: &RawDataset, info: &Option<VarInfo>) -> Storage {
+    let mut s = Storage::default();
+    if let Some(info) = info {
+        match &info.layout {
+            DataLayout::Compact { .. } => s.layout = Some(Layout::Compact),
+            DataLayout::Contiguous { .. } => s.layout = Some(Layout::Contiguous),
+            DataLayout::Chunked { dims, .. } => {
+                s.layout = Some(Layout::Chunked);
+                s.chunk_sizes = Some(dims.iter().map(|&c| u64::from(c)).collect());
+            }
+        }
+    }
+    s.filters = d
+        .filters
+        .iter()
+        .map(|f| FilterSpec {
+            id: f.id,
+            params: netcdf_params(f.id, &f.params),
+        })
+        .collect();
+    s.endianness = byte_order(&d.dt).map(|o| match o {
+        ByteOrder::LittleEndian => Endianness::Little,
+        ByteOrder::BigEndian => Endianness::Big,
+    });
+    // netCDF-C reports no fill when no user fill value is defined (H5Pfill_value_defined) or
+    // the fill time is "never"
+    let no_fill = d
+        .fill
+        .as_ref()
+        .is_none_or(|f| fill_time_never(f.fill_time) || !f.defined || f.value.is_none());
+    if no_fill {
+        s.no_fill = Some(true);
+    }
+    s
+}

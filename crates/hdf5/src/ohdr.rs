@@ -1,0 +1,379 @@
+//! Our own object header walk, used when `hdf5-reader` refuses a header: hdf5-reader 0.12.1
+//! rejects attribute messages whose datatype (or dataspace) is shared, i.e. an attribute of a
+//! committed datatype, which netCDF-C writes for user-typed attributes in some versions. Here
+//! the attribute message is decoded by us and the shared datatype fetched from the committed
+//! type's header; every other message still goes through hdf5-reader's message parsers.
+//!
+//! HDF5 File Format Specification v3: IV.A.1.a/b (object header v1/v2), IV.A.2.c (shared
+//! messages), IV.A.2.m (attribute message).
+
+use std::collections::HashSet;
+
+use hdf5_reader::io::Cursor;
+use hdf5_reader::messages::attribute::AttributeMessage;
+use hdf5_reader::messages::datatype::DatatypeMessage;
+use hdf5_reader::messages::shared::{self, SharedMessage};
+use hdf5_reader::messages::{self, DataspaceMessage, HdfMessage};
+use hdf5_reader::object_header::ObjectHeader;
+
+use crate::h5::H5;
+use crate::Hdf5Error;
+
+const MSG_DATASPACE: u16 = 0x0001;
+const MSG_DATATYPE: u16 = 0x0003;
+const MSG_ATTRIBUTE: u16 = 0x000C;
+const MSG_CONTINUATION: u16 = 0x0010;
+/// Most header blocks (first chunk and continuations) we follow.
+const MAX_BLOCKS: usize = 4096;
+/// Most bytes of one header block.
+const MAX_BLOCK_BYTES: u64 = 16 << 20;
+/// How deep shared messages may point to other headers that share again.
+const MAX_SHARED_DEPTH: usize = 4;
+
+fn st(what: &str) -> impl Fn(hdf5_reader::error::Error) -> Hdf5Error + '_ {
+    move |e| Hdf5Error::structure(what, e)
+}
+
+/// Parse the object header at `addr`.
+pub(crate) fn parse(h5: &H5, addr: u64) -> Result<ObjectHeader, Hdf5Error> {
+    parse_depth(h5, addr, 0)
+}
+
+fn parse_depth(h5: &H5, addr: u64, depth: usize) -> Result<ObjectHeader, Hdf5Error> {
+    let what = format!("object header at {addr:#x}");
+    if depth > MAX_SHARED_DEPTH {
+        return Err(Hdf5Error::TooDeep {
+            what,
+            limit: MAX_SHARED_DEPTH,
+        });
+    }
+    let sig = h5.read(addr, 4, &what)?;
+    let mut raw: Vec<(u16, u8, Vec<u8>)> = Vec::new();
+    let mut blocks: Vec<(u64, u64)> = Vec::new();
+    let (version, refcount) = if sig == b"OHDR" {
+        let pre = h5.read(addr, 6, &what)?;
+        let flags = pre[5];
+        let mut off = 6u64;
+        if flags & 0x20 != 0 {
+            off += 16;
+        }
+        if flags & 0x10 != 0 {
+            off += 4;
+        }
+        let width = 1u64 << (flags & 3);
+        let sz = h5.read(addr + off, width, &what)?;
+        let mut b = [0u8; 8];
+        b[..sz.len()].copy_from_slice(&sz);
+        let chunk0 = u64::from_le_bytes(b);
+        off += width;
+        if chunk0 > MAX_BLOCK_BYTES {
+            return Err(Hdf5Error::invalid(
+                &what,
+                format!("first chunk of {chunk0} bytes"),
+            ));
+        }
+        let body = h5.read(addr + off, chunk0, &what)?;
+        v2_messages(&body, flags, &mut raw, &mut blocks, h5, &what)?;
+        let mut seen = HashSet::new();
+        while let Some((a, l)) = blocks.pop() {
+            if !seen.insert(a) || seen.len() > MAX_BLOCKS {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    "continuation blocks repeat (cycle)",
+                ));
+            }
+            if !(8..=MAX_BLOCK_BYTES).contains(&l) {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    format!("continuation block of {l} bytes"),
+                ));
+            }
+            let blk = h5.read(a, l, &what)?;
+            if &blk[..4] != b"OCHK" {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    format!("continuation at {a:#x} has no OCHK signature"),
+                ));
+            }
+            // signature first, checksum last
+            v2_messages(
+                &blk[4..blk.len() - 4],
+                flags,
+                &mut raw,
+                &mut blocks,
+                h5,
+                &what,
+            )?;
+        }
+        (2u8, 0u32)
+    } else {
+        let pre = h5.read(addr, 16, &what)?;
+        if pre[0] != 1 {
+            return Err(Hdf5Error::invalid(
+                &what,
+                format!("object header version {}", pre[0]),
+            ));
+        }
+        let refcount = u32::from_le_bytes([pre[4], pre[5], pre[6], pre[7]]);
+        let size = u64::from(u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]));
+        blocks.push((addr + 16, size));
+        let mut seen = HashSet::new();
+        while let Some((a, l)) = blocks.pop() {
+            if !seen.insert(a) || seen.len() > MAX_BLOCKS {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    "continuation blocks repeat (cycle)",
+                ));
+            }
+            if l > MAX_BLOCK_BYTES {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    format!("header block of {l} bytes"),
+                ));
+            }
+            let blk = h5.read(a, l, &what)?;
+            v1_messages(&blk, &mut raw, &mut blocks, h5, &what)?;
+        }
+        (1u8, refcount)
+    };
+    let mut messages = Vec::with_capacity(raw.len());
+    for (ty, flags, data) in raw {
+        if ty == MSG_CONTINUATION {
+            continue;
+        }
+        messages.push(message(h5, ty, flags, &data, depth, &what)?);
+    }
+    Ok(ObjectHeader {
+        version,
+        messages,
+        reference_count: refcount,
+        modification_time: None,
+    })
+}
+
+type Raw = Vec<(u16, u8, Vec<u8>)>;
+
+fn continuation(data: &[u8], h5: &H5, what: &str) -> Result<(u64, u64), Hdf5Error> {
+    let mut c = Cursor::new(data);
+    let a = c.read_offset(h5.os).map_err(st(what))?;
+    let l = c.read_length(h5.ls).map_err(st(what))?;
+    Ok((a, l))
+}
+
+fn v1_messages(
+    blk: &[u8],
+    raw: &mut Raw,
+    blocks: &mut Vec<(u64, u64)>,
+    h5: &H5,
+    what: &str,
+) -> Result<(), Hdf5Error> {
+    let mut p = 0usize;
+    while p + 8 <= blk.len() {
+        let ty = u16::from_le_bytes([blk[p], blk[p + 1]]);
+        let size = usize::from(u16::from_le_bytes([blk[p + 2], blk[p + 3]]));
+        let flags = blk[p + 4];
+        let data = blk
+            .get(p + 8..p + 8 + size)
+            .ok_or_else(|| Hdf5Error::invalid(what, "message runs past its header block"))?;
+        if ty == MSG_CONTINUATION {
+            blocks.push(continuation(data, h5, what)?);
+        }
+        raw.push((ty, flags, data.to_vec()));
+        p += 8 + size;
+    }
+    Ok(())
+}
+
+fn v2_messages(
+    body: &[u8],
+    hflags: u8,
+    raw: &mut Raw,
+    blocks: &mut Vec<(u64, u64)>,
+    h5: &H5,
+    what: &str,
+) -> Result<(), Hdf5Error> {
+    let order = hflags & 0x04 != 0;
+    let head = if order { 6 } else { 4 };
+    let mut p = 0usize;
+    while p + head <= body.len() {
+        let ty = u16::from(body[p]);
+        let size = usize::from(u16::from_le_bytes([body[p + 1], body[p + 2]]));
+        let flags = body[p + 3];
+        let data = body
+            .get(p + head..p + head + size)
+            .ok_or_else(|| Hdf5Error::invalid(what, "message runs past its header chunk"))?;
+        if ty == MSG_CONTINUATION {
+            blocks.push(continuation(data, h5, what)?);
+        }
+        raw.push((ty, flags, data.to_vec()));
+        p += head + size;
+    }
+    Ok(())
+}
+
+/// Decode one message: shared ones from the header they live in, attributes ourselves.
+fn message(
+    h5: &H5,
+    ty: u16,
+    flags: u8,
+    data: &[u8],
+    depth: usize,
+    what: &str,
+) -> Result<HdfMessage, Hdf5Error> {
+    if flags & 0x02 != 0 {
+        let sm = shared::parse(&mut Cursor::new(data), ty, h5.os, h5.ls, data.len())
+            .map_err(st(what))?;
+        return resolve_shared(h5, &sm, ty, depth, what);
+    }
+    if ty == MSG_ATTRIBUTE {
+        return Ok(HdfMessage::Attribute(attribute(h5, data, depth, what)?));
+    }
+    messages::parse_message(ty, data.len(), &mut Cursor::new(data), h5.os, h5.ls).map_err(st(what))
+}
+
+fn resolve_shared(
+    h5: &H5,
+    sm: &SharedMessage,
+    ty: u16,
+    depth: usize,
+    what: &str,
+) -> Result<HdfMessage, Hdf5Error> {
+    let SharedMessage::SharedInOhdr { address, .. } = sm else {
+        return Err(Hdf5Error::unsupported(
+            what,
+            "messages shared through the file's shared message table",
+        ));
+    };
+    let target = parse_depth(h5, *address, depth + 1)?;
+    let want = |m: &HdfMessage| match ty {
+        MSG_DATATYPE => matches!(m, HdfMessage::Datatype(_)),
+        MSG_DATASPACE => matches!(m, HdfMessage::Dataspace(_)),
+        0x0004 | 0x0005 => matches!(m, HdfMessage::FillValue(_)),
+        0x000B => matches!(m, HdfMessage::FilterPipeline(_)),
+        MSG_ATTRIBUTE => matches!(m, HdfMessage::Attribute(_)),
+        _ => false,
+    };
+    target.messages.into_iter().find(want).ok_or_else(|| {
+        Hdf5Error::invalid(
+            what,
+            format!("shared message {ty:#x} not found at {address:#x}"),
+        )
+    })
+}
+
+fn shared_datatype(
+    h5: &H5,
+    bytes: &[u8],
+    depth: usize,
+    what: &str,
+) -> Result<DatatypeMessage, Hdf5Error> {
+    let sm = shared::parse(
+        &mut Cursor::new(bytes),
+        MSG_DATATYPE,
+        h5.os,
+        h5.ls,
+        bytes.len(),
+    )
+    .map_err(st(what))?;
+    match resolve_shared(h5, &sm, MSG_DATATYPE, depth, what)? {
+        HdfMessage::Datatype(d) => Ok(d),
+        _ => Err(Hdf5Error::invalid(
+            what,
+            "shared datatype is not a datatype",
+        )),
+    }
+}
+
+fn shared_dataspace(
+    h5: &H5,
+    bytes: &[u8],
+    depth: usize,
+    what: &str,
+) -> Result<DataspaceMessage, Hdf5Error> {
+    let sm = shared::parse(
+        &mut Cursor::new(bytes),
+        MSG_DATASPACE,
+        h5.os,
+        h5.ls,
+        bytes.len(),
+    )
+    .map_err(st(what))?;
+    match resolve_shared(h5, &sm, MSG_DATASPACE, depth, what)? {
+        HdfMessage::Dataspace(d) => Ok(d),
+        _ => Err(Hdf5Error::invalid(
+            what,
+            "shared dataspace is not a dataspace",
+        )),
+    }
+}
+
+/// An attribute message, versions 1 to 3, with shared datatype and dataspace allowed.
+fn attribute(
+    h5: &H5,
+    data: &[u8],
+    depth: usize,
+    what: &str,
+) -> Result<AttributeMessage, Hdf5Error> {
+    let short = || Hdf5Error::invalid(what, "attribute message shorter than its fields");
+    let take = |p: &mut usize, n: usize| -> Result<&[u8], Hdf5Error> {
+        let s = data
+            .get(*p..p.checked_add(n).ok_or_else(short)?)
+            .ok_or_else(short)?;
+        *p += n;
+        Ok(s)
+    };
+    let version = *data.first().ok_or_else(short)?;
+    let flags = *data.get(1).ok_or_else(short)?;
+    let u16_at = |i: usize| -> Result<usize, Hdf5Error> {
+        let b = data.get(i..i + 2).ok_or_else(short)?;
+        Ok(usize::from(u16::from_le_bytes([b[0], b[1]])))
+    };
+    let (name_len, dt_len, ds_len) = (u16_at(2)?, u16_at(4)?, u16_at(6)?);
+    let pad = |n: usize| if version == 1 { n.div_ceil(8) * 8 } else { n };
+    let mut p = if version == 3 { 9 } else { 8 };
+    if !(1..=3).contains(&version) {
+        return Err(Hdf5Error::invalid(
+            what,
+            format!("attribute message version {version}"),
+        ));
+    }
+    let name_bytes = take(&mut p, name_len)?;
+    let name =
+        String::from_utf8_lossy(name_bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned();
+    p += pad(name_len) - name_len;
+    let dt_bytes = take(&mut p, dt_len)?;
+    p += pad(dt_len) - dt_len;
+    let ds_bytes = take(&mut p, ds_len)?;
+    p += pad(ds_len) - ds_len;
+    let awhat = format!("{what}: attribute \"{name}\"");
+    let dt = if flags & 0x01 != 0 {
+        shared_datatype(h5, dt_bytes, depth, &awhat)?
+    } else {
+        messages::datatype::parse(&mut Cursor::new(dt_bytes), dt_bytes.len()).map_err(st(&awhat))?
+    };
+    let ds = if flags & 0x02 != 0 {
+        shared_dataspace(h5, ds_bytes, depth, &awhat)?
+    } else {
+        messages::dataspace::parse(&mut Cursor::new(ds_bytes), h5.os, h5.ls, ds_bytes.len())
+            .map_err(st(&awhat))?
+    };
+    let n = ds
+        .num_elements()
+        .map_err(|e| Hdf5Error::invalid(&awhat, e.to_string()))?;
+    let size = n
+        .checked_mul(u64::from(dt.size))
+        .and_then(|s| usize::try_from(s).ok())
+        .ok_or_else(|| Hdf5Error::invalid(&awhat, "data size overflows"))?;
+    let raw_data = data
+        .get(p..p.checked_add(size).ok_or_else(short)?)
+        .ok_or_else(|| {
+            Hdf5Error::invalid(&awhat, format!("{size} bytes of data, message ends first"))
+        })?
+        .to_vec();
+    Ok(AttributeMessage {
+        name,
+        datatype: dt.datatype,
+        dataspace: ds,
+        raw_data,
+    })
+}

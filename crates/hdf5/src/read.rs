@@ -1,0 +1,536 @@
+//! Hyperslab reads: compact and contiguous data directly, chunked data through the chunk index
+//! and the filter pipeline (chunks decoded in parallel), missing chunks and the part of a
+//! variable beyond its HDF5 extent as the fill value.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use hdf5_reader::chunk_index::{self, ChunkEntry};
+use hdf5_reader::io::Cursor;
+use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
+use nc_dataset::{Dataset, FilterSpec, VarId};
+use rayon::prelude::*;
+
+use crate::convert::Decoder;
+use crate::filters::{filter_name, ChunkDecoder};
+use crate::h5::{H5, MAX_READ_BYTES};
+use crate::meta::VarInfo;
+use crate::Hdf5Error;
+
+/// Decoded chunks kept for repeated small reads (bytes).
+const CHUNK_CACHE_BYTES: usize = 64 << 20;
+/// Chunks decoded per parallel batch (bounds memory held at once).
+const BATCH: usize = 64;
+
+/// Decoded chunks by (variable, chunk address), with the bytes they hold in total.
+type ChunkCache = (usize, HashMap<(usize, u64), Arc<Vec<u8>>>);
+
+/// Per-file caches of the data reader.
+#[derive(Default)]
+pub(crate) struct ReadCache {
+    entries: Mutex<HashMap<usize, Arc<Vec<ChunkEntry>>>>,
+    chunks: Mutex<ChunkCache>,
+}
+
+/// A validated request: start/count clipped to the stored extent.
+struct Slab<'a> {
+    start: &'a [u64],
+    count: &'a [u64],
+}
+
+pub(crate) struct Reader<'a> {
+    pub h5: &'a H5,
+    pub decoder: &'a dyn ChunkDecoder,
+    pub cache: &'a ReadCache,
+}
+
+impl Reader<'_> {
+    pub fn read(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        info: &VarInfo,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<nc_dataset::Values, Hdf5Error> {
+        let v = ds.var(var);
+        let bad = |message: String| Hdf5Error::BadRequest {
+            var: v.name.clone(),
+            message,
+        };
+        let shape = ds.shape(var);
+        if start.len() != shape.len() || count.len() != shape.len() {
+            return Err(bad(format!(
+                "hyperslab rank {} does not match variable rank {}",
+                start.len(),
+                shape.len()
+            )));
+        }
+        for d in 0..shape.len() {
+            if start[d].checked_add(count[d]).is_none_or(|e| e > shape[d]) {
+                return Err(bad(format!(
+                    "hyperslab {}+{} exceeds dimension length {}",
+                    start[d], count[d], shape[d]
+                )));
+            }
+        }
+        let es = info.elem_size;
+        let total = count.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
+        let bytes = total.and_then(|t| t.checked_mul(es as u64));
+        let (Some(total), Some(bytes)) = (total, bytes) else {
+            return Err(bad("hyperslab size overflows".to_string()));
+        };
+        if bytes > MAX_READ_BYTES {
+            return Err(Hdf5Error::TooLarge {
+                what: format!("variable \"{}\"", v.name),
+                bytes,
+                limit: MAX_READ_BYTES,
+            });
+        }
+        let fill = info.fill.clone().unwrap_or_else(|| vec![0u8; es]);
+        let mut out = fill.repeat(total as usize);
+        if total > 0 {
+            let slab = Slab { start, count };
+            self.fill_from_storage(var, &v.name, info, &slab, &mut out)?;
+        }
+        let what = format!("variable \"{}\"", v.name);
+        let dec = Decoder {
+            h5: self.h5,
+            what: &what,
+        };
+        dec.decode(&info.dt, &out, total as usize, true)
+    }
+
+    fn fill_from_storage(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+        slab: &Slab<'_>,
+        out: &mut [u8],
+    ) -> Result<(), Hdf5Error> {
+        let es = info.elem_size;
+        let what = format!("variable \"{name}\"");
+        let ext = &info.shape;
+        let rank = ext.len();
+        let stored_elems = ext
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))
+            .unwrap_or(u64::MAX);
+        match &info.layout {
+            DataLayout::Compact { data } => {
+                if (data.len() as u64) < stored_elems.saturating_mul(es as u64) {
+                    return Err(Hdf5Error::invalid(
+                        what,
+                        "compact data shorter than the dataset",
+                    ));
+                }
+                copy_linear(slab, ext, 0, data, out, es);
+            }
+            DataLayout::Contiguous { address, .. } => {
+                if Cursor::is_undefined_offset(*address, self.h5.os) {
+                    return Ok(());
+                }
+                // read the span from the first to the last selected element once
+                let (first, last) = span(slab, ext);
+                let Some((first, last)) = first.zip(last) else {
+                    return Ok(());
+                };
+                let len = (last - first + 1)
+                    .checked_mul(es as u64)
+                    .filter(|&l| l <= MAX_READ_BYTES)
+                    .ok_or_else(|| Hdf5Error::invalid(&what, "contiguous span too large"))?;
+                let addr = address
+                    .checked_add(first * es as u64)
+                    .ok_or_else(|| Hdf5Error::invalid(&what, "address overflows"))?;
+                let data = self.h5.read(addr, len, &what)?;
+                // the block starts at linear element `first`: copy with a shifted view
+                copy_linear(slab, ext, first, &data, out, es);
+            }
+            DataLayout::Chunked {
+                address,
+                dims,
+                chunk_indexing,
+                ..
+            } => {
+                if Cursor::is_undefined_offset(*address, self.h5.os) {
+                    return Ok(());
+                }
+                if dims.len() != rank || dims.contains(&0) {
+                    return Err(Hdf5Error::invalid(
+                        what,
+                        format!("chunk shape {dims:?} does not fit rank {rank}"),
+                    ));
+                }
+                let chunk: Vec<u64> = dims.iter().map(|&c| u64::from(c)).collect();
+                let chunk_bytes = chunk
+                    .iter()
+                    .try_fold(es as u64, |a, &b| a.checked_mul(b))
+                    .filter(|&b| b <= MAX_READ_BYTES)
+                    .ok_or_else(|| Hdf5Error::invalid(&what, "chunk too large"))?;
+                let entries = self.entries(
+                    var,
+                    info,
+                    *address,
+                    dims,
+                    chunk_indexing.as_ref(),
+                    chunk_bytes,
+                    &what,
+                )?;
+                // chunks overlapping the request
+                let wanted: Vec<&ChunkEntry> = entries
+                    .iter()
+                    .filter(|e| {
+                        e.offsets.len() == rank
+                            && (0..rank).all(|d| {
+                                e.offsets[d] < slab.start[d] + slab.count[d]
+                                    && e.offsets[d] + chunk[d] > slab.start[d]
+                            })
+                    })
+                    .collect();
+                for batch in wanted.chunks(BATCH) {
+                    let decoded: Vec<Result<Arc<Vec<u8>>, Hdf5Error>> = if batch.len() > 1 {
+                        batch
+                            .par_iter()
+                            .map(|e| self.chunk(var, name, info, e, &chunk, chunk_bytes))
+                            .collect()
+                    } else {
+                        batch
+                            .iter()
+                            .map(|e| self.chunk(var, name, info, e, &chunk, chunk_bytes))
+                            .collect()
+                    };
+                    for (e, bytes) in batch.iter().zip(decoded) {
+                        let bytes = bytes?;
+                        // clip the chunk to the stored extent (edge chunks)
+                        slab.copy_block_clipped(&e.offsets, &chunk, ext, &bytes, out, es);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn entries(
+        &self,
+        var: VarId,
+        info: &VarInfo,
+        address: u64,
+        dims: &[u32],
+        indexing: Option<&ChunkIndexing>,
+        chunk_bytes: u64,
+        what: &str,
+    ) -> Result<Arc<Vec<ChunkEntry>>, Hdf5Error> {
+        if let Some(e) = self
+            .cache
+            .entries
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&var.0).cloned())
+        {
+            return Ok(e);
+        }
+        let s = self.h5.storage();
+        let (os, ls) = (self.h5.os, self.h5.ls);
+        let rank = info.shape.len();
+        let st =
+            |e: hdf5_reader::error::Error| Hdf5Error::structure(format!("{what}: chunk index"), e);
+        let mut entries = match indexing {
+            None => {
+                let leaves = hdf5_reader::btree_v1::collect_btree_v1_leaves_storage(
+                    s,
+                    address,
+                    os,
+                    ls,
+                    Some(rank as u32),
+                    dims,
+                    None,
+                )
+                .map_err(st)?;
+                let mut v = Vec::with_capacity(leaves.len());
+                for (key, addr) in leaves {
+                    if let hdf5_reader::btree_v1::BTreeV1Key::RawData {
+                        chunk_size,
+                        filter_mask,
+                        offsets,
+                    } = key
+                    {
+                        v.push(ChunkEntry {
+                            address: addr,
+                            size: u64::from(chunk_size),
+                            filter_mask,
+                            offsets: offsets.into_iter().take(rank).collect(),
+                        });
+                    }
+                }
+                v
+            }
+            Some(ChunkIndexing::SingleChunk {
+                filtered_size,
+                filters,
+            }) => {
+                let size = if info.filters.is_empty() {
+                    chunk_bytes
+                } else {
+                    *filtered_size
+                };
+                vec![chunk_index::single_chunk_entry(
+                    address, size, *filters, rank,
+                )]
+            }
+            Some(ChunkIndexing::BTreeV2) => chunk_index::collect_v2_chunk_entries_storage(
+                s,
+                address,
+                os,
+                ls,
+                rank as u32,
+                dims,
+                None,
+            )
+            .map_err(st)?,
+            Some(ChunkIndexing::Implicit) => chunk_index::collect_implicit_chunk_entries(
+                address,
+                &info.shape,
+                dims,
+                info.elem_size,
+                None,
+                s.len(),
+            )
+            .map_err(st)?,
+            Some(ChunkIndexing::FixedArray { .. }) => {
+                hdf5_reader::fixed_array::collect_fixed_array_chunk_entries_storage(
+                    s,
+                    address,
+                    os,
+                    ls,
+                    &info.shape,
+                    dims,
+                    None,
+                )
+                .map_err(st)?
+            }
+            Some(ChunkIndexing::ExtensibleArray { .. }) => {
+                hdf5_reader::extensible_array::collect_extensible_array_chunk_entries_storage(
+                    s,
+                    address,
+                    os,
+                    ls,
+                    &info.shape,
+                    info.max_dims.as_deref(),
+                    dims,
+                    None,
+                )
+                .map_err(st)?
+            }
+        };
+        // unfiltered records of some indexes carry no size: a chunk is then stored whole
+        for e in &mut entries {
+            if e.size == 0 {
+                e.size = chunk_bytes;
+            }
+        }
+        let entries = Arc::new(entries);
+        if let Ok(mut m) = self.cache.entries.lock() {
+            m.insert(var.0, entries.clone());
+        }
+        Ok(entries)
+    }
+
+    fn chunk(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+        e: &ChunkEntry,
+        chunk: &[u64],
+        chunk_bytes: u64,
+    ) -> Result<Arc<Vec<u8>>, Hdf5Error> {
+        let key = (var.0, e.address);
+        if let Some(c) = self
+            .cache
+            .chunks
+            .lock()
+            .ok()
+            .and_then(|m| m.1.get(&key).cloned())
+        {
+            return Ok(c);
+        }
+        let what = format!("variable \"{name}\"");
+        // an unfiltered chunk is never larger than its logical size; a filtered one is bounded
+        // by the read limit
+        if e.size > MAX_READ_BYTES || (info.filters.is_empty() && e.size > chunk_bytes) {
+            return Err(Hdf5Error::invalid(
+                what,
+                format!("chunk at {:?} claims {} bytes", e.offsets, e.size),
+            ));
+        }
+        let raw = self.h5.read(e.address, e.size, &what)?;
+        let active: Vec<FilterSpec> = info
+            .filters
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i >= 32 || e.filter_mask & (1 << i) == 0)
+            .map(|(_, f)| f.clone())
+            .collect();
+        for f in &active {
+            if !self.decoder.supports(f.id) {
+                return Err(Hdf5Error::MissingFilter {
+                    var: name.to_string(),
+                    id: f.id,
+                    name: filter_name(f.id).to_string(),
+                    cure: "add its plugin directory to HDF5_PLUGIN_PATH".to_string(),
+                });
+            }
+        }
+        let data = if active.is_empty() {
+            raw
+        } else {
+            self.decoder
+                .decode(&active, info.elem_size, chunk, raw)
+                .map_err(|message| Hdf5Error::Filter {
+                    var: name.to_string(),
+                    offsets: e.offsets.clone(),
+                    message,
+                })?
+        };
+        if (data.len() as u64) < chunk_bytes {
+            return Err(Hdf5Error::Filter {
+                var: name.to_string(),
+                offsets: e.offsets.clone(),
+                message: format!(
+                    "decoded chunk has {} bytes, expected {chunk_bytes}",
+                    data.len()
+                ),
+            });
+        }
+        let data = Arc::new(data);
+        if let Ok(mut m) = self.cache.chunks.lock() {
+            if m.0 + data.len() > CHUNK_CACHE_BYTES {
+                m.1.clear();
+                m.0 = 0;
+            }
+            if data.len() <= CHUNK_CACHE_BYTES / 4 {
+                m.0 += data.len();
+                m.1.insert(key, data.clone());
+            }
+        }
+        Ok(data)
+    }
+}
+
+impl Slab<'_> {
+    /// Like [`Slab::copy_block`] but only the part of the block inside the stored extent `ext`
+    /// counts (the rest of an edge chunk is padding).
+    fn copy_block_clipped(
+        &self,
+        org: &[u64],
+        blk: &[u64],
+        ext: &[u64],
+        src: &[u8],
+        out: &mut [u8],
+        es: usize,
+    ) {
+        let rank = self.count.len();
+        if rank == 0 {
+            return;
+        }
+        let mut lo = vec![0u64; rank];
+        let mut hi = vec![0u64; rank];
+        for d in 0..rank {
+            lo[d] = self.start[d].max(org[d]);
+            hi[d] = (self.start[d] + self.count[d])
+                .min(org[d] + blk[d])
+                .min(ext[d]);
+            if lo[d] >= hi[d] {
+                return;
+            }
+        }
+        let run = (hi[rank - 1] - lo[rank - 1]) as usize * es;
+        let mut idx = lo.clone();
+        loop {
+            let mut s = 0u64;
+            let mut o = 0u64;
+            for d in 0..rank {
+                s = s * blk[d] + (idx[d] - org[d]);
+                o = o * self.count[d] + (idx[d] - self.start[d]);
+            }
+            let s = s as usize * es;
+            let o = o as usize * es;
+            if let (Some(src), Some(dst)) = (src.get(s..s + run), out.get_mut(o..o + run)) {
+                dst.copy_from_slice(src);
+            }
+            if !advance(&mut idx, &lo, &hi) {
+                return;
+            }
+        }
+    }
+}
+
+/// Step the outer indices (all but the last) of a row-major walk; false when done.
+fn advance(idx: &mut [u64], lo: &[u64], hi: &[u64]) -> bool {
+    let rank = idx.len();
+    let mut d = rank - 1;
+    while d > 0 {
+        d -= 1;
+        idx[d] += 1;
+        if idx[d] < hi[d] {
+            return true;
+        }
+        idx[d] = lo[d];
+    }
+    false
+}
+
+/// Linear indices (in the stored extent) of the first and last requested stored element.
+fn span(slab: &Slab<'_>, ext: &[u64]) -> (Option<u64>, Option<u64>) {
+    let mut first = 0u64;
+    let mut last = 0u64;
+    for ((&e, &s), &c) in ext.iter().zip(slab.start).zip(slab.count) {
+        let hi = (s + c).min(e);
+        if s >= hi {
+            return (None, None);
+        }
+        first = first * e + s;
+        last = last * e + (hi - 1);
+    }
+    (Some(first), Some(last))
+}
+
+/// Copy the requested elements out of a contiguous block holding stored elements
+/// `base..` (linear, row-major over `ext`).
+fn copy_linear(slab: &Slab<'_>, ext: &[u64], base: u64, data: &[u8], out: &mut [u8], es: usize) {
+    let rank = ext.len();
+    if rank == 0 {
+        let n = es.min(data.len()).min(out.len());
+        out[..n].copy_from_slice(&data[..n]);
+        return;
+    }
+    let mut lo = vec![0u64; rank];
+    let mut hi = vec![0u64; rank];
+    for d in 0..rank {
+        lo[d] = slab.start[d];
+        hi[d] = (slab.start[d] + slab.count[d]).min(ext[d]);
+        if lo[d] >= hi[d] {
+            return;
+        }
+    }
+    let run = (hi[rank - 1] - lo[rank - 1]) as usize * es;
+    let mut idx = lo.clone();
+    loop {
+        let mut s = 0u64;
+        let mut o = 0u64;
+        for d in 0..rank {
+            s = s * ext[d] + idx[d];
+            o = o * slab.count[d] + (idx[d] - slab.start[d]);
+        }
+        let s = (s - base) as usize * es;
+        let o = o as usize * es;
+        if let (Some(src), Some(dst)) = (data.get(s..s + run), out.get_mut(o..o + run)) {
+            dst.copy_from_slice(src);
+        }
+        if !advance(&mut idx, &lo, &hi) {
+            return;
+        }
+    }
+}
