@@ -164,6 +164,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let copts = nc_dispatch::CreateOptions {
         format,
         fill: !args.no_fill,
+        only_given_data: true,
     };
     nc_dispatch::create(&out, &ds, &InMemory, &copts)
         .with_context(|| format!("cannot write {}", out.display()))?;

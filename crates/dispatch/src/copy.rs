@@ -133,6 +133,11 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<(), D
         out_path,
         &out_ds,
         &src,
-        &CreateOptions { format, fill: true },
+        // netCDF-C's nccopy writes with fill off: padding is zeros, data is all copied.
+        &CreateOptions {
+            format,
+            fill: false,
+            only_given_data: false,
+        },
     )
 }

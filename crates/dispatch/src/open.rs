@@ -45,6 +45,9 @@ pub enum DispatchError {
         #[source]
         source: nc_classic::ClassicError,
     },
+    /// The HDF5 reader failed (its errors already name the file).
+    #[error(transparent)]
+    Hdf5(nc_hdf5::Hdf5Error),
     /// The dataset cannot be written in the format asked for.
     #[error("{}: {why}", .path.display())]
     ModelConflict {
@@ -145,6 +148,7 @@ fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 
 enum Backend {
     Classic(ClassicFile),
+    Nc4(nc_hdf5::Nc4File),
 }
 
 /// An open dataset: its metadata and a source for its data.
@@ -164,6 +168,7 @@ impl Opened {
     pub fn dataset(&self) -> &Dataset {
         match &self.backend {
             Backend::Classic(c) => c.dataset(),
+            Backend::Nc4(h) => h.dataset(),
         }
     }
 
@@ -171,6 +176,7 @@ impl Opened {
     pub fn source(&self) -> &dyn DataSource {
         match &self.backend {
             Backend::Classic(c) => c,
+            Backend::Nc4(h) => h,
         }
     }
 
@@ -208,10 +214,14 @@ pub fn open(path: &Path) -> Result<Opened, DispatchError> {
                 kind,
             })
         }
-        FileKind::Hdf5 { .. } => Err(DispatchError::NotSupported {
-            path: path.to_path_buf(),
-            what: "reading netCDF-4/HDF5 files".into(),
-        }),
+        FileKind::Hdf5 { .. } => {
+            let decoder = std::sync::Arc::new(crate::decode::RegistryDecoder::default());
+            let h = nc_hdf5::Nc4File::open_with(path, decoder).map_err(DispatchError::Hdf5)?;
+            Ok(Opened {
+                backend: Backend::Nc4(h),
+                kind,
+            })
+        }
         FileKind::Zarr => Err(DispatchError::NotSupported {
             path: path.to_path_buf(),
             what: "reading NCZarr/Zarr stores".into(),
@@ -226,6 +236,9 @@ pub struct CreateOptions {
     pub format: Format,
     /// Write fill values into parts the source does not provide (ncgen `-x` turns this off).
     pub fill: bool,
+    /// Write only the data the source holds (ncgen: variables without a data list are left
+    /// as the file's fill); `false` copies every variable's data (nccopy).
+    pub only_given_data: bool,
 }
 
 impl Default for CreateOptions {
@@ -233,6 +246,7 @@ impl Default for CreateOptions {
         CreateOptions {
             format: Format::Classic,
             fill: true,
+            only_given_data: false,
         }
     }
 }
@@ -261,7 +275,7 @@ pub fn create(
             let wopts = nc_classic::WriteOptions {
                 format: opts.format,
                 fill: opts.fill,
-                ..Default::default()
+                only_given_data: opts.only_given_data,
             };
             nc_classic::write_file(&tmp, ds, src, &wopts).map_err(|source| DispatchError::Classic {
                 path: path.to_path_buf(),

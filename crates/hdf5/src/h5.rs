@@ -325,8 +325,13 @@ impl H5 {
             let bytes = heap
                 .get_object_storage_cached(&id, s, self.os, self.ls, &mut cache)
                 .map_err(st(format!("{what}: attribute heap object")))?;
-            let a = attribute::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
-                .map_err(st(format!("{what}: attribute message")))?;
+            // hdf5-reader refuses attributes of committed (shared) datatypes: decode those ourselves
+            let a = match attribute::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
+            {
+                Ok(a) => a,
+                Err(e) => crate::ohdr::attribute(self, &bytes, 0, what)
+                    .map_err(|_| Hdf5Error::structure(format!("{what}: attribute message"), e))?,
+            };
             atts.push(a);
         }
         if by_order.is_none() {

@@ -308,7 +308,7 @@ fn shared_dataspace(
 }
 
 /// An attribute message, versions 1 to 3, with shared datatype and dataspace allowed.
-fn attribute(
+pub(crate) fn attribute(
     h5: &H5,
     data: &[u8],
     depth: usize,

@@ -469,3 +469,48 @@ fn missing_filter_is_named() {
         Values::Int(vec![5, 6, 7, 8])
     );
 }
+
+#[test]
+fn attributes_of_committed_types() {
+    // netCDF-C 4.0-era files store user-typed attributes with a shared (committed) datatype,
+    // which hdf5-reader refuses; our own header walk decodes them
+    let path = std::path::Path::new("/work/shared/conformance/cases/nc_test4/ref_tst_compounds.nc");
+    if !path.exists() {
+        eprintln!("SKIPPED: conformance corpus not present");
+        return;
+    }
+    let f = Nc4File::open(path).expect("open");
+    let ds = f.dataset();
+    let obs = var(ds, GroupId(0), "obs");
+    let fill = vec![
+        Values::Byte(vec![-99]),
+        Values::Short(vec![-99]),
+        Values::Int(vec![-99]),
+        Values::Float(vec![-99.0]),
+        Values::Double(vec![-99.0]),
+    ];
+    assert_eq!(ds.var(obs).atts[0].name, "_FillValue");
+    assert_eq!(ds.var(obs).atts[0].ty, NcType::User(TypeId(0)));
+    assert_eq!(
+        ds.var(obs).atts[0].values,
+        Values::Compound(vec![fill.clone()])
+    );
+    let Values::Compound(data) = all(&f, obs) else {
+        panic!("compound data")
+    };
+    assert_eq!(data.len(), 3);
+    assert_eq!(
+        data[1], fill,
+        "the unwritten element reads as the fill value"
+    );
+    assert_eq!(
+        data[2],
+        vec![
+            Values::Byte(vec![20]),
+            Values::Short(vec![6]),
+            Values::Int(vec![3]),
+            Values::Float(vec![0.75]),
+            Values::Double(vec![5000.01]),
+        ]
+    );
+}

@@ -329,9 +329,12 @@ impl Conv<'_> {
                             },
                         );
                     }
-                    item => {
-                        let n = item_number(item).map_err(at)?;
-                        push_number(out, &n);
+                    other => {
+                        return Err(at(format!(
+                            "data value {} is not consistent with the expected type {}: give an enum constant name",
+                            item_kind(other),
+                            self.ds.types[id.0].name
+                        )))
                     }
                 },
                 UserTypeKind::Opaque { size } => {
@@ -425,6 +428,15 @@ impl Conv<'_> {
                                             }
                                         }
                                     }
+                                }
+                                (_, true) => {
+                                    return Err((
+                                        sub.pos,
+                                        format!(
+                                            "dimensioned field '{}' must be enclosed in {{...}}",
+                                            f.name
+                                        ),
+                                    ))
                                 }
                                 _ => {
                                     if f.ty == NcType::Atomic(AtomicType::Char) {

@@ -51,15 +51,7 @@ impl<R: Read> Parser<R> {
     }
 
     fn find_data_var(&self, g: GroupId, name: &str) -> Option<VarId> {
-        if let Some(path) = name.strip_prefix('/') {
-            let mut parts: Vec<&str> = path.split('/').collect();
-            let last = parts.pop()?;
-            let mut grp = nc_dataset::ROOT;
-            for part in parts {
-                grp = self.ds.find_group(grp, part)?;
-            }
-            return self.ds.find_var(grp, last);
-        }
+        // ncgen takes plain names only: a data section fills its own group's variables
         self.ds.find_var(g, name)
     }
 
@@ -89,6 +81,12 @@ impl<R: Read> Parser<R> {
             self.expect_punct(b';', "after the data list")?;
             self.ragged.push((v, items));
             return Ok(());
+        }
+        if matches!(ty, NcType::User(_))
+            && self.ds.base_atomic(ty).is_some()
+            && self.ds.vars[v.0].att("_FillValue").is_none()
+        {
+            self.enum_checks.push((v, vpos));
         }
         let base = self.ds.base_atomic(ty);
         let values = match base {
@@ -179,7 +177,11 @@ impl<R: Read> Parser<R> {
         let mut count: u64 = 0;
         loop {
             let keep = count < limit;
-            if let Some(n) = self.lx.fast_number()? {
+            if let Some(n) = if is_enum {
+                None
+            } else {
+                self.lx.fast_number()?
+            } {
                 if keep {
                     push_number(&mut out, &n);
                 }
@@ -203,12 +205,18 @@ impl<R: Read> Parser<R> {
             let (t, p) = self.lx.next()?;
             match t {
                 Tok::Num(n) => {
+                    if is_enum {
+                        return Err(self.semantic(p, format!("data value {} is not consistent with the expected type {}: give an enum constant name", n.text(), self.ds.type_name(ty))));
+                    }
                     if keep {
                         push_number(&mut out, &n);
                     }
                 }
                 Tok::Name(n) => {
                     if n == "_" {
+                        if is_enum && self.ds.vars[v.0].att("_FillValue").is_none() {
+                            return Err(self.semantic(p, format!("'_' in the data of enum variable '{}' needs a _FillValue attribute (the default fill is no constant of {})", self.ds.vars[v.0].name, self.ds.type_name(ty))));
+                        }
                         if keep {
                             push_fill(&mut out, &fill);
                         }
@@ -381,6 +389,23 @@ impl<R: Read> Parser<R> {
     /// After all data: size the unlimited dimensions used inside braces and lay those
     /// variables out row-major, filling gaps with the fill value.
     pub(crate) fn finish(&mut self) -> Result<(), CdlError> {
+        // ncgen rejects enum data that would need the default fill (no enum constant)
+        for (v, pos) in std::mem::take(&mut self.enum_checks) {
+            let have = self.ds.vars[v.0]
+                .data
+                .as_ref()
+                .map_or(0, |d| d.len() as u64);
+            let want = self.ds.num_elements(v).unwrap_or(u64::MAX);
+            if have < want {
+                return Err(self.semantic(
+                    pos,
+                    format!(
+                        "enum variable '{}' gets {have} of {want} values; the rest would be fill, which needs a _FillValue attribute",
+                        self.ds.vars[v.0].name
+                    ),
+                ));
+            }
+        }
         let ragged = std::mem::take(&mut self.ragged);
         for (v, items) in &ragged {
             self.measure(*v, items, 0, 0)?;

@@ -560,7 +560,11 @@ impl<R: Read> Lexer<R> {
             }
         }
         match String::from_utf8(out) {
-            Ok(s) => Ok(Tok::Name(s)),
+            Ok(s) if s.is_ascii() => Ok(Tok::Name(s)),
+            // ncgen stores names in Unicode NFC
+            Ok(s) => Ok(Tok::Name(
+                unicode_normalization::UnicodeNormalization::nfc(s.as_str()).collect(),
+            )),
             Err(_) => Err(self.err_at(p, "name is not valid UTF-8")),
         }
     }

@@ -3,9 +3,9 @@
 //! The grammar is written down in `cdl-grammar/cdl.ebnf`; `cdl-grammar/NOTES.md` lists the
 //! ncgen behaviours found by experiment (literal types, attribute type inference, char data).
 //!
-//! One streaming tokenizer ([`lexer`]) reads the input in large buffered chunks, so a file's
+//! One streaming tokenizer (`lexer.rs`) reads the input in large buffered chunks, so a file's
 //! data section never sits in memory as text: values go straight into typed vectors. Numeric
-//! literals are recognized with nom ([`literal`]).
+//! literals are recognized with nom (`literal.rs`).
 
 mod convert;
 mod data;

@@ -26,6 +26,8 @@ pub(crate) struct Parser<R: Read> {
     chains: HashMap<usize, Chain>,
     /// variables whose data has inner unlimited dimensions: flattened at the end
     pub(crate) ragged: Vec<(VarId, Vec<PItem>)>,
+    /// enum variables without `_FillValue` that got data: they must not need any fill
+    pub(crate) enum_checks: Vec<(VarId, Pos)>,
 }
 
 /// The atomic type a CDL keyword names (rule `primtype`).
@@ -70,6 +72,7 @@ impl<R: Read> Parser<R> {
             opts,
             chains: HashMap::new(),
             ragged: Vec::new(),
+            enum_checks: Vec::new(),
         }
     }
 
@@ -395,6 +398,12 @@ impl<R: Read> Parser<R> {
                         "enum value {value} of '{mname}' does not fit base type {}",
                         base.cdl_name()
                     ),
+                ));
+            }
+            if members.iter().any(|m| m.value == value) {
+                return Err(self.semantic(
+                    vp,
+                    format!("enum value {value} of '{mname}' repeats an earlier member's value"),
                 ));
             }
             if members.iter().any(|m| m.name == mname) {
@@ -850,27 +859,7 @@ impl<R: Read> Parser<R> {
         }
     }
 
-    fn infer_type(&self, g: GroupId, items: &[PItem]) -> Result<NcType, CdlError> {
-        // enum constants by name: the enum type that defines them
-        if let Some(Item::Name(n)) = items.first().map(|i| &i.item) {
-            if name_number(n).is_none() {
-                let mut candidates: Vec<TypeId> = Vec::new();
-                for anc in self.ds.ancestors(g) {
-                    for &t in &self.ds.group(anc).types {
-                        if super::convert::enum_value(&self.ds, NcType::User(t), n).is_some() {
-                            candidates.push(t);
-                        }
-                    }
-                }
-                if let Some(t) = candidates.first() {
-                    return Ok(NcType::User(*t));
-                }
-                return Err(self.semantic(
-                    items[0].pos,
-                    format!("undefined name '{n}' in an untyped attribute (not an enum constant)"),
-                ));
-            }
-        }
+    fn infer_type(&self, _g: GroupId, items: &[PItem]) -> Result<NcType, CdlError> {
         infer_attribute_type(items)
             .map(NcType::Atomic)
             .map_err(|(p, m)| self.semantic(p, m))

@@ -180,6 +180,10 @@ struct Lay {
     idx: u64,
     /// position of `idx` in its row
     col: u64,
+    /// element counts of the blocks that ncdump wraps in braces: one per unlimited dimension
+    /// after the first (the block spans that dimension and all faster ones)
+    brace_blocks: Vec<u64>,
+    scratch: Vec<u8>,
     linep: usize,
     strings_direct: bool,
 }
@@ -218,15 +222,24 @@ impl Lay {
         out.extend_from_slice(b"  // ");
         out.extend_from_slice(&self.name);
         out.push(b'(');
+        // a range `0-(n-1)` for the last dimension, or just its index when it has length 1
         match style {
             IndexStyle::C => {
                 for i in outer {
                     out.extend_from_slice(format!("{i},").as_bytes());
                 }
-                out.extend_from_slice(format!(" 0-{})\n", last_len.saturating_sub(1)).as_bytes());
+                if last_len == 1 {
+                    out.extend_from_slice(b"0)\n");
+                } else {
+                    out.extend_from_slice(format!(" 0-{})\n", last_len.saturating_sub(1)).as_bytes());
+                }
             }
             IndexStyle::Fortran => {
-                out.extend_from_slice(format!("1-{} ", last_len).as_bytes());
+                if last_len == 1 {
+                    out.push(b'1');
+                } else {
+                    out.extend_from_slice(format!("1-{} ", last_len).as_bytes());
+                }
                 for i in outer.iter().rev() {
                     out.extend_from_slice(format!(",{}", i + 1).as_bytes());
                 }
@@ -257,6 +270,27 @@ impl Lay {
 
     /// Lay out the next element, whose text is `val`.
     fn emit(&mut self, out: &mut Vec<u8>, val: &[u8]) {
+        if self.brace_blocks.is_empty() {
+            return self.emit_text(out, val);
+        }
+        let mut text = std::mem::take(&mut self.scratch);
+        text.clear();
+        for &b in &self.brace_blocks {
+            if self.idx % b == 0 {
+                text.push(b'{');
+            }
+        }
+        text.extend_from_slice(val);
+        for &b in &self.brace_blocks {
+            if (self.idx + 1) % b == 0 {
+                text.push(b'}');
+            }
+        }
+        self.emit_text(out, &text);
+        self.scratch = text;
+    }
+
+    fn emit_text(&mut self, out: &mut Vec<u8>, val: &[u8]) {
         let col = self.col;
         let last_in_row = col + 1 == self.rowlen;
         self.col = if last_in_row { 0 } else { col + 1 };
@@ -348,6 +382,10 @@ impl Printer<'_> {
                 a => a,
             }
         };
+        let brace_blocks: Vec<u64> = (1..eshape.len())
+            .filter(|&k| ds.dim(var.dims[k]).unlimited)
+            .map(|k| eshape[k..].iter().product::<u64>().max(1))
+            .collect();
         let mut lay = Lay {
             name: name.clone(),
             ind,
@@ -360,6 +398,8 @@ impl Printer<'_> {
             limit: self.opts.line_len().saturating_sub(2),
             idx: 0,
             col: 0,
+            brace_blocks,
+            scratch: Vec::new(),
             linep: 0,
             strings_direct: is_char,
         };

@@ -117,9 +117,8 @@ impl<'a> Printer<'a> {
                     let mut piece = Vec::new();
                     push_name(&mut piece, &m.name);
                     piece.extend_from_slice(format!(" = {}", m.value).as_bytes());
-                    if i + 1 < members.len() {
-                        piece.extend_from_slice(b", ");
-                    }
+                    // the last member carries the closing `} ;` into the fit test
+                    piece.extend_from_slice(if i + 1 < members.len() { b", " } else { b"} ;" });
                     if piece.len() > 2 && linep + piece.len() > limit {
                         self.s("\n");
                         self.indent(depth);
@@ -129,7 +128,10 @@ impl<'a> Printer<'a> {
                     linep += piece.len();
                     self.buf.extend_from_slice(&piece);
                 }
-                self.s("} ;\n");
+                if members.is_empty() {
+                    self.s("} ;");
+                }
+                self.s("\n");
             }
             UserTypeKind::Opaque { size } => {
                 self.s(&format!("opaque({size}) "));
@@ -240,17 +242,40 @@ impl<'a> Printer<'a> {
         push_name(&mut self.buf, &a.name);
         self.s(" = ");
         if let nc_dataset::Values::Char(bytes) = &a.values {
+            // trailing NULs are not shown
+            let bytes = &bytes[..bytes.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1)];
             // classic-model files break char attributes after each newline
             let split = self.format().is_classic_model().then_some(&b"\t\t\t"[..]);
             push_quoted(&mut self.buf, bytes, split);
         } else {
             let vf = self.value_fmt();
             let mut tmp = Vec::new();
-            for i in 0..a.values.len() {
-                if i > 0 {
-                    tmp.extend_from_slice(b", ");
+            if let NcType::User(_) = a.ty {
+                // user-typed values go through ncdump's line wrapper (its column count starts
+                // afresh for each attribute)
+                let limit = self.opts.line_len().saturating_sub(2);
+                let mut linep = 0usize;
+                let mut piece = Vec::new();
+                for i in 0..a.values.len() {
+                    piece.clear();
+                    vf.att(&mut piece, a.ty, &a.values, i);
+                    if i + 1 < a.values.len() {
+                        piece.extend_from_slice(b", ");
+                    }
+                    if piece.len() > 2 && linep + piece.len() > limit {
+                        tmp.extend_from_slice(b"\n    ");
+                        linep = 4;
+                    }
+                    tmp.extend_from_slice(&piece);
+                    linep += piece.len();
                 }
-                vf.att(&mut tmp, a.ty, &a.values, i);
+            } else {
+                for i in 0..a.values.len() {
+                    if i > 0 {
+                        tmp.extend_from_slice(b", ");
+                    }
+                    vf.att(&mut tmp, a.ty, &a.values, i);
+                }
             }
             self.buf.extend_from_slice(&tmp);
         }

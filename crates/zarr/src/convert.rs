@@ -1,0 +1,186 @@
+//! Element conversion between netCDF values and stored bytes (byte order and string forms
+//! of the dtype).
+
+use crate::dtype::{Dtype, Endian, Kind};
+use nc_dataset::{AtomicType, Values};
+
+macro_rules! put_num {
+    ($out:expr, $x:expr, $big:expr) => {{
+        if $big {
+            $out.extend_from_slice(&$x.to_be_bytes())
+        } else {
+            $out.extend_from_slice(&$x.to_le_bytes())
+        }
+    }};
+}
+
+/// Append the stored form of every element of `v` (converted to the dtype's type).
+/// Strings longer than a fixed length are cut here: callers check lengths first.
+pub(crate) fn encode(v: &Values, d: &Dtype, out: &mut Vec<u8>) {
+    let big = d.endian == Endian::Big;
+    let n = v.len();
+    match d.kind {
+        Kind::Num(t) => {
+            out.reserve(n * t.size());
+            for i in 0..n {
+                let int = || {
+                    v.get_i128(i)
+                        .or_else(|| v.get_f64(i).map(|f| f as i128))
+                        .unwrap_or(0)
+                };
+                let flt = || v.get_f64(i).unwrap_or(0.0);
+                match t {
+                    AtomicType::Byte => put_num!(out, int() as i8, big),
+                    AtomicType::UByte => put_num!(out, int() as u8, big),
+                    AtomicType::Short => put_num!(out, int() as i16, big),
+                    AtomicType::UShort => put_num!(out, int() as u16, big),
+                    AtomicType::Int => put_num!(out, int() as i32, big),
+                    AtomicType::UInt => put_num!(out, int() as u32, big),
+                    AtomicType::Int64 => put_num!(out, int() as i64, big),
+                    AtomicType::UInt64 => put_num!(out, int() as u64, big),
+                    AtomicType::Float => match v {
+                        Values::Float(x) => put_num!(out, x[i], big),
+                        _ => put_num!(out, flt() as f32, big),
+                    },
+                    AtomicType::Double => put_num!(out, flt(), big),
+                    AtomicType::Char | AtomicType::String => out.push(0),
+                }
+            }
+        }
+        Kind::Char => match v {
+            Values::Char(b) => out.extend_from_slice(b),
+            other => out.extend(std::iter::repeat_n(0u8, other.len())),
+        },
+        Kind::Bytes(w) => {
+            for i in 0..n {
+                let s = match v {
+                    Values::String(x) => x[i].as_deref().unwrap_or(""),
+                    _ => "",
+                };
+                let b = s.as_bytes();
+                let k = b.len().min(w);
+                out.extend_from_slice(&b[..k]);
+                out.extend(std::iter::repeat_n(0u8, w - k));
+            }
+        }
+        Kind::Unicode(w) => {
+            for i in 0..n {
+                let s = match v {
+                    Values::String(x) => x[i].as_deref().unwrap_or(""),
+                    _ => "",
+                };
+                let mut k = 0;
+                for c in s.chars().take(w) {
+                    put_num!(out, c as u32, big);
+                    k += 1;
+                }
+                out.extend(std::iter::repeat_n(0u8, 4 * (w - k)));
+            }
+        }
+    }
+}
+
+macro_rules! get_nums {
+    ($bytes:expr, $ty:ty, $big:expr, $variant:ident) => {{
+        const N: usize = std::mem::size_of::<$ty>();
+        Values::$variant(
+            $bytes
+                .chunks_exact(N)
+                .map(|c| {
+                    let mut a = [0u8; N];
+                    a.copy_from_slice(c);
+                    if $big {
+                        <$ty>::from_be_bytes(a)
+                    } else {
+                        <$ty>::from_le_bytes(a)
+                    }
+                })
+                .collect(),
+        )
+    }};
+}
+
+/// The values stored in `bytes` (a whole number of elements).
+pub(crate) fn decode(bytes: &[u8], d: &Dtype) -> Values {
+    let big = d.endian == Endian::Big;
+    match d.kind {
+        Kind::Num(t) => match t {
+            AtomicType::Byte => Values::Byte(bytes.iter().map(|&b| b as i8).collect()),
+            AtomicType::UByte => Values::UByte(bytes.to_vec()),
+            AtomicType::Short => get_nums!(bytes, i16, big, Short),
+            AtomicType::UShort => get_nums!(bytes, u16, big, UShort),
+            AtomicType::Int => get_nums!(bytes, i32, big, Int),
+            AtomicType::UInt => get_nums!(bytes, u32, big, UInt),
+            AtomicType::Int64 => get_nums!(bytes, i64, big, Int64),
+            AtomicType::UInt64 => get_nums!(bytes, u64, big, UInt64),
+            AtomicType::Float => get_nums!(bytes, f32, big, Float),
+            AtomicType::Double => get_nums!(bytes, f64, big, Double),
+            AtomicType::Char => Values::Char(bytes.to_vec()),
+            AtomicType::String => Values::String(Vec::new()),
+        },
+        Kind::Char => Values::Char(bytes.to_vec()),
+        Kind::Bytes(w) => Values::String(
+            bytes
+                .chunks_exact(w)
+                .map(|c| {
+                    let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+                    Some(String::from_utf8_lossy(&c[..end]).into_owned())
+                })
+                .collect(),
+        ),
+        Kind::Unicode(w) => Values::String(
+            bytes
+                .chunks_exact(4 * w)
+                .map(|c| {
+                    let s: String = c
+                        .chunks_exact(4)
+                        .map(|u| {
+                            let a = [u[0], u[1], u[2], u[3]];
+                            if big {
+                                u32::from_be_bytes(a)
+                            } else {
+                                u32::from_le_bytes(a)
+                            }
+                        })
+                        .take_while(|&u| u != 0)
+                        .map(|u| char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER))
+                        .collect();
+                    Some(s)
+                })
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt(v: Values, dt: &str) {
+        let d = Dtype::parse(dt).unwrap();
+        let mut b = Vec::new();
+        encode(&v, &d, &mut b);
+        assert_eq!(b.len(), v.len() * d.size(), "{dt}");
+        assert_eq!(decode(&b, &d), v, "{dt}");
+    }
+
+    #[test]
+    fn round_trips() {
+        rt(Values::Int(vec![1, -2, i32::MAX]), "<i4");
+        rt(Values::Int(vec![1, -2, i32::MAX]), ">i4");
+        rt(Values::Double(vec![1.5, -0.0]), ">f8");
+        rt(Values::Float(vec![1.5, f32::MAX]), "<f4");
+        rt(Values::UInt64(vec![u64::MAX]), ">u8");
+        rt(Values::Byte(vec![-1, 5]), "|i1");
+        rt(Values::Char(b"ab\0".to_vec()), ">S1");
+        rt(
+            Values::String(vec![Some("abc".into()), Some(String::new())]),
+            "|S4",
+        );
+        rt(Values::String(vec![Some("hé".into())]), "<U3");
+        let d = Dtype::parse(">i2").unwrap();
+        let mut b = Vec::new();
+        encode(&Values::Short(vec![0x0102]), &d, &mut b);
+        assert_eq!(b, vec![1, 2]);
+    }
+}

@@ -1,0 +1,171 @@
+//! The crate's error type.
+
+use nc_filters::FilterError;
+
+/// Errors of the NCZarr / Zarr backend.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ZarrError {
+    /// A file-system operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The text is not a usable NCZarr location.
+    #[error("{location:?} is not an NCZarr/Zarr location: {reason}")]
+    BadLocation {
+        /// The location text.
+        location: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A remote store (S3, HTTP).
+    #[error("{location:?}: {scheme} stores are not supported yet; only local directory (mode=...,file) and zip (mode=...,zip) stores are (copy the dataset to a local directory first)")]
+    RemoteNotSupported {
+        /// The location text.
+        location: String,
+        /// The scheme or storage mode (`s3`, `https`).
+        scheme: String,
+    },
+    /// A store key that could escape the store or is malformed.
+    #[error("store key {key:?} is not allowed: {reason}")]
+    BadKey {
+        /// The key.
+        key: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// No `.zgroup` at the root of the store.
+    #[error("{path}: not a Zarr store: no .zgroup at its root")]
+    NotAStore {
+        /// The store path.
+        path: String,
+    },
+    /// A zip archive that cannot be read or written.
+    #[error("zip store {path}: {msg}")]
+    Zip {
+        /// The archive path.
+        path: String,
+        /// The zip library's message.
+        msg: String,
+    },
+    /// A store object larger than the limit (zip-bomb guard).
+    #[error("store object {key:?} is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The key.
+        key: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// A metadata object that is not valid JSON.
+    #[error("{key}: invalid JSON: {msg}")]
+    Json {
+        /// The key of the object.
+        key: String,
+        /// The parser's message.
+        msg: String,
+    },
+    /// Valid JSON with a wrong or missing field.
+    #[error("{key}: {what}")]
+    Metadata {
+        /// The key of the object.
+        key: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A data type the backend cannot map.
+    #[error("{key}: dtype {dtype:?} is not supported: {why}")]
+    Dtype {
+        /// The key of the `.zarray`.
+        key: String,
+        /// The dtype text.
+        dtype: String,
+        /// Why.
+        why: &'static str,
+    },
+    /// A codec failed or is missing.
+    #[error("variable \"{var}\": {source}")]
+    Filter {
+        /// Full variable path.
+        var: String,
+        /// The filter engine's error.
+        #[source]
+        source: FilterError,
+    },
+    /// A codec of the chain has no implementation at all (unknown numcodecs id).
+    #[error("variable \"{var}\" needs codec {codec}, which no built-in codec or plugin implements (plugin directories searched: {searched}); add its NCZarr codec plugin directory to HDF5_PLUGIN_PATH")]
+    UnknownCodec {
+        /// Full variable path.
+        var: String,
+        /// The codec JSON.
+        codec: String,
+        /// Directories searched.
+        searched: String,
+    },
+    /// A chunk whose contents do not match the array metadata.
+    #[error("variable \"{var}\": chunk {key:?}: {what}")]
+    Chunk {
+        /// Full variable path.
+        var: String,
+        /// The chunk key.
+        key: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A hyperslab request outside the variable.
+    #[error("variable \"{var}\": {what}")]
+    Request {
+        /// Full variable path.
+        var: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A string longer than the fixed length of its Zarr dtype.
+    #[error("variable \"{var}\": string of {len} bytes at element {index} is longer than the maximum string length {max}; set the variable attribute _nczarr_maxstrlen (or the global _nczarr_default_maxstrlen) to at least {len}")]
+    StringTooLong {
+        /// Full variable path.
+        var: String,
+        /// Element index.
+        index: u64,
+        /// Byte length of the string.
+        len: usize,
+        /// The maximum.
+        max: usize,
+    },
+    /// Something of the dataset the NCZarr model cannot hold.
+    #[error("{what} cannot be stored in NCZarr: {why}")]
+    NotRepresentable {
+        /// The object (variable, type, attribute).
+        what: String,
+        /// Why, and the cure.
+        why: String,
+    },
+    /// Reading data from the source dataset failed while writing.
+    #[error("variable \"{var}\": reading source data: {msg}")]
+    Source {
+        /// Full variable path.
+        var: String,
+        /// The source's message.
+        msg: String,
+    },
+}
+
+impl ZarrError {
+    pub(crate) fn io(path: impl std::fmt::Display, source: std::io::Error) -> ZarrError {
+        ZarrError::Io {
+            path: path.to_string(),
+            source,
+        }
+    }
+
+    pub(crate) fn meta(key: &str, what: impl Into<String>) -> ZarrError {
+        ZarrError::Metadata {
+            key: key.to_string(),
+            what: what.into(),
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! NCZarr / Zarr version 2 backend: directory and zip stores, NCZarr metadata (netCDF-C's
+//! layouts, version 1 to 4.10), pure Zarr with xarray's `_ARRAY_DIMENSIONS`, and codecs
+//! through the filters engine (`nc-filters`).
+//!
+//! - [`parse_location`] / [`ZarrLocation`]: `file:///abs#mode=nczarr,file`, `...#mode=zarr,zip`,
+//!   plain store paths; remote URLs are recognised and refused.
+//! - [`Store`], [`DirStore`], [`ZipStore`]: the key → bytes map.
+//! - [`ZarrFile`]: open, [`ZarrFile::dataset`], and [`nc_dataset::DataSource`] reads.
+//! - [`write_store`] with [`ZarrWriteOptions`]: write a dataset as NCZarr or pure Zarr.
+//!
+//! Specification: netCDF-C "The NetCDF NCZarr Implementation" (`/work/shared/spec/nczarr.txt`),
+//! the Zarr v2 storage specification, and the NCZarr filter proposal.
+
+mod attrs;
+mod convert;
+mod dtype;
+mod error;
+pub mod json;
+mod location;
+mod meta;
+mod read;
+pub mod store;
+mod write;
+
+pub use error::ZarrError;
+pub use location::{parse_location, StorageKind, ZarrLocation};
+pub use read::ZarrFile;
+pub use store::{DirStore, Store, ZipStore};
+
+pub use write::{write_store, NczarrLayout, ZarrWriteOptions};

@@ -1,0 +1,288 @@
+//! Where an NCZarr dataset lives: netCDF-C's URL forms (`file:///abs#mode=nczarr,file`,
+//! `file://rel#mode=zarr,zip`, ...) and plain paths to a store directory or zip file.
+//!
+//! Mode flags (NCZarr documentation, "Client Parameters"): `nczarr`, `zarr` (pure Zarr, no
+//! NCZarr keys; implies `nczarr`), `xarray` (the default), `noxarray`, and the storage
+//! `file`, `zip`, `s3`.
+
+use crate::error::ZarrError;
+use crate::store::{DirStore, Store, ZipStore};
+use std::path::{Path, PathBuf};
+
+/// How the store is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageKind {
+    /// A directory tree (`mode=...,file`).
+    File,
+    /// A zip archive (`mode=...,zip`).
+    Zip,
+}
+
+/// A parsed NCZarr location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZarrLocation {
+    /// The text as given.
+    pub text: String,
+    /// The local path of the store (directory or zip file).
+    pub path: PathBuf,
+    /// Directory or zip.
+    pub storage: StorageKind,
+    /// `mode=zarr`: pure Zarr, no NCZarr metadata written or required.
+    pub pure_zarr: bool,
+    /// XArray `_ARRAY_DIMENSIONS` read and written (default; `noxarray` turns it off).
+    pub xarray: bool,
+    /// `Some(scheme)` for a remote store (`s3`, `https`): recognised but not supported yet.
+    pub remote: Option<String>,
+}
+
+const FLAGS: [&str; 7] = ["nczarr", "zarr", "xarray", "noxarray", "file", "zip", "s3"];
+
+fn mode_flags(fragment: &str) -> Vec<String> {
+    let mut flags = Vec::new();
+    for part in fragment.split('&') {
+        let (k, v) = part.split_once('=').unwrap_or((part, ""));
+        if k.trim().eq_ignore_ascii_case("mode") {
+            flags.extend(
+                v.split(',')
+                    .map(|f| f.trim().to_ascii_lowercase())
+                    .filter(|f| !f.is_empty()),
+            );
+        }
+    }
+    flags
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(v) = hex {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn is_zip_store(path: &Path) -> bool {
+    ZipStore::open(path)
+        .and_then(|z| z.get(".zgroup"))
+        .is_ok_and(|g| g.is_some())
+}
+
+/// Recognise an NCZarr location: a URL with NCZarr mode flags, an `s3://` URL, or a plain
+/// path to a directory holding `.zgroup` or to a zip file holding one. `None` when `s` is
+/// none of these (so the caller tries other formats).
+pub fn parse_location(s: &str) -> Option<ZarrLocation> {
+    let (base, fragment) = match s.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (s, None),
+    };
+    let flags = fragment.map(mode_flags).unwrap_or_default();
+    let zarr_flags = flags.iter().any(|f| FLAGS.contains(&f.as_str()));
+    let lower = base.to_ascii_lowercase();
+    let mk = |path: PathBuf, remote: Option<String>| {
+        let storage = if flags.iter().any(|f| f == "zip") {
+            StorageKind::Zip
+        } else if flags.iter().any(|f| f == "file") {
+            StorageKind::File
+        } else if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+            && !path.is_dir()
+        {
+            StorageKind::Zip
+        } else {
+            StorageKind::File
+        };
+        let remote = remote.or_else(|| flags.iter().any(|f| f == "s3").then(|| "s3".to_string()));
+        ZarrLocation {
+            text: s.to_string(),
+            path,
+            storage,
+            pure_zarr: flags.iter().any(|f| f == "zarr"),
+            xarray: !flags.iter().any(|f| f == "noxarray"),
+            remote,
+        }
+    };
+    if lower.starts_with("s3://") {
+        return Some(mk(PathBuf::from(base), Some("s3".into())));
+    }
+    if lower.starts_with("https://") || lower.starts_with("http://") {
+        let scheme = if lower.starts_with("https") {
+            "https"
+        } else {
+            "http"
+        };
+        return zarr_flags.then(|| mk(PathBuf::from(base), Some(scheme.into())));
+    }
+    if let Some(rest) = base.strip_prefix("file://") {
+        if !zarr_flags {
+            return None;
+        }
+        // file:///abs → /abs ; file://rel → rel ; file://localhost/abs → /abs
+        let rest = rest.strip_prefix("localhost/").map_or(rest.to_string(), |r| format!("/{r}"));
+        return Some(mk(PathBuf::from(percent_decode(&rest)), None));
+    }
+    if zarr_flags {
+        return Some(mk(PathBuf::from(base), None));
+    }
+    if fragment.is_some() {
+        return None;
+    }
+    let p = Path::new(s);
+    if p.is_dir() && p.join(".zgroup").is_file() {
+        return Some(mk(p.to_path_buf(), None));
+    }
+    if p.is_file() && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) && is_zip_store(p)
+    {
+        let mut l = mk(p.to_path_buf(), None);
+        l.storage = StorageKind::Zip;
+        return Some(l);
+    }
+    None
+}
+
+impl ZarrLocation {
+    /// Parse, or explain why `s` is not an NCZarr location.
+    ///
+    /// # Errors
+    /// [`ZarrError::BadLocation`].
+    pub fn parse(s: &str) -> Result<ZarrLocation, ZarrError> {
+        parse_location(s).ok_or_else(|| ZarrError::BadLocation {
+            location: s.to_string(),
+            reason: "expected file://PATH#mode=nczarr,file (or zarr, zip, noxarray), or a directory holding .zgroup, or a .zip of one".into(),
+        })
+    }
+
+    /// The dataset name netCDF-C derives from the path: the last component without its
+    /// extension (`/x/tmp_misc.file` → `tmp_misc`).
+    pub fn dataset_name(&self) -> String {
+        let p = if self.path.as_os_str().is_empty() {
+            Path::new("dataset")
+        } else {
+            self.path.as_path()
+        };
+        p.file_stem()
+            .or_else(|| p.file_name())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "dataset".into())
+    }
+
+    fn check_local(&self) -> Result<(), ZarrError> {
+        match &self.remote {
+            Some(scheme) => Err(ZarrError::RemoteNotSupported {
+                location: self.text.clone(),
+                scheme: scheme.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Open the store for reading.
+    ///
+    /// # Errors
+    /// Remote locations, missing paths, unreadable archives.
+    pub fn open_store(&self) -> Result<Box<dyn Store>, ZarrError> {
+        self.check_local()?;
+        Ok(match self.storage {
+            StorageKind::File => Box::new(DirStore::open(&self.path)?),
+            StorageKind::Zip => Box::new(ZipStore::open(&self.path)?),
+        })
+    }
+
+    /// Create the store for writing (replacing an existing store there).
+    ///
+    /// # Errors
+    /// Remote locations; a path holding something other than a store.
+    pub fn create_store(&self) -> Result<Box<dyn Store>, ZarrError> {
+        self.check_local()?;
+        Ok(match self.storage {
+            StorageKind::File => Box::new(DirStore::create(&self.path)?),
+            StorageKind::Zip => Box::new(ZipStore::create(&self.path)?),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_forms() {
+        let l = parse_location("file:///abs/x.file#mode=nczarr,file").unwrap();
+        assert_eq!(l.path, PathBuf::from("/abs/x.file"));
+        assert_eq!(l.storage, StorageKind::File);
+        assert!(!l.pure_zarr && l.xarray && l.remote.is_none());
+        assert_eq!(l.dataset_name(), "x");
+
+        let l = parse_location("file://rel/y.zip#mode=zarr,zip").unwrap();
+        assert_eq!(l.path, PathBuf::from("rel/y.zip"));
+        assert_eq!(l.storage, StorageKind::Zip);
+        assert!(l.pure_zarr);
+
+        let l = parse_location("file://t.file#mode=zarr,noxarray,file").unwrap();
+        assert!(l.pure_zarr && !l.xarray);
+        let l = parse_location("file://t.file#mode=xarray,file").unwrap();
+        assert!(!l.pure_zarr && l.xarray);
+        let l = parse_location("file://t.zip#mode=nczarr").unwrap();
+        assert_eq!(l.storage, StorageKind::Zip, "inferred from the extension");
+        let l = parse_location("file://a%20b.file#mode=nczarr,file&log").unwrap();
+        assert_eq!(l.path, PathBuf::from("a b.file"));
+        let l = parse_location("t.file#mode=nczarr,file").unwrap();
+        assert_eq!(l.path, PathBuf::from("t.file"));
+    }
+
+    #[test]
+    fn not_zarr() {
+        assert_eq!(parse_location("plain.nc"), None);
+        assert_eq!(parse_location("file://x.nc"), None);
+        assert_eq!(parse_location("https://host/x.nc#mode=bytes"), None);
+        assert_eq!(parse_location("/nonexistent/dir"), None);
+    }
+
+    #[test]
+    fn remote_is_recognised_and_refused() {
+        for u in [
+            "s3://bucket/key",
+            "https://s3.us-east-1.amazonaws.com/bucket/k#mode=nczarr,s3",
+            "file:///x#mode=nczarr,s3",
+        ] {
+            let l = parse_location(u).unwrap();
+            let e = l.open_store().err().unwrap().to_string();
+            assert!(e.contains("not supported yet"), "{u}: {e}");
+            assert!(l.create_store().is_err());
+        }
+    }
+
+    #[test]
+    fn plain_paths() {
+        let d = crate::store::tests::tmpdir("plainpath");
+        let s = d.join("p.zarr");
+        std::fs::create_dir_all(&s).unwrap();
+        assert_eq!(parse_location(s.to_str().unwrap()), None, "no .zgroup yet");
+        std::fs::write(s.join(".zgroup"), b"{\"zarr_format\": 2}").unwrap();
+        let l = parse_location(s.to_str().unwrap()).unwrap();
+        assert_eq!(l.storage, StorageKind::File);
+        assert!(!l.pure_zarr && l.xarray);
+        // a zip of it
+        let z = d.join("p.zip");
+        let zs = ZipStore::create(&z).unwrap();
+        zs.put(".zgroup", b"{\"zarr_format\": 2}").unwrap();
+        zs.close().unwrap();
+        let l = parse_location(z.to_str().unwrap()).unwrap();
+        assert_eq!(l.storage, StorageKind::Zip);
+        std::fs::write(d.join("other.zip"), b"PK not really").unwrap();
+        assert_eq!(parse_location(d.join("other.zip").to_str().unwrap()), None);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

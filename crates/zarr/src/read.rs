@@ -1,0 +1,374 @@
+//! [`ZarrFile`]: an opened store, its [`Dataset`], and hyperslab reads that assemble chunks
+//! (missing chunks read as the fill value; chunks are decoded in parallel, a bounded batch
+//! at a time).
+
+use crate::convert;
+use crate::dtype::Kind;
+use crate::error::ZarrError;
+use crate::location::ZarrLocation;
+use crate::meta::{Loader, VarInfo};
+use crate::store::Store;
+use nc_dataset::{DataError, DataSource, Dataset, Values, VarId};
+use nc_filters::{FilterContext, Pipeline, Registry};
+use rayon::prelude::*;
+use std::sync::OnceLock;
+
+/// Chunks decoded at once by one read (bounds the memory of a read to this many chunks
+/// beyond its result).
+const BATCH: usize = 64;
+
+/// Largest result of one read (bytes).
+const MAX_READ: u64 = 1 << 34;
+
+/// An NCZarr or Zarr store opened for reading.
+pub struct ZarrFile {
+    location: ZarrLocation,
+    store: Box<dyn Store>,
+    ds: Dataset,
+    vars: Vec<VarInfo>,
+    registry: OnceLock<Registry>,
+}
+
+impl std::fmt::Debug for ZarrFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZarrFile")
+            .field("location", &self.location.text)
+            .finish()
+    }
+}
+
+impl ZarrFile {
+    /// Open the store at `location` and read all its metadata.
+    ///
+    /// # Errors
+    /// Remote locations, a missing store or `.zgroup`, malformed metadata (the error names
+    /// the object key).
+    pub fn open(location: &ZarrLocation) -> Result<ZarrFile, ZarrError> {
+        let store = location.open_store()?;
+        let l = Loader::load(store.as_ref(), location)?;
+        let (ds, vars) = (l.ds, l.vars);
+        Ok(ZarrFile {
+            location: location.clone(),
+            store,
+            ds,
+            vars,
+            registry: OnceLock::new(),
+        })
+    }
+
+    /// Open with a filter registry of the caller's (instead of the built-in codecs plus the
+    /// plugins of `HDF5_PLUGIN_PATH`, loaded at the first data read).
+    ///
+    /// # Errors
+    /// As [`ZarrFile::open`].
+    pub fn open_with_registry(
+        location: &ZarrLocation,
+        registry: Registry,
+    ) -> Result<ZarrFile, ZarrError> {
+        let f = ZarrFile::open(location)?;
+        let _ = f.registry.set(registry);
+        Ok(f)
+    }
+
+    /// The dataset: groups, dimensions, variables, attributes and storage settings.
+    pub fn dataset(&self) -> &Dataset {
+        &self.ds
+    }
+
+    /// The location it was opened from.
+    pub fn location(&self) -> &ZarrLocation {
+        &self.location
+    }
+
+    fn registry(&self) -> &Registry {
+        self.registry.get_or_init(|| {
+            let mut r = Registry::with_builtins();
+            let _ = r.load_default_plugins();
+            r
+        })
+    }
+
+    fn pipeline(&self, v: &VarInfo) -> Result<Option<Pipeline>, ZarrError> {
+        if v.codecs.is_empty() {
+            return Ok(None);
+        }
+        let reg = self.registry();
+        let mut chain = Vec::with_capacity(v.codecs.len());
+        for c in &v.codecs {
+            match &c.spec {
+                Some(s) => chain.push(s.clone()),
+                None => {
+                    let searched: Vec<String> = reg
+                        .searched_dirs()
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect();
+                    return Err(ZarrError::UnknownCodec {
+                        var: v.path.clone(),
+                        codec: crate::json::compact(&c.json),
+                        searched: if searched.is_empty() {
+                            "none".into()
+                        } else {
+                            searched.join(":")
+                        },
+                    });
+                }
+            }
+        }
+        let mut ctx = FilterContext::new(v.dtype.size(), &v.chunks);
+        // decoded chunks are exactly one chunk (plus checksum framing): a larger claim is an error
+        ctx.max_decoded = ctx.chunk_bytes().map_or(ctx.max_decoded, |n| n.saturating_add(1024));
+        reg.pipeline_stored(&chain, ctx)
+            .map(Some)
+            .map_err(|e| ZarrError::Filter {
+                var: v.path.clone(),
+                source: e.for_variable(&v.path),
+            })
+    }
+
+    fn chunk_key(v: &VarInfo, idx: &[u64]) -> String {
+        let parts: Vec<String> = idx.iter().map(u64::to_string).collect();
+        let sep = v.sep.to_string();
+        let tail = if parts.is_empty() {
+            "0".to_string()
+        } else {
+            parts.join(&sep)
+        };
+        format!("{}/{tail}", v.key)
+    }
+
+    /// One chunk in C order, `None` when absent.
+    fn load_chunk(
+        &self,
+        v: &VarInfo,
+        pipe: Option<&Pipeline>,
+        idx: &[u64],
+        chunk_elems: usize,
+    ) -> Result<Option<Vec<u8>>, ZarrError> {
+        let key = Self::chunk_key(v, idx);
+        let Some(raw) = self.store.get(&key)? else {
+            return Ok(None);
+        };
+        let bad = |what: String| ZarrError::Chunk {
+            var: v.path.clone(),
+            key: key.clone(),
+            what,
+        };
+        let mut data = match pipe {
+            Some(p) => p.decode(&raw).map_err(|e| ZarrError::Filter {
+                var: v.path.clone(),
+                source: e.for_variable(&v.path),
+            })?,
+            None => raw,
+        };
+        let want = chunk_elems * v.dtype.size();
+        if data.len() != want {
+            if v.dtype.kind == Kind::Char && data.len() == 4 * want {
+                // `<U1` written by NumPy: one UCS-4 code unit per char
+                let big = v.dtype.big_endian();
+                data = data
+                    .chunks_exact(4)
+                    .map(|c| if big { c[3] } else { c[0] })
+                    .collect();
+            } else {
+                return Err(bad(format!(
+                    "decodes to {} bytes, expected {want} ({} elements of {} bytes)",
+                    data.len(),
+                    chunk_elems,
+                    v.dtype.size()
+                )));
+            }
+        }
+        if v.fortran && v.chunks.len() > 1 {
+            data = f_to_c(&data, &v.chunks, v.dtype.size());
+        }
+        Ok(Some(data))
+    }
+
+    /// Read a hyperslab of variable `var` (row-major result).
+    ///
+    /// # Errors
+    /// A request outside the variable, a missing or failing codec, a malformed chunk.
+    pub fn read_var(&self, var: VarId, start: &[u64], count: &[u64]) -> Result<Values, ZarrError> {
+        let v = self.vars.get(var.0).ok_or_else(|| ZarrError::Request {
+            var: format!("#{}", var.0),
+            what: "no such variable".into(),
+        })?;
+        let req = |what: String| ZarrError::Request {
+            var: v.path.clone(),
+            what,
+        };
+        let (start, count): (Vec<u64>, Vec<u64>) = if start.is_empty() && v.shape == [1] && self.ds.var(var).dims.is_empty() {
+            (vec![0], vec![1])
+        } else {
+            (start.to_vec(), count.to_vec())
+        };
+        let rank = v.shape.len();
+        if start.len() != rank || count.len() != rank {
+            return Err(req(format!(
+                "hyperslab of rank {} for a variable of rank {rank}",
+                start.len()
+            )));
+        }
+        for i in 0..rank {
+            if start[i].checked_add(count[i]).is_none_or(|e| e > v.shape[i]) {
+                return Err(req(format!(
+                    "hyperslab {}+{} exceeds dimension length {}",
+                    start[i], count[i], v.shape[i]
+                )));
+            }
+        }
+        let esize = v.dtype.size();
+        let total = count
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))
+            .filter(|&n| n.checked_mul(esize as u64).is_some_and(|b| b <= MAX_READ))
+            .ok_or_else(|| req("request too large".into()))?;
+        if total == 0 {
+            return Ok(convert::decode(&[], &v.dtype));
+        }
+        let total = total as usize;
+        let mut out = vec![0u8; total * esize];
+        let pipe = self.pipeline(v)?;
+        let chunk_elems = v.chunks.iter().product::<u64>() as usize;
+        // chunk grid covering the request
+        let lo: Vec<u64> = (0..rank).map(|i| start[i] / v.chunks[i]).collect();
+        let hi: Vec<u64> = (0..rank)
+            .map(|i| (start[i] + count[i] - 1) / v.chunks[i])
+            .collect();
+        let mut all = Vec::new();
+        let mut cur = lo.clone();
+        'grid: loop {
+            all.push(cur.clone());
+            let mut d = rank;
+            while d > 0 {
+                d -= 1;
+                cur[d] += 1;
+                if cur[d] <= hi[d] {
+                    continue 'grid;
+                }
+                cur[d] = lo[d];
+            }
+            break;
+        }
+        for batch in all.chunks(BATCH) {
+            let decoded: Vec<Result<Option<Vec<u8>>, ZarrError>> = batch
+                .par_iter()
+                .map(|idx| self.load_chunk(v, pipe.as_ref(), idx, chunk_elems))
+                .collect();
+            for (idx, d) in batch.iter().zip(decoded) {
+                let d = d?;
+                copy_region(v, idx, &start, &count, d.as_deref(), &mut out);
+            }
+        }
+        Ok(convert::decode(&out, &v.dtype))
+    }
+}
+
+/// Copy the part of chunk `idx` inside the request into `out` (fill when `data` is None).
+fn copy_region(
+    v: &VarInfo,
+    idx: &[u64],
+    start: &[u64],
+    count: &[u64],
+    data: Option<&[u8]>,
+    out: &mut [u8],
+) {
+    let rank = v.shape.len();
+    let es = v.dtype.size();
+    if rank == 0 {
+        let n = es.min(out.len());
+        match data {
+            Some(d) if d.len() >= n => out[..n].copy_from_slice(&d[..n]),
+            _ => out[..n].copy_from_slice(&v.fill[..n]),
+        }
+        return;
+    }
+    let mut rlo = vec![0u64; rank];
+    let mut rhi = vec![0u64; rank];
+    for i in 0..rank {
+        let c0 = idx[i] * v.chunks[i];
+        rlo[i] = start[i].max(c0);
+        rhi[i] = (start[i] + count[i]).min(c0 + v.chunks[i]);
+        if rlo[i] >= rhi[i] {
+            return;
+        }
+    }
+    // strides (elements) of the chunk and of the output
+    let mut cs = vec![1usize; rank];
+    let mut os = vec![1usize; rank];
+    for i in (0..rank.saturating_sub(1)).rev() {
+        cs[i] = cs[i + 1] * v.chunks[i + 1] as usize;
+        os[i] = os[i + 1] * count[i + 1] as usize;
+    }
+    let last = rank - 1;
+    let run = (rhi[last] - rlo[last]) as usize;
+    let mut pos = rlo.clone();
+    loop {
+        let mut co = 0usize;
+        let mut oo = 0usize;
+        for i in 0..rank {
+            co += (pos[i] - idx[i] * v.chunks[i]) as usize * cs[i];
+            oo += (pos[i] - start[i]) as usize * os[i];
+        }
+        let dst = &mut out[oo * es..(oo + run) * es];
+        match data {
+            Some(d) => dst.copy_from_slice(&d[co * es..(co + run) * es]),
+            None => {
+                for e in dst.chunks_exact_mut(es) {
+                    e.copy_from_slice(&v.fill);
+                }
+            }
+        }
+        // next row
+        let mut d = last;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            pos[d] += 1;
+            if pos[d] < rhi[d] {
+                break;
+            }
+            pos[d] = rlo[d];
+        }
+    }
+}
+
+/// Reorder a Fortran-order chunk into C order.
+fn f_to_c(data: &[u8], chunks: &[u64], es: usize) -> Vec<u8> {
+    let rank = chunks.len();
+    let n = data.len() / es;
+    let mut out = vec![0u8; data.len()];
+    // F strides
+    let mut fs = vec![1usize; rank];
+    for i in 1..rank {
+        fs[i] = fs[i - 1] * chunks[i - 1] as usize;
+    }
+    let mut pos = vec![0usize; rank];
+    for c in 0..n {
+        let f: usize = (0..rank).map(|i| pos[i] * fs[i]).sum();
+        out[c * es..(c + 1) * es].copy_from_slice(&data[f * es..(f + 1) * es]);
+        for d in (0..rank).rev() {
+            pos[d] += 1;
+            if pos[d] < chunks[d] as usize {
+                break;
+            }
+            pos[d] = 0;
+        }
+    }
+    out
+}
+
+impl DataSource for ZarrFile {
+    fn read(
+        &self,
+        _ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Values, DataError> {
+        self.read_var(var, start, count).map_err(|e| Box::new(e) as DataError)
+    }
+}

@@ -1,0 +1,494 @@
+//! Stores: a key → bytes map (the NCZarr "zmap"), in a directory tree or a zip archive.
+//!
+//! Keys are relative, `/`-separated paths such as `g1/v/.zarray` or `v/0.1`. Every key is
+//! checked by [`check_key`] before use, so no key can name anything outside the store
+//! (`..`, absolute paths, backslashes, empty segments and NUL are refused).
+
+use crate::error::ZarrError;
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Largest object a store hands out (4 GiB); larger objects are refused, not allocated.
+pub const MAX_OBJECT_SIZE: u64 = 1 << 32;
+
+/// A key → bytes map holding one dataset.
+pub trait Store: Send + Sync {
+    /// The object at `key`, or `None` when there is none.
+    ///
+    /// # Errors
+    /// Bad key, I/O failure, or an object larger than [`MAX_OBJECT_SIZE`].
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ZarrError>;
+    /// Store `value` at `key`, replacing any object there.
+    ///
+    /// # Errors
+    /// Bad key, I/O failure, or a read-only store.
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), ZarrError>;
+    /// All keys under `prefix` (a key path without trailing `/`; `""` for the whole store),
+    /// sorted.
+    ///
+    /// # Errors
+    /// Bad prefix or I/O failure.
+    fn list(&self, prefix: &str) -> Result<Vec<String>, ZarrError>;
+    /// Remove the object at `key` (no error when there is none).
+    ///
+    /// # Errors
+    /// Bad key, I/O failure, or a read-only store.
+    fn delete(&self, key: &str) -> Result<(), ZarrError>;
+    /// Finish writing (a zip store builds its archive here). Reading stores do nothing.
+    ///
+    /// # Errors
+    /// I/O failure.
+    fn close(&self) -> Result<(), ZarrError> {
+        Ok(())
+    }
+}
+
+/// Check that `key` is a safe relative key: non-empty `/`-separated segments, none of them
+/// `.` or `..`, no backslash, no NUL, not absolute.
+///
+/// # Errors
+/// [`ZarrError::BadKey`] naming the problem.
+pub fn check_key(key: &str) -> Result<(), ZarrError> {
+    let bad = |reason| {
+        Err(ZarrError::BadKey {
+            key: key.to_string(),
+            reason,
+        })
+    };
+    if key.is_empty() {
+        return bad("empty key");
+    }
+    if key.starts_with('/') {
+        return bad("absolute key");
+    }
+    if key.contains('\\') || key.contains('\0') {
+        return bad("backslash or NUL in key");
+    }
+    for seg in key.split('/') {
+        match seg {
+            "" => return bad("empty path segment"),
+            "." | ".." => return bad("'.' or '..' segment"),
+            _ => {}
+        }
+        if seg.len() >= 2 && seg.as_bytes()[1] == b':' {
+            return bad("drive-letter segment");
+        }
+    }
+    Ok(())
+}
+
+fn check_prefix(prefix: &str) -> Result<(), ZarrError> {
+    if prefix.is_empty() {
+        Ok(())
+    } else {
+        check_key(prefix)
+    }
+}
+
+fn under(prefix: &str, key: &str) -> bool {
+    prefix.is_empty()
+        || (key.len() > prefix.len()
+            && key.starts_with(prefix)
+            && key.as_bytes()[prefix.len()] == b'/')
+}
+
+/// A dataset stored as a directory tree: key `a/b/c` is the file `ROOT/a/b/c`.
+#[derive(Debug, Clone)]
+pub struct DirStore {
+    root: PathBuf,
+    writable: bool,
+}
+
+impl DirStore {
+    /// Open an existing directory store for reading.
+    ///
+    /// # Errors
+    /// [`ZarrError::Io`] when `root` is not a directory.
+    pub fn open(root: &Path) -> Result<DirStore, ZarrError> {
+        let md = fs::metadata(root).map_err(|e| ZarrError::io(root.display(), e))?;
+        if !md.is_dir() {
+            return Err(ZarrError::io(
+                root.display(),
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a directory"),
+            ));
+        }
+        Ok(DirStore {
+            root: root.to_path_buf(),
+            writable: false,
+        })
+    }
+
+    /// Create a new directory store at `root`. An existing empty directory or an existing
+    /// Zarr store (a directory holding `.zgroup`) is replaced; anything else is refused.
+    ///
+    /// # Errors
+    /// [`ZarrError::Io`] when the directory exists with other contents or cannot be made.
+    pub fn create(root: &Path) -> Result<DirStore, ZarrError> {
+        if root.exists() {
+            let is_store = root.join(".zgroup").is_file();
+            let is_empty = root.is_dir()
+                && fs::read_dir(root)
+                    .map_err(|e| ZarrError::io(root.display(), e))?
+                    .next()
+                    .is_none();
+            if !is_store && !is_empty {
+                return Err(ZarrError::io(
+                    root.display(),
+                    std::io::Error::new(
+                        std::io::ErrorKind::AlreadyExists,
+                        "exists and is not a Zarr store; remove it or choose another name",
+                    ),
+                ));
+            }
+            fs::remove_dir_all(root).map_err(|e| ZarrError::io(root.display(), e))?;
+        }
+        fs::create_dir_all(root).map_err(|e| ZarrError::io(root.display(), e))?;
+        Ok(DirStore {
+            root: root.to_path_buf(),
+            writable: true,
+        })
+    }
+
+    /// The directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path(&self, key: &str) -> Result<PathBuf, ZarrError> {
+        check_key(key)?;
+        let mut p = self.root.clone();
+        for seg in key.split('/') {
+            p.push(seg);
+        }
+        Ok(p)
+    }
+
+    fn read_only(&self, key: &str) -> ZarrError {
+        ZarrError::io(
+            format!("{}/{key}", self.root.display()),
+            std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "store opened for reading",
+            ),
+        )
+    }
+}
+
+impl Store for DirStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ZarrError> {
+        let p = self.path(key)?;
+        let md = match fs::metadata(&p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ZarrError::io(p.display(), e)),
+        };
+        if !md.is_file() {
+            return Ok(None);
+        }
+        if md.len() > MAX_OBJECT_SIZE {
+            return Err(ZarrError::TooLarge {
+                key: key.to_string(),
+                limit: MAX_OBJECT_SIZE,
+            });
+        }
+        fs::read(&p).map(Some).map_err(|e| ZarrError::io(p.display(), e))
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), ZarrError> {
+        if !self.writable {
+            return Err(self.read_only(key));
+        }
+        let p = self.path(key)?;
+        if let Some(dir) = p.parent() {
+            fs::create_dir_all(dir).map_err(|e| ZarrError::io(dir.display(), e))?;
+        }
+        fs::write(&p, value).map_err(|e| ZarrError::io(p.display(), e))
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>, ZarrError> {
+        check_prefix(prefix)?;
+        let start = if prefix.is_empty() {
+            self.root.clone()
+        } else {
+            self.path(prefix)?
+        };
+        let mut out = Vec::new();
+        let mut stack = vec![(start, prefix.to_string())];
+        while let Some((dir, key)) = stack.pop() {
+            let rd = match fs::read_dir(&dir) {
+                Ok(r) => r,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(ZarrError::io(dir.display(), e)),
+            };
+            for ent in rd {
+                let ent = ent.map_err(|e| ZarrError::io(dir.display(), e))?;
+                let Some(name) = ent.file_name().to_str().map(str::to_string) else {
+                    continue; // not UTF-8: cannot be a key
+                };
+                let k = if key.is_empty() {
+                    name
+                } else {
+                    format!("{key}/{name}")
+                };
+                // symlinks are not followed out of the store: file_type() does not follow
+                let ft = ent.file_type().map_err(|e| ZarrError::io(dir.display(), e))?;
+                if ft.is_dir() {
+                    stack.push((ent.path(), k));
+                } else if ft.is_file() {
+                    out.push(k);
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn delete(&self, key: &str) -> Result<(), ZarrError> {
+        if !self.writable {
+            return Err(self.read_only(key));
+        }
+        let p = self.path(key)?;
+        match fs::remove_file(&p) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(ZarrError::io(p.display(), e)),
+        }
+    }
+}
+
+/// A dataset stored in a zip archive. Reading: entries are looked up by name, under the
+/// archive's root or, when the root has no `.zgroup`, under its single top-level directory
+/// (as `zip -r x.zip x.file` makes). Writing: objects go to a staging directory beside the
+/// archive, and [`Store::close`] builds the archive from it.
+pub struct ZipStore {
+    path: PathBuf,
+    mode: ZipMode,
+}
+
+enum ZipMode {
+    Read {
+        archive: Mutex<zip::ZipArchive<fs::File>>,
+        /// key → entry index
+        index: BTreeMap<String, usize>,
+    },
+    Write {
+        staging: DirStore,
+        closed: Mutex<bool>,
+    },
+}
+
+impl std::fmt::Debug for ZipStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZipStore").field("path", &self.path).finish()
+    }
+}
+
+impl ZipStore {
+    /// Open a zip archive for reading.
+    ///
+    /// # Errors
+    /// I/O failure or a file that is not a zip archive.
+    pub fn open(path: &Path) -> Result<ZipStore, ZarrError> {
+        let f = fs::File::open(path).map_err(|e| ZarrError::io(path.display(), e))?;
+        let mut archive = zip::ZipArchive::new(f).map_err(|e| ZarrError::Zip {
+            path: path.display().to_string(),
+            msg: e.to_string(),
+        })?;
+        let mut names = Vec::new();
+        for i in 0..archive.len() {
+            let ent = archive.by_index_raw(i).map_err(|e| ZarrError::Zip {
+                path: path.display().to_string(),
+                msg: e.to_string(),
+            })?;
+            if ent.is_dir() {
+                continue;
+            }
+            let name = ent.name().trim_start_matches("./").to_string();
+            if check_key(&name).is_ok() {
+                names.push((name, i));
+            }
+        }
+        // root detection: `.zgroup` at the top, else one top-level directory holding it
+        let has_root = names.iter().any(|(n, _)| n == ".zgroup");
+        let mut prefix = String::new();
+        if !has_root {
+            let tops: std::collections::BTreeSet<&str> = names
+                .iter()
+                .filter_map(|(n, _)| n.split_once('/').map(|(t, _)| t))
+                .collect();
+            if tops.len() == 1 {
+                if let Some(t) = tops.into_iter().next() {
+                    if names.iter().any(|(n, _)| *n == format!("{t}/.zgroup")) {
+                        prefix = format!("{t}/");
+                    }
+                }
+            }
+        }
+        let index = names
+            .into_iter()
+            .filter_map(|(n, i)| n.strip_prefix(prefix.as_str()).map(|k| (k.to_string(), i)))
+            .filter(|(k, _)| !k.is_empty())
+            .collect();
+        Ok(ZipStore {
+            path: path.to_path_buf(),
+            mode: ZipMode::Read {
+                archive: Mutex::new(archive),
+                index,
+            },
+        })
+    }
+
+    /// Start a new zip store at `path` (written by [`Store::close`]). An existing file at
+    /// `path` is replaced at close.
+    ///
+    /// # Errors
+    /// When the staging directory cannot be made.
+    pub fn create(path: &Path) -> Result<ZipStore, ZarrError> {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".nczarr-staging-{}", std::process::id()));
+        let staging = DirStore::create(&path.with_file_name(name))?;
+        Ok(ZipStore {
+            path: path.to_path_buf(),
+            mode: ZipMode::Write {
+                staging,
+                closed: Mutex::new(false),
+            },
+        })
+    }
+
+    fn zip_err(&self, msg: impl std::fmt::Display) -> ZarrError {
+        ZarrError::Zip {
+            path: self.path.display().to_string(),
+            msg: msg.to_string(),
+        }
+    }
+
+    fn read_only(&self) -> ZarrError {
+        self.zip_err("opened for reading; zip stores are written whole by create + close")
+    }
+
+    fn build_archive(&self, staging: &DirStore) -> Result<(), ZarrError> {
+        let keys = staging.list("")?;
+        let mut tmp_name = self.path.file_name().unwrap_or_default().to_os_string();
+        tmp_name.push(".tmp");
+        let tmp = self.path.with_file_name(tmp_name);
+        let f = fs::File::create(&tmp).map_err(|e| ZarrError::io(tmp.display(), e))?;
+        let mut w = zip::ZipWriter::new(std::io::BufWriter::new(f));
+        for key in keys {
+            // metadata deflated; chunks stored (usually compressed already)
+            let meta = key.rsplit('/').next().is_some_and(|s| s.starts_with('.'));
+            let method = if meta {
+                zip::CompressionMethod::Deflated
+            } else {
+                zip::CompressionMethod::Stored
+            };
+            let opts = zip::write::SimpleFileOptions::default()
+                .compression_method(method)
+                .large_file(false);
+            let data = staging.get(&key)?.unwrap_or_default();
+            w.start_file(key.as_str(), opts)
+                .map_err(|e| self.zip_err(e))?;
+            w.write_all(&data)
+                .map_err(|e| ZarrError::io(tmp.display(), e))?;
+        }
+        let mut inner = w.finish().map_err(|e| self.zip_err(e))?;
+        inner
+            .flush()
+            .map_err(|e| ZarrError::io(tmp.display(), e))?;
+        drop(inner);
+        fs::rename(&tmp, &self.path).map_err(|e| ZarrError::io(self.path.display(), e))?;
+        fs::remove_dir_all(staging.root()).map_err(|e| ZarrError::io(staging.root().display(), e))
+    }
+}
+
+impl Store for ZipStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ZarrError> {
+        check_key(key)?;
+        match &self.mode {
+            ZipMode::Write { staging, .. } => staging.get(key),
+            ZipMode::Read { archive, index } => {
+                let Some(&i) = index.get(key) else {
+                    return Ok(None);
+                };
+                let mut a = archive.lock().map_err(|_| self.zip_err("lock poisoned"))?;
+                let ent = a.by_index(i).map_err(|e| self.zip_err(e))?;
+                let declared = ent.size();
+                if declared > MAX_OBJECT_SIZE {
+                    return Err(ZarrError::TooLarge {
+                        key: key.to_string(),
+                        limit: MAX_OBJECT_SIZE,
+                    });
+                }
+                // never trust the declared size beyond the limit: read at most declared+1
+                let mut out = Vec::with_capacity(declared.min(1 << 24) as usize);
+                ent.take(declared + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|e| self.zip_err(format!("entry {key:?}: {e}")))?;
+                if out.len() as u64 != declared {
+                    return Err(self.zip_err(format!(
+                        "entry {key:?} inflates to a size other than the {declared} bytes it declares"
+                    )));
+                }
+                Ok(Some(out))
+            }
+        }
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), ZarrError> {
+        match &self.mode {
+            ZipMode::Write { staging, .. } => staging.put(key, value),
+            ZipMode::Read { .. } => Err(self.read_only()),
+        }
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>, ZarrError> {
+        check_prefix(prefix)?;
+        match &self.mode {
+            ZipMode::Write { staging, .. } => staging.list(prefix),
+            ZipMode::Read { index, .. } => Ok(index
+                .keys()
+                .filter(|k| under(prefix, k))
+                .cloned()
+                .collect()),
+        }
+    }
+
+    fn delete(&self, key: &str) -> Result<(), ZarrError> {
+        match &self.mode {
+            ZipMode::Write { staging, .. } => staging.delete(key),
+            ZipMode::Read { .. } => Err(self.read_only()),
+        }
+    }
+
+    fn close(&self) -> Result<(), ZarrError> {
+        match &self.mode {
+            ZipMode::Read { .. } => Ok(()),
+            ZipMode::Write { staging, closed } => {
+                let mut done = closed.lock().map_err(|_| self.zip_err("lock poisoned"))?;
+                if *done {
+                    return Ok(());
+                }
+                self.build_archive(staging)?;
+                *done = true;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Drop for ZipStore {
+    fn drop(&mut self) {
+        // an unclosed writer leaves no staging directory behind
+        if let ZipMode::Write { staging, closed } = &self.mode {
+            if closed.lock().map(|c| !*c).unwrap_or(false) {
+                let _ = fs::remove_dir_all(staging.root());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

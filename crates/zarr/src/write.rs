@@ -1,0 +1,622 @@
+//! Writing a dataset as an NCZarr (or pure Zarr) store.
+//!
+//! The default layout is the one netCDF-C 4.9.0 writes and reads (upper-case
+//! `_NCZARR_SUPERBLOCK` / `_NCZARR_GROUP` / `_NCZARR_ARRAY` / `_NCZARR_ATTR` keys, char
+//! data as `<U1` with one byte per element), so the reference ncdump reads our stores;
+//! [`NczarrLayout::Documented`] writes what the NCZarr documentation describes (lower-case
+//! keys, `>S1`). Pure Zarr (`mode=zarr`) has no NCZarr keys and stores char as `|S1`.
+//!
+//! Choices (netCDF-C differs where noted):
+//! - Strings are fixed-length `|Sn`, n = `_nczarr_maxstrlen` of the variable, else the root
+//!   group's `_nczarr_default_maxstrlen`, else 128. A longer string is an error naming the
+//!   variable, element and the attribute to raise (netCDF-C truncates silently).
+//! - Unlimited dimensions are written as fixed ones of their current length (netCDF-C 4.9.0
+//!   refuses them).
+//! - Scalar and string variables are written unfiltered (as netCDF-C does).
+//! - Chunks equal to the fill value everywhere are not written (they read back as fill),
+//!   unless the variable has no fill value (`_NoFill`, `fill_value: null`).
+
+use crate::attrs;
+use crate::convert;
+use crate::dtype::{numeric_dtype, Dtype, Endian, Kind};
+use crate::error::ZarrError;
+use crate::json::float_value;
+use crate::location::ZarrLocation;
+use crate::store::Store;
+use nc_dataset::{
+    default_fill, AtomicType, DataSource, Dataset, Endianness, GroupId, Layout, NcType, Values,
+    VarId, ROOT,
+};
+use nc_filters::codec_json::chain_to_zarr;
+use nc_filters::{FilterContext, Pipeline, Registry};
+use rayon::prelude::*;
+use serde_json::{json, Map, Value};
+
+/// Which NCZarr metadata spelling to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NczarrLayout {
+    /// What netCDF-C 4.9.0 writes and reads: upper-case keys, char as `<U1`.
+    #[default]
+    NetcdfC490,
+    /// What the NCZarr documentation describes: lower-case keys, char as `>S1`
+    /// (netCDF-C 4.9.0 cannot read it).
+    Documented,
+}
+
+/// Options of [`write_store`].
+#[derive(Debug, Clone)]
+pub struct ZarrWriteOptions {
+    /// NCZarr metadata spelling.
+    pub layout: NczarrLayout,
+    /// Chunk key separator: `.` (default) or `/` (netCDF-C's `ZARR.DIMENSION_SEPARATOR`).
+    pub dimension_separator: char,
+    /// `_NCProperties` of the root group (`None`: not written).
+    pub nc_properties: Option<String>,
+    /// Default maximum string length (netCDF-C: 128).
+    pub default_maxstrlen: usize,
+    /// Chunks encoded in parallel at a time (bounds memory to this many chunks).
+    pub batch: usize,
+    /// The filter registry; `None`: built-in codecs plus `HDF5_PLUGIN_PATH` plugins.
+    pub registry: Option<std::sync::Arc<Registry>>,
+}
+
+impl Default for ZarrWriteOptions {
+    fn default() -> Self {
+        ZarrWriteOptions {
+            layout: NczarrLayout::default(),
+            dimension_separator: '.',
+            nc_properties: Some("version=2,netcdf=4.9.0,nczarr=2.0.0".into()),
+            default_maxstrlen: 128,
+            batch: 64,
+            registry: None,
+        }
+    }
+}
+
+/// Default chunking target for variables without `_ChunkSizes` that are larger than
+/// [`WHOLE_LIMIT`] bytes.
+const CHUNK_TARGET: u64 = 4 << 20;
+const WHOLE_LIMIT: u64 = 64 << 20;
+
+struct Ctx<'a> {
+    ds: &'a Dataset,
+    src: &'a dyn DataSource,
+    store: &'a dyn Store,
+    opts: &'a ZarrWriteOptions,
+    pure: bool,
+    xarray: bool,
+    registry: std::sync::Arc<Registry>,
+}
+
+impl Ctx<'_> {
+    fn key(&self, lower: &str) -> String {
+        match self.opts.layout {
+            NczarrLayout::NetcdfC490 => lower.to_ascii_uppercase(),
+            NczarrLayout::Documented => lower.to_string(),
+        }
+    }
+
+    fn char_dtype(&self) -> &'static str {
+        if self.pure {
+            "|S1"
+        } else {
+            match self.opts.layout {
+                NczarrLayout::NetcdfC490 => "<U1",
+                NczarrLayout::Documented => ">S1",
+            }
+        }
+    }
+
+    fn put_json(&self, key: &str, v: &Value) -> Result<(), ZarrError> {
+        let text = serde_json::to_string(v).map_err(|e| ZarrError::meta(key, e.to_string()))?;
+        self.store.put(key, text.as_bytes())
+    }
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}/{name}")
+    }
+}
+
+fn var_path(ds: &Dataset, v: VarId) -> String {
+    let var = ds.var(v);
+    format!("{}/{}", ds.group_path(var.group).trim_end_matches('/'), var.name)
+}
+
+/// Write `ds` (data from `src`) as a store at `location` (NCZarr, or pure Zarr with
+/// `mode=zarr`; `_ARRAY_DIMENSIONS` unless `noxarray`). An existing store there is replaced.
+///
+/// # Errors
+/// Remote locations, user-defined types, strings longer than their maximum length, filters
+/// without a Zarr codec, source read failures, I/O failures.
+pub fn write_store(
+    location: &ZarrLocation,
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &ZarrWriteOptions,
+) -> Result<(), ZarrError> {
+    check_model(ds)?;
+    let store = location.create_store()?;
+    let registry = match &opts.registry {
+        Some(r) => r.clone(),
+        None => {
+            let mut r = Registry::with_builtins();
+            let _ = r.load_default_plugins();
+            std::sync::Arc::new(r)
+        }
+    };
+    let cx = Ctx {
+        ds,
+        src,
+        store: store.as_ref(),
+        opts,
+        pure: location.pure_zarr,
+        xarray: location.xarray,
+        registry,
+    };
+    write_group(&cx, "", ROOT)?;
+    store.close()
+}
+
+fn check_model(ds: &Dataset) -> Result<(), ZarrError> {
+    for v in ds.all_vars() {
+        let var = ds.var(v);
+        if let NcType::User(t) = var.ty {
+            return Err(ZarrError::NotRepresentable {
+                what: format!("variable \"{}\"", var_path(ds, v)),
+                why: format!(
+                    "its type \"{}\" is user-defined; NCZarr has only atomic types (write netCDF-4 instead)",
+                    ds.user_type(t).name
+                ),
+            });
+        }
+        for a in &var.atts {
+            if a.ty.as_atomic().is_none() {
+                return Err(ZarrError::NotRepresentable {
+                    what: format!("attribute \"{}\" of \"{}\"", a.name, var_path(ds, v)),
+                    why: "its type is user-defined; NCZarr has only atomic types".into(),
+                });
+            }
+        }
+    }
+    for (i, g) in ds.groups.iter().enumerate() {
+        for a in &g.atts {
+            if a.ty.as_atomic().is_none() {
+                return Err(ZarrError::NotRepresentable {
+                    what: format!("attribute \"{}\" of group {}", a.name, ds.group_path(GroupId(i))),
+                    why: "its type is user-defined; NCZarr has only atomic types".into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `.zattrs` content: attributes, then extra keys; `None` when there is nothing to write.
+fn attrs_object(
+    cx: &Ctx,
+    owner: &str,
+    atts: &[nc_dataset::Attribute],
+    extra: Vec<(String, Value)>,
+    always: bool,
+) -> Result<Option<Value>, ZarrError> {
+    let mut obj = Map::new();
+    let mut types = Map::new();
+    for a in atts {
+        let t = a.ty.as_atomic().unwrap_or(AtomicType::Char);
+        let (v, ty) = match t {
+            AtomicType::Char => {
+                let b = match &a.values {
+                    Values::Char(b) => b.as_slice(),
+                    _ => &[],
+                };
+                (attrs::char_to_json(b), cx.char_dtype().replace('|', "<"))
+            }
+            AtomicType::String => {
+                let max = match &a.values {
+                    Values::String(s) => s.iter().map(|x| x.as_ref().map_or(0, |x| x.len())).max().unwrap_or(0),
+                    _ => 0,
+                };
+                let v = attrs::values_to_json(&a.values).unwrap_or(Value::Null);
+                (v, format!("|S{}", max.max(2)))
+            }
+            t => {
+                let v = attrs::values_to_json(&a.values).ok_or_else(|| ZarrError::NotRepresentable {
+                    what: format!("attribute \"{}\" of {owner}", a.name),
+                    why: "its values do not match its type".into(),
+                })?;
+                (v, numeric_dtype(t, false))
+            }
+        };
+        obj.insert(a.name.clone(), v);
+        types.insert(a.name.clone(), Value::String(ty));
+    }
+    let has_any = !atts.is_empty() || !extra.is_empty() || always;
+    for (k, v) in extra {
+        if k == "_NCProperties" {
+            types.insert(k.clone(), Value::String(cx.char_dtype().replace('|', "<")));
+        }
+        obj.insert(k, v);
+    }
+    if !has_any {
+        return Ok(None);
+    }
+    if !cx.pure {
+        let t = if types.is_empty() {
+            json!({})
+        } else {
+            json!({ "types": types })
+        };
+        obj.insert(cx.key("_nczarr_attr"), t);
+    }
+    Ok(Some(Value::Object(obj)))
+}
+
+fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
+    let ds = cx.ds;
+    let grp = ds.group(g);
+    let mut zgroup = Map::new();
+    zgroup.insert("zarr_format".into(), json!(2));
+    if !cx.pure {
+        if g == ROOT {
+            zgroup.insert(cx.key("_nczarr_superblock"), json!({"version": "2.0.0"}));
+        }
+        let mut dims = Map::new();
+        for d in &grp.dims {
+            let dim = ds.dim(*d);
+            dims.insert(dim.name.clone(), json!(dim.len));
+        }
+        let vars: Vec<&str> = grp.vars.iter().map(|v| ds.var(*v).name.as_str()).collect();
+        let groups: Vec<&str> = grp.groups.iter().map(|c| ds.group(*c).name.as_str()).collect();
+        zgroup.insert(
+            cx.key("_nczarr_group"),
+            json!({"dims": dims, "vars": vars, "groups": groups}),
+        );
+    }
+    cx.put_json(&join(prefix, ".zgroup"), &Value::Object(zgroup))?;
+    let mut extra = Vec::new();
+    if g == ROOT {
+        if let Some(p) = &cx.opts.nc_properties {
+            extra.push(("_NCProperties".to_string(), Value::String(p.clone())));
+        }
+    }
+    let owner = format!("group {}", ds.group_path(g));
+    if let Some(z) = attrs_object(cx, &owner, &grp.atts, extra, false)? {
+        cx.put_json(&join(prefix, ".zattrs"), &z)?;
+    }
+    for v in &grp.vars {
+        crate::store::check_key(&ds.var(*v).name)?;
+        write_var(cx, prefix, *v)?;
+    }
+    for c in &grp.groups {
+        let name = &ds.group(*c).name;
+        crate::store::check_key(name)?;
+        write_group(cx, &join(prefix, name), *c)?;
+    }
+    Ok(())
+}
+
+fn maxstrlen(cx: &Ctx, v: VarId) -> usize {
+    let get = |a: Option<&nc_dataset::Attribute>| {
+        a.and_then(|a| a.values.get_i128(0))
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n > 0)
+    };
+    get(cx.ds.var(v).att("_nczarr_maxstrlen"))
+        .or_else(|| {
+            get(cx
+                .ds
+                .group(ROOT)
+                .atts
+                .iter()
+                .find(|a| a.name == "_nczarr_default_maxstrlen"))
+        })
+        .unwrap_or(cx.opts.default_maxstrlen)
+        .max(1)
+}
+
+fn default_chunks(shape: &[u64], esize: u64) -> Vec<u64> {
+    let mut c: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
+    let bytes = |c: &[u64]| c.iter().fold(esize, |a, &b| a.saturating_mul(b));
+    if bytes(&c) <= WHOLE_LIMIT {
+        return c;
+    }
+    // halve the slowest dimensions first until a chunk is about CHUNK_TARGET
+    let mut i = 0;
+    while bytes(&c) > CHUNK_TARGET && i < c.len() {
+        if c[i] > 1 {
+            c[i] = c[i].div_ceil(2);
+        } else {
+            i += 1;
+        }
+    }
+    c
+}
+
+fn fill_json(fill: &Values, t: AtomicType) -> Value {
+    match t {
+        AtomicType::Float | AtomicType::Double => {
+            let x = fill.get_f64(0).unwrap_or(0.0);
+            if t == AtomicType::Float {
+                let s = format!("{}", x as f32).parse::<f64>().unwrap_or(x);
+                float_value(if x.is_finite() { s } else { x })
+            } else {
+                float_value(x)
+            }
+        }
+        AtomicType::Char => match fill {
+            Values::Char(b) if b.first().is_some_and(|&c| c != 0) => {
+                Value::String(String::from_utf8_lossy(&b[..1]).into_owned())
+            }
+            _ => Value::String(String::new()),
+        },
+        AtomicType::String => match fill {
+            Values::String(s) => Value::String(s.first().cloned().flatten().unwrap_or_default()),
+            _ => Value::String(String::new()),
+        },
+        AtomicType::UInt64 => fill
+            .get_i128(0)
+            .and_then(|n| u64::try_from(n).ok())
+            .map_or(Value::Null, Value::from),
+        _ => fill
+            .get_i128(0)
+            .and_then(|n| i64::try_from(n).ok())
+            .map_or(Value::Null, Value::from),
+    }
+}
+
+struct VarPlan {
+    path: String,
+    key: String,
+    dtype: Dtype,
+    /// Zarr shape (`[1]` for scalars).
+    shape: Vec<u64>,
+    chunks: Vec<u64>,
+    scalar: bool,
+    fill: Vec<u8>,
+    skip_fill_chunks: bool,
+    pipe: Option<Pipeline>,
+    maxlen: Option<usize>,
+    sep: char,
+}
+
+fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
+    let ds = cx.ds;
+    let var = ds.var(v);
+    let path = var_path(ds, v);
+    let t = var.ty.as_atomic().unwrap_or(AtomicType::Byte);
+    let scalar = var.dims.is_empty();
+    let big = var.storage.endianness == Some(Endianness::Big);
+    let maxlen = (t == AtomicType::String).then(|| maxstrlen(cx, v));
+    let dtype_text = match t {
+        AtomicType::Char => cx.char_dtype().to_string(),
+        AtomicType::String => format!("|S{}", maxlen.unwrap_or(128)),
+        t => numeric_dtype(t, big),
+    };
+    let dtype = Dtype::parse(&dtype_text).map_err(|why| ZarrError::Dtype {
+        key: path.clone(),
+        dtype: dtype_text.clone(),
+        why,
+    })?;
+    // one stored char is one byte whatever the spelling
+    let dtype = if dtype.kind == Kind::Char {
+        Dtype {
+            kind: Kind::Char,
+            endian: Endian::NotApplicable,
+        }
+    } else {
+        dtype
+    };
+    let shape: Vec<u64> = if scalar { vec![1] } else { ds.shape(v) };
+    let chunks = match (&var.storage.layout, &var.storage.chunk_sizes) {
+        (Some(Layout::Contiguous | Layout::Compact), _) => shape.iter().map(|&n| n.max(1)).collect(),
+        (_, Some(c)) if c.len() == shape.len() && !scalar => c.iter().map(|&n| n.max(1)).collect(),
+        _ => default_chunks(&shape, dtype.size() as u64),
+    };
+    let fill_vals = ds.fill_value(v).unwrap_or_else(|| default_fill(t));
+    let no_fill = var.storage.no_fill == Some(true);
+    let fill_value = if no_fill {
+        Value::Null
+    } else {
+        fill_json(&fill_vals, t)
+    };
+    let mut fill = Vec::new();
+    convert::encode(&fill_vals, &dtype, &mut fill);
+    fill.resize(dtype.size(), 0);
+
+    // filters: compressor = last, filters = the rest
+    let filterable = !scalar && t != AtomicType::String && !var.storage.filters.is_empty();
+    let (compressor, filters, pipe) = if filterable {
+        let mut ctx = FilterContext::new(dtype.size(), &chunks);
+        ctx.max_decoded = ctx.chunk_bytes().map_or(ctx.max_decoded, |n| n.saturating_add(1024));
+        let working = cx.registry.working_chain(&var.storage.filters, &ctx);
+        let (c, f) = chain_to_zarr(&working, &ctx).map_err(|e| ZarrError::NotRepresentable {
+            what: format!("the filters of variable \"{path}\""),
+            why: format!("{e}; NCZarr stores filters as Zarr codecs (use a filter with a standard codec)"),
+        })?;
+        let p = cx
+            .registry
+            .pipeline_stored(&working, ctx)
+            .map_err(|e| ZarrError::Filter {
+                var: path.clone(),
+                source: e.for_variable(&path),
+            })?;
+        (c, f, Some(p))
+    } else {
+        (Value::Null, Value::Null, None)
+    };
+
+    let vkey = join(prefix, &var.name);
+    let mut zarray = Map::new();
+    zarray.insert("zarr_format".into(), json!(2));
+    zarray.insert("shape".into(), json!(shape));
+    zarray.insert("dtype".into(), json!(dtype_text));
+    zarray.insert("chunks".into(), json!(chunks));
+    zarray.insert("fill_value".into(), fill_value);
+    zarray.insert("order".into(), json!("C"));
+    zarray.insert("compressor".into(), compressor);
+    zarray.insert("filters".into(), filters);
+    if cx.opts.dimension_separator == '/' {
+        zarray.insert("dimension_separator".into(), json!("/"));
+    }
+    if !cx.pure {
+        let dimrefs: Vec<String> = var
+            .dims
+            .iter()
+            .map(|d| {
+                let dim = ds.dim(*d);
+                format!("{}/{}", ds.group_path(dim.group).trim_end_matches('/'), dim.name)
+            })
+            .collect();
+        zarray.insert(
+            cx.key("_nczarr_array"),
+            json!({"dimrefs": dimrefs, "storage": if scalar { "scalar" } else { "chunked" }}),
+        );
+    }
+    cx.put_json(&join(&vkey, ".zarray"), &Value::Object(zarray))?;
+
+    let mut extra = Vec::new();
+    let root_dims = var.dims.iter().all(|d| ds.dim(*d).group == ROOT);
+    if cx.xarray && var.group == ROOT && root_dims {
+        let names: Vec<&str> = var.dims.iter().map(|d| ds.dim(*d).name.as_str()).collect();
+        extra.push(("_ARRAY_DIMENSIONS".to_string(), json!(names)));
+    }
+    if let Some(z) = attrs_object(cx, &format!("variable \"{path}\""), &var.atts, extra, false)? {
+        cx.put_json(&join(&vkey, ".zattrs"), &z)?;
+    }
+
+    let plan = VarPlan {
+        path,
+        key: vkey,
+        dtype,
+        shape,
+        chunks,
+        scalar,
+        fill,
+        skip_fill_chunks: !no_fill && !scalar,
+        pipe,
+        maxlen,
+        sep: cx.opts.dimension_separator,
+    };
+    write_chunks(cx, v, &plan)
+}
+
+fn write_chunks(cx: &Ctx, v: VarId, p: &VarPlan) -> Result<(), ZarrError> {
+    if p.shape.contains(&0) {
+        return Ok(());
+    }
+    let rank = p.shape.len();
+    let grid: Vec<u64> = (0..rank).map(|i| p.shape[i].div_ceil(p.chunks[i])).collect();
+    let n: u64 = grid.iter().product();
+    let batch = cx.opts.batch.max(1) as u64;
+    let mut first = 0u64;
+    while first < n {
+        let last = (first + batch).min(n);
+        (first..last)
+            .into_par_iter()
+            .try_for_each(|lin| write_one_chunk(cx, v, p, &grid, lin))?;
+        first = last;
+    }
+    Ok(())
+}
+
+fn write_one_chunk(cx: &Ctx, v: VarId, p: &VarPlan, grid: &[u64], lin: u64) -> Result<(), ZarrError> {
+    let rank = p.shape.len();
+    let mut idx = vec![0u64; rank];
+    let mut r = lin;
+    for i in (0..rank).rev() {
+        idx[i] = r % grid[i];
+        r /= grid[i];
+    }
+    let start: Vec<u64> = (0..rank).map(|i| idx[i] * p.chunks[i]).collect();
+    let count: Vec<u64> = (0..rank)
+        .map(|i| p.chunks[i].min(p.shape[i] - start[i]))
+        .collect();
+    let (rs, rc): (&[u64], &[u64]) = if p.scalar { (&[], &[]) } else { (&start, &count) };
+    let vals = cx
+        .src
+        .read(cx.ds, v, rs, rc)
+        .map_err(|e| ZarrError::Source {
+            var: p.path.clone(),
+            msg: e.to_string(),
+        })?;
+    if let (Some(max), Values::String(s)) = (p.maxlen, &vals) {
+        for (i, x) in s.iter().enumerate() {
+            let len = x.as_ref().map_or(0, String::len);
+            if len > max {
+                return Err(ZarrError::StringTooLong {
+                    var: p.path.clone(),
+                    index: lin * p.chunks.iter().product::<u64>() + i as u64,
+                    len,
+                    max,
+                });
+            }
+        }
+    }
+    let es = p.dtype.size();
+    let mut region = Vec::with_capacity(vals.len() * es);
+    convert::encode(&vals, &p.dtype, &mut region);
+    let chunk_elems: u64 = p.chunks.iter().product();
+    let region_elems: u64 = count.iter().product();
+    if region.len() as u64 != region_elems * es as u64 {
+        return Err(ZarrError::Source {
+            var: p.path.clone(),
+            msg: format!(
+                "returned {} values for a {}-element hyperslab",
+                vals.len(),
+                region_elems
+            ),
+        });
+    }
+    let buf = if count == p.chunks {
+        region
+    } else {
+        let mut buf = Vec::with_capacity((chunk_elems as usize) * es);
+        for _ in 0..chunk_elems {
+            buf.extend_from_slice(&p.fill);
+        }
+        place(&region, &count, &p.chunks, es, &mut buf);
+        buf
+    };
+    if p.skip_fill_chunks && buf.chunks_exact(es).all(|e| e == p.fill.as_slice()) {
+        return Ok(());
+    }
+    let data = match &p.pipe {
+        Some(pipe) => pipe.encode(&buf).map_err(|e| ZarrError::Filter {
+            var: p.path.clone(),
+            source: e,
+        })?,
+        None => buf,
+    };
+    let parts: Vec<String> = idx.iter().map(u64::to_string).collect();
+    let key = format!("{}/{}", p.key, parts.join(&p.sep.to_string()));
+    cx.store.put(&key, &data)
+}
+
+/// Copy a C-order region of shape `count` into the top corner of a C-order chunk.
+fn place(region: &[u8], count: &[u64], chunks: &[u64], es: usize, buf: &mut [u8]) {
+    let rank = count.len();
+    let run = count[rank - 1] as usize * es;
+    let rows: u64 = count[..rank - 1].iter().product();
+    let mut pos = vec![0u64; rank.saturating_sub(1)];
+    for row in 0..rows as usize {
+        let mut off = 0u64;
+        let mut stride = chunks[rank - 1];
+        for i in (0..rank - 1).rev() {
+            off += pos[i] * stride;
+            stride *= chunks[i];
+        }
+        let dst = off as usize * es;
+        buf[dst..dst + run].copy_from_slice(&region[row * run..(row + 1) * run]);
+        for i in (0..rank - 1).rev() {
+            pos[i] += 1;
+            if pos[i] < count[i] {
+                break;
+            }
+            pos[i] = 0;
+        }
+    }
+}
