@@ -120,7 +120,8 @@ fn asked_format(args: &Args) -> anyhow::Result<Option<Format>> {
 
 fn run(args: Args) -> anyhow::Result<()> {
     let asked = asked_format(&args)?;
-    let mut binary = args.binary || args.out.is_some() || args.cdf_ext;
+    // netCDF-C's ncgen writes a file when asked for one by -b, -o, -n, -l b or a format flag.
+    let mut binary = args.binary || args.out.is_some() || args.cdf_ext || asked.is_some();
     if let Some(l) = &args.lang {
         match l.as_str() {
             "b" | "binary" => binary = true,
@@ -134,16 +135,19 @@ fn run(args: Args) -> anyhow::Result<()> {
         bail!("generating C or Fortran code is not supported by ncgen-rs; use -b to write a netCDF file");
     }
 
-    let opts = nc_cdl::ParseOptions::default();
+    let opts = nc_cdl::ParseOptions {
+        format: asked,
+        ..nc_cdl::ParseOptions::default()
+    };
     let mut ds = match &args.input {
         Some(p) if p.as_os_str() != "-" => nc_cdl::parse_cdl_file(p, &opts)
-            .with_context(|| format!("cannot read CDL {}", p.display()))?,
+            .context("cannot read CDL")?,
         _ => {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
                 .context("reading CDL from standard input")?;
-            nc_cdl::parse_cdl(&text, "<stdin>", &opts).context("cannot read CDL <stdin>")?
+            nc_cdl::parse_cdl(&text, "<stdin>", &opts).context("cannot read CDL")?
         }
     };
     if let Some(n) = &args.name {
@@ -167,7 +171,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         only_given_data: true,
     };
     nc_dispatch::create(&out, &ds, &InMemory, &copts)
-        .with_context(|| format!("cannot write {}", out.display()))?;
+        .context("cannot write output")?;
     Ok(())
 }
 

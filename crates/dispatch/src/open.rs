@@ -12,7 +12,7 @@ use nc_dataset::{DataSource, Dataset, Format};
 #[non_exhaustive]
 pub enum DispatchError {
     /// The file could not be opened or read.
-    #[error("{}: {source}", .path.display())]
+    #[error("{}", .path.display())]
     Io {
         /// the file
         path: PathBuf,
@@ -37,7 +37,7 @@ pub enum DispatchError {
         what: String,
     },
     /// The classic reader or writer failed.
-    #[error("{}: {source}", .path.display())]
+    #[error("{}", .path.display())]
     Classic {
         /// the file
         path: PathBuf,

@@ -92,6 +92,22 @@ pub enum Hdf5Error {
         /// The decoder's message.
         message: String,
     },
+    /// The HDF5 writer refused an operation while writing a file.
+    #[error("{what}: {message}")]
+    Write {
+        /// What we were writing (variable, attribute, group).
+        what: String,
+        /// The writer's message.
+        message: String,
+    },
+    /// The data source failed to give a variable's data while writing.
+    #[error("variable \"{var}\": reading its data: {message}")]
+    Source {
+        /// The variable.
+        var: String,
+        /// The source's message.
+        message: String,
+    },
     /// An error annotated with the file it came from.
     #[error("{}: {inner}", .path.display())]
     InFile {

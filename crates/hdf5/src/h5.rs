@@ -267,20 +267,28 @@ impl H5 {
         Ok(())
     }
 
-    /// The attributes of an object in netCDF iteration order: compact ones in header order, dense
+    /// The attributes of an object in netCDF iteration order: compact ones by their messages'
+    /// creation order when tracked (else header order), dense
     /// ones by the creation-order index when there is one, else by name.
     pub fn attributes(
         &self,
+        addr: u64,
         hdr: &ObjectHeader,
         what: &str,
     ) -> Result<Vec<AttributeMessage>, Hdf5Error> {
-        let mut atts = Vec::new();
+        let mut atts: Vec<AttributeMessage> = Vec::new();
         let mut info: Option<&AttributeInfoMessage> = None;
         for m in &hdr.messages {
             match m {
                 HdfMessage::Attribute(a) => atts.push(a.clone()),
                 HdfMessage::AttributeInfo(i) => info = Some(i),
                 _ => {}
+            }
+        }
+        if atts.len() > 1 {
+            let orders = crate::ohdr::attribute_orders(self, addr)?;
+            if atts.iter().all(|a| orders.contains_key(a.name.as_bytes())) {
+                atts.sort_by_key(|a| orders.get(a.name.as_bytes()).copied().unwrap_or(0));
             }
         }
         if let Some(info) = info {

@@ -24,6 +24,7 @@ mod h5;
 mod meta;
 mod ohdr;
 mod read;
+pub mod write;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ use nc_dataset::{DataError, DataSource, Dataset, Values, VarId};
 
 pub use error::Hdf5Error;
 pub use filters::{filter_name, BuiltinDecoder, ChunkDecoder};
+pub use write::{write_file, Nc4WriteOptions};
 
 /// An opened netCDF-4 / HDF5 file: its dataset model (metadata only) and a data source.
 pub struct Nc4File {

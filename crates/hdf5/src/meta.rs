@@ -160,7 +160,7 @@ impl Walker<'_> {
         }
         let what = format!("group \"{path}\"");
         let hdr = self.h5.header(addr)?;
-        self.group_atts[g.0] = self.h5.attributes(&hdr, &what)?;
+        self.group_atts[g.0] = self.h5.attributes(addr, &hdr, &what)?;
         let links = self.h5.links(&hdr, &what)?;
         let mut children = Vec::new();
         for link in links {
@@ -229,7 +229,7 @@ impl Walker<'_> {
                 "dataset without dataspace or datatype",
             ));
         };
-        let atts = self.h5.attributes(hdr, &what)?;
+        let atts = self.h5.attributes(addr, hdr, &what)?;
         self.markers += atts
             .iter()
             .filter(|a| MARKER_ATTS.contains(&a.name.as_str()))

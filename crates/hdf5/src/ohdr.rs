@@ -377,3 +377,83 @@ pub(crate) fn attribute(
         raw_data,
     })
 }
+
+/// Creation-order index of each compact attribute of the object header at `addr`, by attribute
+/// name; empty when the header is version 1 or does not track creation order. hdf5-reader
+/// drops the per-message creation order, and HDF5 reuses freed message slots, so header order
+/// is not creation order (netCDF-C lists attributes by creation order).
+pub(crate) fn attribute_orders(
+    h5: &H5,
+    addr: u64,
+) -> Result<std::collections::HashMap<Vec<u8>, u16>, Hdf5Error> {
+    let what = format!("object header at {addr:#x}");
+    let mut out = std::collections::HashMap::new();
+    if h5.read(addr, 4, &what)? != b"OHDR" {
+        return Ok(out);
+    }
+    let pre = h5.read(addr, 6, &what)?;
+    let flags = pre[5];
+    if flags & 0x04 == 0 {
+        return Ok(out);
+    }
+    let mut off = 6u64;
+    if flags & 0x20 != 0 {
+        off += 16;
+    }
+    if flags & 0x10 != 0 {
+        off += 4;
+    }
+    let width = 1u64 << (flags & 3);
+    let sz = h5.read(addr + off, width, &what)?;
+    let mut b = [0u8; 8];
+    b[..sz.len()].copy_from_slice(&sz);
+    let chunk0 = u64::from_le_bytes(b);
+    off += width;
+    if chunk0 > MAX_BLOCK_BYTES {
+        return Err(Hdf5Error::invalid(&what, format!("first chunk of {chunk0} bytes")));
+    }
+    let mut bodies = vec![h5.read(addr + off, chunk0, &what)?];
+    let mut seen = HashSet::new();
+    while let Some(body) = bodies.pop() {
+        let mut p = 0usize;
+        while p + 6 <= body.len() {
+            let ty = u16::from(body[p]);
+            let size = usize::from(u16::from_le_bytes([body[p + 1], body[p + 2]]));
+            let mflags = body[p + 3];
+            let order = u16::from_le_bytes([body[p + 4], body[p + 5]]);
+            let data = body
+                .get(p + 6..p + 6 + size)
+                .ok_or_else(|| Hdf5Error::invalid(&what, "message runs past its header chunk"))?;
+            if ty == MSG_CONTINUATION {
+                let (a, l) = continuation(data, h5, &what)?;
+                if !seen.insert(a) || seen.len() > MAX_BLOCKS || !(8..=MAX_BLOCK_BYTES).contains(&l) {
+                    return Err(Hdf5Error::invalid(&what, "bad or repeated continuation block"));
+                }
+                let blk = h5.read(a, l, &what)?;
+                if &blk[..4] != b"OCHK" {
+                    return Err(Hdf5Error::invalid(&what, format!("continuation at {a:#x} has no OCHK signature")));
+                }
+                bodies.push(blk[4..blk.len() - 4].to_vec());
+            } else if ty == MSG_ATTRIBUTE && mflags & 0x02 == 0 {
+                if let Some(name) = attribute_name(data) {
+                    out.insert(name, order);
+                }
+            }
+            p += 6 + size;
+        }
+    }
+    Ok(out)
+}
+
+/// The name bytes of an attribute message (versions 1 to 3), without its terminating NUL.
+fn attribute_name(data: &[u8]) -> Option<Vec<u8>> {
+    let version = *data.first()?;
+    let name_len = usize::from(u16::from_le_bytes([*data.get(2)?, *data.get(3)?]));
+    let start = match version {
+        1 | 2 => 8,
+        3 => 9,
+        _ => return None,
+    };
+    let raw = data.get(start..start + name_len)?;
+    Some(raw.split(|&c| c == 0).next().unwrap_or(raw).to_vec())
+}

@@ -93,7 +93,9 @@ pub(crate) fn numbers(v: &Value, t: AtomicType) -> Option<Values> {
                 .map(|x| as_float(x).map(|f| f as f32))
                 .collect::<Option<_>>()?,
         ),
-        AtomicType::Double => Values::Double(el.iter().map(|x| as_float(x)).collect::<Option<_>>()?),
+        AtomicType::Double => {
+            Values::Double(el.iter().map(|x| as_float(x)).collect::<Option<_>>()?)
+        }
         AtomicType::Char => Values::Char(char_text(v).into_bytes()),
         AtomicType::String => strings(v),
     })
@@ -241,7 +243,10 @@ mod tests {
 
     #[test]
     fn typed() {
-        assert_eq!(vals(json!(17), Some(AtomicType::Int)), Values::Int(vec![17]));
+        assert_eq!(
+            vals(json!(17), Some(AtomicType::Int)),
+            Values::Int(vec![17])
+        );
         assert_eq!(
             vals(json!([1, 2]), Some(AtomicType::Float)),
             Values::Float(vec![1.0, 2.0])
@@ -260,12 +265,18 @@ mod tests {
     #[test]
     fn to_json() {
         assert_eq!(values_to_json(&Values::Float(vec![0.1])), Some(json!(0.1)));
-        assert_eq!(values_to_json(&Values::Int(vec![1, 2])), Some(json!([1, 2])));
+        assert_eq!(
+            values_to_json(&Values::Int(vec![1, 2])),
+            Some(json!([1, 2]))
+        );
         assert_eq!(
             values_to_json(&Values::Double(vec![f64::NAN])),
             Some(json!("NaN"))
         );
-        assert_eq!(values_to_json(&Values::UInt64(vec![u64::MAX])), Some(json!(u64::MAX)));
+        assert_eq!(
+            values_to_json(&Values::UInt64(vec![u64::MAX])),
+            Some(json!(u64::MAX))
+        );
         assert_eq!(char_to_json(b"{\"a\": [1]}"), json!({"a": [1]}));
         assert_eq!(char_to_json(b"17"), json!("17"));
         assert_eq!(char_to_json(b"{not json"), json!("{not json"));

@@ -146,7 +146,17 @@ mod tests {
         assert_eq!(k("|S12"), Ok((Kind::Bytes(12), 12)));
         assert_eq!(k("<U3"), Ok((Kind::Unicode(3), 12)));
         assert!(Dtype::parse(">i2").unwrap().big_endian());
-        for bad in ["<c8", "<M8", "|O", "<f2", "<i3", "x", "|S0", "<U99999999", "<iX"] {
+        for bad in [
+            "<c8",
+            "<M8",
+            "|O",
+            "<f2",
+            "<i3",
+            "x",
+            "|S0",
+            "<U99999999",
+            "<iX",
+        ] {
             assert!(Dtype::parse(bad).is_err(), "{bad}");
         }
     }

@@ -166,13 +166,19 @@ mod tests {
 
     #[test]
     fn nonfinite_tokens() {
-        let v = parse("k", br#"{"a": NaN, "b": [Infinity, -Infinity], "s": "NaN in text"}"#)
-            .unwrap();
+        let v = parse(
+            "k",
+            br#"{"a": NaN, "b": [Infinity, -Infinity], "s": "NaN in text"}"#,
+        )
+        .unwrap();
         assert!(as_f64(&v["a"]).unwrap().is_nan());
         assert_eq!(as_f64(&v["b"][0]), Some(f64::INFINITY));
         assert_eq!(as_f64(&v["b"][1]), Some(f64::NEG_INFINITY));
         assert_eq!(v["s"], Value::String("NaN in text".into()));
-        assert_eq!(compact(&v), r#"{"a": NaN,"b": [Infinity,-Infinity],"s": "NaN in text"}"#);
+        assert_eq!(
+            compact(&v),
+            r#"{"a": NaN,"b": [Infinity,-Infinity],"s": "NaN in text"}"#
+        );
     }
 
     #[test]

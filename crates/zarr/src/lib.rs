@@ -25,6 +25,6 @@ mod write;
 pub use error::ZarrError;
 pub use location::{parse_location, StorageKind, ZarrLocation};
 pub use read::ZarrFile;
-pub use store::{DirStore, Store, ZipStore};
+pub use store::{copy_store, DirStore, MemStore, Store, ZipStore};
 
-pub use write::{write_store, NczarrLayout, ZarrWriteOptions};
+pub use write::{write_into, write_store, NczarrLayout, ZarrWriteOptions};

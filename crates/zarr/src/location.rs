@@ -130,7 +130,9 @@ pub fn parse_location(s: &str) -> Option<ZarrLocation> {
             return None;
         }
         // file:///abs → /abs ; file://rel → rel ; file://localhost/abs → /abs
-        let rest = rest.strip_prefix("localhost/").map_or(rest.to_string(), |r| format!("/{r}"));
+        let rest = rest
+            .strip_prefix("localhost/")
+            .map_or(rest.to_string(), |r| format!("/{r}"));
         return Some(mk(PathBuf::from(percent_decode(&rest)), None));
     }
     if zarr_flags {
@@ -143,7 +145,9 @@ pub fn parse_location(s: &str) -> Option<ZarrLocation> {
     if p.is_dir() && p.join(".zgroup").is_file() {
         return Some(mk(p.to_path_buf(), None));
     }
-    if p.is_file() && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) && is_zip_store(p)
+    if p.is_file()
+        && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+        && is_zip_store(p)
     {
         let mut l = mk(p.to_path_buf(), None);
         l.storage = StorageKind::Zip;

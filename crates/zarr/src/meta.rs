@@ -101,12 +101,19 @@ fn u64_list(key: &str, field: &str, v: Option<&Value>) -> Result<Vec<u64>, ZarrE
         .and_then(Value::as_array)
         .ok_or_else(|| ZarrError::meta(key, format!("\"{field}\" is missing or not an array")))?;
     if a.len() > MAX_RANK {
-        return Err(ZarrError::meta(key, format!("\"{field}\" has more than {MAX_RANK} entries")));
+        return Err(ZarrError::meta(
+            key,
+            format!("\"{field}\" has more than {MAX_RANK} entries"),
+        ));
     }
     a.iter()
         .map(|x| {
-            x.as_u64()
-                .ok_or_else(|| ZarrError::meta(key, format!("\"{field}\" holds {x}, not a non-negative integer")))
+            x.as_u64().ok_or_else(|| {
+                ZarrError::meta(
+                    key,
+                    format!("\"{field}\" holds {x}, not a non-negative integer"),
+                )
+            })
         })
         .collect()
 }
@@ -114,9 +121,22 @@ fn u64_list(key: &str, field: &str, v: Option<&Value>) -> Result<Vec<u64>, ZarrE
 impl<'a> Loader<'a> {
     /// Read the whole metadata tree.
     pub fn load(store: &'a dyn Store, loc: &'a ZarrLocation) -> Result<Loader<'a>, ZarrError> {
-        let zgroup = get_json(store, ".zgroup")?.ok_or_else(|| ZarrError::NotAStore {
-            path: loc.path.display().to_string(),
-        })?;
+        let zgroup = match get_json(store, ".zgroup")? {
+            Some(g) => g,
+            // pure Zarr written without a root .zgroup (xarray did this): arrays mark the root
+            None if store
+                .list("")?
+                .iter()
+                .any(|k| k.ends_with("/.zarray") || k == ".zarray") =>
+            {
+                serde_json::json!({"zarr_format": 2})
+            }
+            None => {
+                return Err(ZarrError::NotAStore {
+                    path: loc.path.display().to_string(),
+                })
+            }
+        };
         as_obj(".zgroup", &zgroup)?;
         let zattrs = get_json(store, ".zattrs")?;
         let v1obj = get_json(store, ".nczarr")?;
@@ -314,7 +334,12 @@ impl<'a> Loader<'a> {
                 let names = |k: &str| -> Vec<String> {
                     g.get(k)
                         .and_then(Value::as_array)
-                        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect()
+                        })
                         .unwrap_or_default()
                 };
                 (names("vars"), names("groups"))
@@ -335,8 +360,9 @@ impl<'a> Loader<'a> {
         for g in groups {
             crate::store::check_key(&g)?;
             let gp = join(prefix, &g);
-            let zg = get_json(self.store, &join(&gp, ".zgroup"))?
-                .ok_or_else(|| ZarrError::meta(&join(&gp, ".zgroup"), "group listed but missing"))?;
+            let zg = get_json(self.store, &join(&gp, ".zgroup"))?.ok_or_else(|| {
+                ZarrError::meta(&join(&gp, ".zgroup"), "group listed but missing")
+            })?;
             let za = get_json(self.store, &join(&gp, ".zattrs"))?;
             let child = self.ds.add_group(gid, g.clone());
             self.load_group(&gp, child, zg, za, depth + 1)?;
@@ -366,7 +392,9 @@ impl<'a> Loader<'a> {
             if have != len {
                 return Err(ZarrError::meta(
                     key,
-                    format!("dimension \"{name}\" has length {len} here but {have} in another array"),
+                    format!(
+                        "dimension \"{name}\" has length {len} here but {have} in another array"
+                    ),
                 ));
             }
             return Ok(d);
@@ -391,16 +419,22 @@ impl<'a> Loader<'a> {
         if chunks.len() != shape.len() {
             return Err(ZarrError::meta(
                 &akey,
-                format!("chunks has {} entries but shape has {}", chunks.len(), shape.len()),
+                format!(
+                    "chunks has {} entries but shape has {}",
+                    chunks.len(),
+                    shape.len()
+                ),
             ));
         }
         if chunks.contains(&0) {
             return Err(ZarrError::meta(&akey, "a chunk length is 0"));
         }
-        let dts = obj
-            .get("dtype")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ZarrError::meta(&akey, "\"dtype\" is missing or not a string (structured dtypes are not supported)"))?;
+        let dts = obj.get("dtype").and_then(Value::as_str).ok_or_else(|| {
+            ZarrError::meta(
+                &akey,
+                "\"dtype\" is missing or not a string (structured dtypes are not supported)",
+            )
+        })?;
         let dtype = Dtype::parse(dts).map_err(|why| ZarrError::Dtype {
             key: akey.clone(),
             dtype: dts.to_string(),
@@ -415,13 +449,21 @@ impl<'a> Loader<'a> {
         let fortran = match obj.get("order").and_then(Value::as_str) {
             None | Some("C") => false,
             Some("F") => true,
-            Some(o) => return Err(ZarrError::meta(&akey, format!("order {o:?} is neither \"C\" nor \"F\""))),
+            Some(o) => {
+                return Err(ZarrError::meta(
+                    &akey,
+                    format!("order {o:?} is neither \"C\" nor \"F\""),
+                ))
+            }
         };
         let sep = match obj.get("dimension_separator").and_then(Value::as_str) {
             None | Some(".") => '.',
             Some("/") => '/',
             Some(s) => {
-                return Err(ZarrError::meta(&akey, format!("dimension_separator {s:?} is neither \".\" nor \"/\"")))
+                return Err(ZarrError::meta(
+                    &akey,
+                    format!("dimension_separator {s:?} is neither \".\" nor \"/\""),
+                ))
             }
         };
         let t = dtype.atomic();
@@ -496,7 +538,11 @@ impl<'a> Loader<'a> {
                     .as_ref()
                     .and_then(|z| z.get("_ARRAY_DIMENSIONS"))
                     .and_then(Value::as_array)
-                    .and_then(|a| a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
+                    .and_then(|a| {
+                        a.iter()
+                            .map(|x| x.as_str().map(str::to_string))
+                            .collect::<Option<Vec<_>>>()
+                    })
             } else {
                 None
             };
@@ -521,9 +567,12 @@ impl<'a> Loader<'a> {
         if scalar && !shape.is_empty() && shape != [1] {
             return Err(ZarrError::meta(&akey, "a scalar must have shape [1]"));
         }
-        let vid = self
-            .ds
-            .add_var(gid, name.to_string(), NcType::Atomic(t), dims.unwrap_or_default());
+        let vid = self.ds.add_var(
+            gid,
+            name.to_string(),
+            NcType::Atomic(t),
+            dims.unwrap_or_default(),
+        );
         let atts = self.attributes(&vkey, zattrs.as_ref(), Some(t), false)?;
 
         // fill value
@@ -535,7 +584,8 @@ impl<'a> Loader<'a> {
         let fill_vals = if fv.is_null() {
             fill_attr.clone().unwrap_or_else(|| default_fill(t))
         } else {
-            fill_from_json(fv, &dtype).unwrap_or_else(|| fill_attr.clone().unwrap_or_else(|| default_fill(t)))
+            fill_from_json(fv, &dtype)
+                .unwrap_or_else(|| fill_attr.clone().unwrap_or_else(|| default_fill(t)))
         };
         let fill = encode_one(&fill_vals, &dtype);
 
@@ -547,7 +597,11 @@ impl<'a> Loader<'a> {
             format!("[{}]", parts.join(","))
         });
         var.storage = Storage {
-            layout: Some(if scalar { Layout::Contiguous } else { Layout::Chunked }),
+            layout: Some(if scalar {
+                Layout::Contiguous
+            } else {
+                Layout::Chunked
+            }),
             chunk_sizes: (!scalar).then(|| chunks.clone()),
             filters: known,
             codecs: codec_text,
@@ -562,7 +616,10 @@ impl<'a> Loader<'a> {
         };
         let path = format!("{}/{}", self.ds.group_path(gid).trim_end_matches('/'), name);
         if self.vars.len() != vid.0 {
-            return Err(ZarrError::meta(&akey, "internal: variable table out of step"));
+            return Err(ZarrError::meta(
+                &akey,
+                "internal: variable table out of step",
+            ));
         }
         self.vars.push(VarInfo {
             key: vkey,
@@ -622,11 +679,15 @@ fn fill_from_json(v: &Value, d: &Dtype) -> Option<Values> {
             let b = match s.len() {
                 0 => 0,
                 1 => s.as_bytes()[0],
-                _ => base64_decode(s).and_then(|b| b.first().copied()).unwrap_or(0),
+                _ => base64_decode(s)
+                    .and_then(|b| b.first().copied())
+                    .unwrap_or(0),
             };
             Some(Values::Char(vec![b]))
         }
-        Kind::Bytes(_) | Kind::Unicode(_) => Some(Values::String(vec![Some(v.as_str()?.to_string())])),
+        Kind::Bytes(_) | Kind::Unicode(_) => {
+            Some(Values::String(vec![Some(v.as_str()?.to_string())]))
+        }
     }
 }
 

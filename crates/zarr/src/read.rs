@@ -56,6 +56,36 @@ impl ZarrFile {
         })
     }
 
+    /// Read a store that is already open (a [`crate::MemStore`], a custom store). `name` is
+    /// the dataset name; `pure_zarr` and `xarray` are the `zarr` / `noxarray` mode flags.
+    ///
+    /// # Errors
+    /// As [`ZarrFile::open`].
+    pub fn from_store(
+        store: Box<dyn Store>,
+        name: &str,
+        pure_zarr: bool,
+        xarray: bool,
+    ) -> Result<ZarrFile, ZarrError> {
+        let location = ZarrLocation {
+            text: name.to_string(),
+            path: std::path::PathBuf::from(name),
+            storage: crate::StorageKind::File,
+            pure_zarr,
+            xarray,
+            remote: None,
+        };
+        let l = Loader::load(store.as_ref(), &location)?;
+        let (ds, vars) = (l.ds, l.vars);
+        Ok(ZarrFile {
+            location,
+            store,
+            ds,
+            vars,
+            registry: OnceLock::new(),
+        })
+    }
+
     /// Open with a filter registry of the caller's (instead of the built-in codecs plus the
     /// plugins of `HDF5_PLUGIN_PATH`, loaded at the first data read).
     ///
@@ -117,7 +147,9 @@ impl ZarrFile {
         }
         let mut ctx = FilterContext::new(v.dtype.size(), &v.chunks);
         // decoded chunks are exactly one chunk (plus checksum framing): a larger claim is an error
-        ctx.max_decoded = ctx.chunk_bytes().map_or(ctx.max_decoded, |n| n.saturating_add(1024));
+        ctx.max_decoded = ctx
+            .chunk_bytes()
+            .map_or(ctx.max_decoded, |n| n.saturating_add(1024));
         reg.pipeline_stored(&chain, ctx)
             .map(Some)
             .map_err(|e| ZarrError::Filter {
@@ -198,11 +230,12 @@ impl ZarrFile {
             var: v.path.clone(),
             what,
         };
-        let (start, count): (Vec<u64>, Vec<u64>) = if start.is_empty() && v.shape == [1] && self.ds.var(var).dims.is_empty() {
-            (vec![0], vec![1])
-        } else {
-            (start.to_vec(), count.to_vec())
-        };
+        let (start, count): (Vec<u64>, Vec<u64>) =
+            if start.is_empty() && v.shape == [1] && self.ds.var(var).dims.is_empty() {
+                (vec![0], vec![1])
+            } else {
+                (start.to_vec(), count.to_vec())
+            };
         let rank = v.shape.len();
         if start.len() != rank || count.len() != rank {
             return Err(req(format!(
@@ -211,7 +244,10 @@ impl ZarrFile {
             )));
         }
         for i in 0..rank {
-            if start[i].checked_add(count[i]).is_none_or(|e| e > v.shape[i]) {
+            if start[i]
+                .checked_add(count[i])
+                .is_none_or(|e| e > v.shape[i])
+            {
                 return Err(req(format!(
                     "hyperslab {}+{} exceeds dimension length {}",
                     start[i], count[i], v.shape[i]
@@ -236,22 +272,21 @@ impl ZarrFile {
         let hi: Vec<u64> = (0..rank)
             .map(|i| (start[i] + count[i] - 1) / v.chunks[i])
             .collect();
-        let mut all = Vec::new();
-        let mut cur = lo.clone();
-        'grid: loop {
-            all.push(cur.clone());
-            let mut d = rank;
-            while d > 0 {
-                d -= 1;
-                cur[d] += 1;
-                if cur[d] <= hi[d] {
-                    continue 'grid;
-                }
-                cur[d] = lo[d];
+        // chunk indices are made a batch at a time (a request may cover very many chunks)
+        let span: Vec<u64> = (0..rank).map(|i| hi[i] - lo[i] + 1).collect();
+        let nchunks: u64 = span.iter().product();
+        let index = |mut lin: u64| -> Vec<u64> {
+            let mut idx = vec![0u64; rank];
+            for i in (0..rank).rev() {
+                idx[i] = lo[i] + lin % span[i];
+                lin /= span[i];
             }
-            break;
-        }
-        for batch in all.chunks(BATCH) {
+            idx
+        };
+        let mut first = 0u64;
+        while first < nchunks {
+            let last = (first + BATCH as u64).min(nchunks);
+            let batch: Vec<Vec<u64>> = (first..last).map(index).collect();
             let decoded: Vec<Result<Option<Vec<u8>>, ZarrError>> = batch
                 .par_iter()
                 .map(|idx| self.load_chunk(v, pipe.as_ref(), idx, chunk_elems))
@@ -260,6 +295,7 @@ impl ZarrFile {
                 let d = d?;
                 copy_region(v, idx, &start, &count, d.as_deref(), &mut out);
             }
+            first = last;
         }
         Ok(convert::decode(&out, &v.dtype))
     }
@@ -369,6 +405,7 @@ impl DataSource for ZarrFile {
         start: &[u64],
         count: &[u64],
     ) -> Result<Values, DataError> {
-        self.read_var(var, start, count).map_err(|e| Box::new(e) as DataError)
+        self.read_var(var, start, count)
+            .map_err(|e| Box::new(e) as DataError)
     }
 }

@@ -73,7 +73,8 @@ pub fn check_key(key: &str) -> Result<(), ZarrError> {
             "." | ".." => return bad("'.' or '..' segment"),
             _ => {}
         }
-        if seg.len() >= 2 && seg.as_bytes()[1] == b':' {
+        let b = seg.as_bytes();
+        if b.len() == 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
             return bad("drive-letter segment");
         }
     }
@@ -194,7 +195,9 @@ impl Store for DirStore {
                 limit: MAX_OBJECT_SIZE,
             });
         }
-        fs::read(&p).map(Some).map_err(|e| ZarrError::io(p.display(), e))
+        fs::read(&p)
+            .map(Some)
+            .map_err(|e| ZarrError::io(p.display(), e))
     }
 
     fn put(&self, key: &str, value: &[u8]) -> Result<(), ZarrError> {
@@ -234,7 +237,9 @@ impl Store for DirStore {
                     format!("{key}/{name}")
                 };
                 // symlinks are not followed out of the store: file_type() does not follow
-                let ft = ent.file_type().map_err(|e| ZarrError::io(dir.display(), e))?;
+                let ft = ent
+                    .file_type()
+                    .map_err(|e| ZarrError::io(dir.display(), e))?;
                 if ft.is_dir() {
                     stack.push((ent.path(), k));
                 } else if ft.is_file() {
@@ -282,7 +287,9 @@ enum ZipMode {
 
 impl std::fmt::Debug for ZipStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ZipStore").field("path", &self.path).finish()
+        f.debug_struct("ZipStore")
+            .field("path", &self.path)
+            .finish()
     }
 }
 
@@ -312,7 +319,10 @@ impl ZipStore {
             }
         }
         // root detection: `.zgroup` at the top, else one top-level directory holding it
-        let has_root = names.iter().any(|(n, _)| n == ".zgroup");
+        // (a pure Zarr store may lack the root .zgroup: an array one level down marks it too)
+        let has_root = names.iter().any(|(n, _)| {
+            n == ".zgroup" || (n.ends_with("/.zarray") && n.matches('/').count() == 1)
+        });
         let mut prefix = String::new();
         if !has_root {
             let tops: std::collections::BTreeSet<&str> = names
@@ -321,9 +331,7 @@ impl ZipStore {
                 .collect();
             if tops.len() == 1 {
                 if let Some(t) = tops.into_iter().next() {
-                    if names.iter().any(|(n, _)| *n == format!("{t}/.zgroup")) {
-                        prefix = format!("{t}/");
-                    }
+                    prefix = format!("{t}/");
                 }
             }
         }
@@ -395,9 +403,7 @@ impl ZipStore {
                 .map_err(|e| ZarrError::io(tmp.display(), e))?;
         }
         let mut inner = w.finish().map_err(|e| self.zip_err(e))?;
-        inner
-            .flush()
-            .map_err(|e| ZarrError::io(tmp.display(), e))?;
+        inner.flush().map_err(|e| ZarrError::io(tmp.display(), e))?;
         drop(inner);
         fs::rename(&tmp, &self.path).map_err(|e| ZarrError::io(self.path.display(), e))?;
         fs::remove_dir_all(staging.root()).map_err(|e| ZarrError::io(staging.root().display(), e))
@@ -448,11 +454,9 @@ impl Store for ZipStore {
         check_prefix(prefix)?;
         match &self.mode {
             ZipMode::Write { staging, .. } => staging.list(prefix),
-            ZipMode::Read { index, .. } => Ok(index
-                .keys()
-                .filter(|k| under(prefix, k))
-                .cloned()
-                .collect()),
+            ZipMode::Read { index, .. } => {
+                Ok(index.keys().filter(|k| under(prefix, k)).cloned().collect())
+            }
         }
     }
 
@@ -490,5 +494,69 @@ impl Drop for ZipStore {
     }
 }
 
+/// A store in memory (tests, fuzzing, building a store before writing it elsewhere).
+#[derive(Debug, Default)]
+pub struct MemStore {
+    map: Mutex<BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemStore {
+    /// An empty store.
+    pub fn new() -> MemStore {
+        MemStore::default()
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, BTreeMap<String, Vec<u8>>>, ZarrError> {
+        self.map.lock().map_err(|_| ZarrError::BadKey {
+            key: String::new(),
+            reason: "memory store lock poisoned",
+        })
+    }
+}
+
+impl Store for MemStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ZarrError> {
+        check_key(key)?;
+        Ok(self.lock()?.get(key).cloned())
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> Result<(), ZarrError> {
+        check_key(key)?;
+        self.lock()?.insert(key.to_string(), value.to_vec());
+        Ok(())
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>, ZarrError> {
+        check_prefix(prefix)?;
+        Ok(self
+            .lock()?
+            .keys()
+            .filter(|k| under(prefix, k))
+            .cloned()
+            .collect())
+    }
+
+    fn delete(&self, key: &str) -> Result<(), ZarrError> {
+        check_key(key)?;
+        self.lock()?.remove(key);
+        Ok(())
+    }
+}
+
+/// Copy every object of `from` into `to` (zipping a directory store, unzipping a zip
+/// store); `to` is not closed.
+///
+/// # Errors
+/// Read or write failures of either store.
+pub fn copy_store(from: &dyn Store, to: &dyn Store) -> Result<usize, ZarrError> {
+    let keys = from.list("")?;
+    for k in &keys {
+        if let Some(v) = from.get(k)? {
+            to.put(k, &v)?;
+        }
+    }
+    Ok(keys.len())
+}
+
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

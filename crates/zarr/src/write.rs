@@ -123,7 +123,11 @@ fn join(prefix: &str, name: &str) -> String {
 
 fn var_path(ds: &Dataset, v: VarId) -> String {
     let var = ds.var(v);
-    format!("{}/{}", ds.group_path(var.group).trim_end_matches('/'), var.name)
+    format!(
+        "{}/{}",
+        ds.group_path(var.group).trim_end_matches('/'),
+        var.name
+    )
 }
 
 /// Write `ds` (data from `src`) as a store at `location` (NCZarr, or pure Zarr with
@@ -140,6 +144,31 @@ pub fn write_store(
 ) -> Result<(), ZarrError> {
     check_model(ds)?;
     let store = location.create_store()?;
+    write_into(
+        store.as_ref(),
+        ds,
+        src,
+        location.pure_zarr,
+        location.xarray,
+        opts,
+    )?;
+    store.close()
+}
+
+/// Write `ds` into an open store (not closed here): `pure_zarr` and `xarray` are the
+/// `zarr` / `noxarray` mode flags.
+///
+/// # Errors
+/// As [`write_store`].
+pub fn write_into(
+    store: &dyn Store,
+    ds: &Dataset,
+    src: &dyn DataSource,
+    pure_zarr: bool,
+    xarray: bool,
+    opts: &ZarrWriteOptions,
+) -> Result<(), ZarrError> {
+    check_model(ds)?;
     let registry = match &opts.registry {
         Some(r) => r.clone(),
         None => {
@@ -151,14 +180,13 @@ pub fn write_store(
     let cx = Ctx {
         ds,
         src,
-        store: store.as_ref(),
+        store,
         opts,
-        pure: location.pure_zarr,
-        xarray: location.xarray,
+        pure: pure_zarr,
+        xarray,
         registry,
     };
-    write_group(&cx, "", ROOT)?;
-    store.close()
+    write_group(&cx, "", ROOT)
 }
 
 fn check_model(ds: &Dataset) -> Result<(), ZarrError> {
@@ -186,7 +214,11 @@ fn check_model(ds: &Dataset) -> Result<(), ZarrError> {
         for a in &g.atts {
             if a.ty.as_atomic().is_none() {
                 return Err(ZarrError::NotRepresentable {
-                    what: format!("attribute \"{}\" of group {}", a.name, ds.group_path(GroupId(i))),
+                    what: format!(
+                        "attribute \"{}\" of group {}",
+                        a.name,
+                        ds.group_path(GroupId(i))
+                    ),
                     why: "its type is user-defined; NCZarr has only atomic types".into(),
                 });
             }
@@ -217,16 +249,22 @@ fn attrs_object(
             }
             AtomicType::String => {
                 let max = match &a.values {
-                    Values::String(s) => s.iter().map(|x| x.as_ref().map_or(0, |x| x.len())).max().unwrap_or(0),
+                    Values::String(s) => s
+                        .iter()
+                        .map(|x| x.as_ref().map_or(0, |x| x.len()))
+                        .max()
+                        .unwrap_or(0),
                     _ => 0,
                 };
                 let v = attrs::values_to_json(&a.values).unwrap_or(Value::Null);
                 (v, format!("|S{}", max.max(2)))
             }
             t => {
-                let v = attrs::values_to_json(&a.values).ok_or_else(|| ZarrError::NotRepresentable {
-                    what: format!("attribute \"{}\" of {owner}", a.name),
-                    why: "its values do not match its type".into(),
+                let v = attrs::values_to_json(&a.values).ok_or_else(|| {
+                    ZarrError::NotRepresentable {
+                        what: format!("attribute \"{}\" of {owner}", a.name),
+                        why: "its values do not match its type".into(),
+                    }
                 })?;
                 (v, numeric_dtype(t, false))
             }
@@ -270,7 +308,11 @@ fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
             dims.insert(dim.name.clone(), json!(dim.len));
         }
         let vars: Vec<&str> = grp.vars.iter().map(|v| ds.var(*v).name.as_str()).collect();
-        let groups: Vec<&str> = grp.groups.iter().map(|c| ds.group(*c).name.as_str()).collect();
+        let groups: Vec<&str> = grp
+            .groups
+            .iter()
+            .map(|c| ds.group(*c).name.as_str())
+            .collect();
         zgroup.insert(
             cx.key("_nczarr_group"),
             json!({"dims": dims, "vars": vars, "groups": groups}),
@@ -412,7 +454,9 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
     };
     let shape: Vec<u64> = if scalar { vec![1] } else { ds.shape(v) };
     let chunks = match (&var.storage.layout, &var.storage.chunk_sizes) {
-        (Some(Layout::Contiguous | Layout::Compact), _) => shape.iter().map(|&n| n.max(1)).collect(),
+        (Some(Layout::Contiguous | Layout::Compact), _) => {
+            shape.iter().map(|&n| n.max(1)).collect()
+        }
         (_, Some(c)) if c.len() == shape.len() && !scalar => c.iter().map(|&n| n.max(1)).collect(),
         _ => default_chunks(&shape, dtype.size() as u64),
     };
@@ -431,11 +475,15 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
     let filterable = !scalar && t != AtomicType::String && !var.storage.filters.is_empty();
     let (compressor, filters, pipe) = if filterable {
         let mut ctx = FilterContext::new(dtype.size(), &chunks);
-        ctx.max_decoded = ctx.chunk_bytes().map_or(ctx.max_decoded, |n| n.saturating_add(1024));
+        ctx.max_decoded = ctx
+            .chunk_bytes()
+            .map_or(ctx.max_decoded, |n| n.saturating_add(1024));
         let working = cx.registry.working_chain(&var.storage.filters, &ctx);
         let (c, f) = chain_to_zarr(&working, &ctx).map_err(|e| ZarrError::NotRepresentable {
             what: format!("the filters of variable \"{path}\""),
-            why: format!("{e}; NCZarr stores filters as Zarr codecs (use a filter with a standard codec)"),
+            why: format!(
+                "{e}; NCZarr stores filters as Zarr codecs (use a filter with a standard codec)"
+            ),
         })?;
         let p = cx
             .registry
@@ -468,7 +516,11 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
             .iter()
             .map(|d| {
                 let dim = ds.dim(*d);
-                format!("{}/{}", ds.group_path(dim.group).trim_end_matches('/'), dim.name)
+                format!(
+                    "{}/{}",
+                    ds.group_path(dim.group).trim_end_matches('/'),
+                    dim.name
+                )
             })
             .collect();
         zarray.insert(
@@ -509,7 +561,9 @@ fn write_chunks(cx: &Ctx, v: VarId, p: &VarPlan) -> Result<(), ZarrError> {
         return Ok(());
     }
     let rank = p.shape.len();
-    let grid: Vec<u64> = (0..rank).map(|i| p.shape[i].div_ceil(p.chunks[i])).collect();
+    let grid: Vec<u64> = (0..rank)
+        .map(|i| p.shape[i].div_ceil(p.chunks[i]))
+        .collect();
     let n: u64 = grid.iter().product();
     let batch = cx.opts.batch.max(1) as u64;
     let mut first = 0u64;
@@ -523,7 +577,13 @@ fn write_chunks(cx: &Ctx, v: VarId, p: &VarPlan) -> Result<(), ZarrError> {
     Ok(())
 }
 
-fn write_one_chunk(cx: &Ctx, v: VarId, p: &VarPlan, grid: &[u64], lin: u64) -> Result<(), ZarrError> {
+fn write_one_chunk(
+    cx: &Ctx,
+    v: VarId,
+    p: &VarPlan,
+    grid: &[u64],
+    lin: u64,
+) -> Result<(), ZarrError> {
     let rank = p.shape.len();
     let mut idx = vec![0u64; rank];
     let mut r = lin;
@@ -535,7 +595,11 @@ fn write_one_chunk(cx: &Ctx, v: VarId, p: &VarPlan, grid: &[u64], lin: u64) -> R
     let count: Vec<u64> = (0..rank)
         .map(|i| p.chunks[i].min(p.shape[i] - start[i]))
         .collect();
-    let (rs, rc): (&[u64], &[u64]) = if p.scalar { (&[], &[]) } else { (&start, &count) };
+    let (rs, rc): (&[u64], &[u64]) = if p.scalar {
+        (&[], &[])
+    } else {
+        (&start, &count)
+    };
     let vals = cx
         .src
         .read(cx.ds, v, rs, rc)

@@ -20,4 +20,5 @@ run classic classic "" "-p 3,5" "-l 40" "-b f" "-b c" "-f c" "-c" "-v a,c3" "-s 
 run special nc4 "-s" "-s -F -h" "-h"
 run times classic "-t" "-i" "-t -v t,tb"
 run nc4classic nc7 "" "-s -h" "-c" "-f f" "-b f"
+run rules_nc4 nc4 "" "-b c" "-b f" "-l 30"
 rm -rf "$tmp"

@@ -23,11 +23,17 @@ use nc_dataset::Dataset;
 pub struct ParseOptions {
     /// Deepest nesting of groups and `{...}` value braces accepted (guards the stack).
     pub max_depth: usize,
+    /// The output format asked for on the command line (`ncgen -k`), if any: it decides which
+    /// type names are reserved words (see the grammar notes).
+    pub format: Option<nc_dataset::Format>,
 }
 
 impl Default for ParseOptions {
     fn default() -> Self {
-        ParseOptions { max_depth: 64 }
+        ParseOptions {
+            max_depth: 64,
+            format: None,
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Read;
 
 use nc_dataset::{
-    AtomicType, Attribute, CompoundField, Dataset, EnumMember, GroupId, NcType, TypeId,
+    AtomicType, Attribute, CompoundField, Dataset, EnumMember, Format, GroupId, NcType, TypeId,
     UserTypeKind, Values, VarId, ROOT,
 };
 
@@ -49,8 +49,20 @@ pub(crate) fn prim_type(name: &str) -> Option<AtomicType> {
     })
 }
 
-fn is_reserved(name: &str) -> bool {
-    prim_type(name).is_some() || matches!(name, "compound" | "enum" | "opaque")
+/// Words that cannot name a dimension, variable or type. As ncgen's lexer does it, the type
+/// names the output format cannot hold are plain names: netCDF-4-only types (ubyte, ushort,
+/// uint, int64, uint64, string) when the format is classic, 64-bit offset, netCDF-4 classic
+/// model or not given; `string` when it is CDF-5.
+fn is_reserved(name: &str, format: Option<Format>) -> bool {
+    match prim_type(name) {
+        Some(t) if t.is_classic() => true,
+        Some(t) => match format {
+            Some(Format::Netcdf4) => true,
+            Some(Format::Cdf5) => t != AtomicType::String,
+            _ => false,
+        },
+        None => matches!(name, "compound" | "enum" | "opaque"),
+    }
 }
 
 /// Number-like names (rule `special_float`).
@@ -287,7 +299,7 @@ impl<R: Read> Parser<R> {
     }
 
     fn check_new_type(&self, g: GroupId, name: &str, p: Pos) -> Result<(), CdlError> {
-        if is_reserved(name) {
+        if is_reserved(name, self.opts.format) {
             return Err(self.syntax(
                 p,
                 format!("'{name}' is a reserved word and cannot name a type"),
@@ -561,7 +573,7 @@ impl<R: Read> Parser<R> {
             }
             loop {
                 let (name, p) = self.expect_name("a dimension name")?;
-                if is_reserved(&name) {
+                if is_reserved(&name, self.opts.format) {
                     return Err(self.syntax(
                         p,
                         format!("'{name}' is a reserved word and cannot name a dimension"),
@@ -652,7 +664,7 @@ impl<R: Read> Parser<R> {
     fn var_decl(&mut self, g: GroupId, ty: NcType) -> Result<(), CdlError> {
         loop {
             let (name, p) = self.expect_name("a variable name")?;
-            if is_reserved(&name) {
+            if is_reserved(&name, self.opts.format) {
                 return Err(self.syntax(
                     p,
                     format!("'{name}' is a reserved word and cannot name a variable"),
@@ -885,6 +897,12 @@ impl<R: Read> Parser<R> {
         if ty == NcType::Atomic(AtomicType::Char) {
             conv.push_chars(items, &mut out, None)
                 .map_err(|(p, m)| self.semantic(p, format!("attribute '{name}': {m}")))?;
+            // ncgen stores an empty text attribute as one NUL byte (never zero length).
+            if let Values::Char(v) = &mut out {
+                if v.is_empty() {
+                    v.push(0);
+                }
+            }
             return Ok(out);
         }
         for it in items {

@@ -9,7 +9,7 @@ use super::values::{push_char_data, push_float, push_name, ValueFmt};
 use super::{Annotation, IndexStyle, PrintError, Printer};
 
 /// Bytes of raw data read per slab.
-const SLAB_BYTES: u64 = 4 << 20;
+pub(super) const SLAB_BYTES: u64 = 4 << 20;
 /// Values formatted per parallel task.
 const PAR_CHUNK: usize = 1 << 14;
 
@@ -219,7 +219,7 @@ impl Lay {
             Some(c) => (&ix[..], c),
             None => (&ix[..ix.len() - 1], self.rowlen),
         };
-        out.extend_from_slice(b"  // ");
+        out.extend_from_slice(b"// ");
         out.extend_from_slice(&self.name);
         out.push(b'(');
         // a range `0-(n-1)` for the last dimension, or just its index when it has length 1
@@ -231,7 +231,9 @@ impl Lay {
                 if last_len == 1 {
                     out.extend_from_slice(b"0)\n");
                 } else {
-                    out.extend_from_slice(format!(" 0-{})\n", last_len.saturating_sub(1)).as_bytes());
+                    out.extend_from_slice(
+                        format!(" 0-{})\n", last_len.saturating_sub(1)).as_bytes(),
+                    );
                 }
             }
             IndexStyle::Fortran => {
@@ -271,26 +273,31 @@ impl Lay {
     /// Lay out the next element, whose text is `val`.
     fn emit(&mut self, out: &mut Vec<u8>, val: &[u8]) {
         if self.brace_blocks.is_empty() {
-            return self.emit_text(out, val);
+            return self.emit_text(out, val, 0);
+        }
+        let opens = self
+            .brace_blocks
+            .iter()
+            .filter(|&&b| self.idx.checked_rem(b) == Some(0))
+            .count();
+        let closes = self
+            .brace_blocks
+            .iter()
+            .filter(|&&b| (self.idx + 1).checked_rem(b) == Some(0))
+            .count();
+        if closes == 0 {
+            return self.emit_text(out, val, opens);
         }
         let mut text = std::mem::take(&mut self.scratch);
         text.clear();
-        for &b in &self.brace_blocks {
-            if self.idx % b == 0 {
-                text.push(b'{');
-            }
-        }
         text.extend_from_slice(val);
-        for &b in &self.brace_blocks {
-            if (self.idx + 1) % b == 0 {
-                text.push(b'}');
-            }
-        }
-        self.emit_text(out, &text);
+        text.extend(std::iter::repeat_n(b'}', closes));
+        self.emit_text(out, &text, opens);
         self.scratch = text;
     }
 
-    fn emit_text(&mut self, out: &mut Vec<u8>, val: &[u8]) {
+    /// Lay out one element; `opens` braces start at it (they always start a row).
+    fn emit_text(&mut self, out: &mut Vec<u8>, val: &[u8], opens: usize) {
         let col = self.col;
         let last_in_row = col + 1 == self.rowlen;
         self.col = if last_in_row { 0 } else { col + 1 };
@@ -300,6 +307,7 @@ impl Lay {
                 if self.multi_row && self.idx == 0 {
                     out.extend_from_slice(b"  ");
                 }
+                out.extend(std::iter::repeat_n(b'{', opens));
                 out.extend_from_slice(val);
                 if last {
                     out.extend_from_slice(b";  ");
@@ -314,13 +322,16 @@ impl Lay {
                 if self.multi_row && col == 0 {
                     match self.annotate {
                         Annotation::Brief(style) => {
+                            out.extend_from_slice(b"  ");
+                            out.extend(std::iter::repeat_n(b'{', opens));
                             self.brief_comment(out, style);
                             out.extend(std::iter::repeat_n(b' ', self.ind + 4));
                             self.linep = self.ind + 4;
                         }
                         _ => {
                             out.extend_from_slice(b"  ");
-                            self.linep = self.ind + 2;
+                            out.extend(std::iter::repeat_n(b'{', opens));
+                            self.linep = self.ind + 2 + opens;
                         }
                     }
                 }
@@ -345,10 +356,8 @@ impl Printer<'_> {
             Some(0) => return Ok(()),
             Some(_) => {}
             None => {
-                return Err(PrintError::BadSlab {
+                return Err(PrintError::TooLarge {
                     var: var.name.clone(),
-                    got: 0,
-                    want: usize::MAX,
                 })
             }
         }
@@ -382,9 +391,15 @@ impl Printer<'_> {
                 a => a,
             }
         };
-        let brace_blocks: Vec<u64> = (1..eshape.len())
+        // (for char variables the string dimension counts too: each string is one element)
+        let brace_blocks: Vec<u64> = (1..rank)
             .filter(|&k| ds.dim(var.dims[k]).unlimited)
-            .map(|k| eshape[k..].iter().product::<u64>().max(1))
+            .map(|k| {
+                eshape
+                    .get(k..)
+                    .map_or(1, |s| s.iter().product::<u64>())
+                    .max(1)
+            })
             .collect();
         let mut lay = Lay {
             name: name.clone(),
@@ -432,7 +447,7 @@ impl Printer<'_> {
         // slabs: split at the first dimension whose inner block fits the budget; a char
         // variable never splits its string dimension
         let esize = (ds.type_size(var.ty).max(1)) as u64;
-        let budget = (SLAB_BYTES / esize).max(1);
+        let budget = (self.slab_bytes / esize).max(1);
         let max_level = if is_char {
             rank.saturating_sub(2)
         } else {

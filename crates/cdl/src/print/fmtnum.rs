@@ -198,7 +198,7 @@ pub(crate) fn push_g(out: &mut Vec<u8>, v: f64, p: usize, alt: bool) {
         out.extend_from_slice(frac);
     } else {
         out.push(b'0');
-        let frac = trim_zeros(&digits);
+        let frac = trim_zeros(digits);
         if frac.is_empty() {
             // only when v == 0, handled above with e == 0
             if alt {

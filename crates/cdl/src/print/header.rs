@@ -253,7 +253,7 @@ impl<'a> Printer<'a> {
             if let NcType::User(_) = a.ty {
                 // user-typed values go through ncdump's line wrapper (its column count starts
                 // afresh for each attribute)
-                let limit = self.opts.line_len().saturating_sub(2);
+                let limit = self.opts.line_len();
                 let mut linep = 0usize;
                 let mut piece = Vec::new();
                 for i in 0..a.values.len() {
@@ -423,7 +423,9 @@ impl<'a> Printer<'a> {
         if let Some(c) = &st.codecs {
             self.special_text(v, "_Codecs", c, depth);
         }
-        let atomic_numeric = matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String);
+        // byte order only matters for multi-byte atomic types
+        let atomic_numeric =
+            matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String && a.size() > 1);
         if atomic_numeric {
             let e = st.endianness.unwrap_or(nc_dataset::Endianness::Little);
             let e = if e == nc_dataset::Endianness::Native {

@@ -121,6 +121,14 @@ pub enum PrintError {
         /// values expected
         want: usize,
     },
+    /// A variable's element count overflows 64 bits (a corrupt header).
+    #[error(
+        "variable \"{var}\": its dimension lengths multiply past 2^64 elements (corrupt header?)"
+    )]
+    TooLarge {
+        /// the variable's name
+        var: String,
+    },
     /// A `-v` name matches no variable.
     #[error("{name}: No such variable")]
     NoSuchVariable {
@@ -145,6 +153,17 @@ pub fn print(
     opts: &DumpOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<(), PrintError> {
+    print_slabbed(ds, src, opts, out, data::SLAB_BYTES)
+}
+
+/// [`print`] reading at most about `slab_bytes` of raw data per hyperslab.
+fn print_slabbed(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &DumpOptions,
+    out: &mut dyn std::io::Write,
+    slab_bytes: u64,
+) -> Result<(), PrintError> {
     let sel = Selection::new(ds, opts)?;
     let mut p = Printer {
         ds,
@@ -153,6 +172,7 @@ pub fn print(
         out,
         sel,
         buf: Vec::with_capacity(1 << 16),
+        slab_bytes,
     };
     p.group(nc_dataset::ROOT, 0)?;
     p.flush()?;
@@ -265,6 +285,8 @@ struct Printer<'a> {
     out: &'a mut dyn std::io::Write,
     sel: Selection,
     buf: Vec<u8>,
+    /// raw bytes read per hyperslab
+    slab_bytes: u64,
 }
 
 impl Printer<'_> {

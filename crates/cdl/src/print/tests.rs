@@ -553,6 +553,10 @@ fn special() -> Dataset {
             },
         ];
     }
+    b.var(ROOT, "ch", A::Char, &[x], None);
+    b.var(ROOT, "ub", A::UByte, &[x], None);
+    b.var(ROOT, "by", A::Byte, &[x], None);
+    b.var(ROOT, "sh", A::Short, &[x], None);
     let k = b.var(ROOT, "k", A::Float, &[x], None);
     {
         let st = &mut b.ds.var_mut(k).storage;
@@ -656,6 +660,103 @@ fn nc4classic() -> Dataset {
     b.text(xv, "note", b"two\nlines");
     b.var(ROOT, "v", A::Int, &[x], Some(V::Int(vec![7, 8])));
     b.gatt(ROOT, "history", V::Char(b"made\nby hand\n".to_vec()));
+    b.ds
+}
+
+fn rules_nc4() -> Dataset {
+    let mut b = B::new("rules_nc4", Format::Netcdf4);
+    let e1 = b.ds.add_type(
+        ROOT,
+        "e1",
+        UserTypeKind::Enum {
+            base: A::Byte,
+            members: members(&[("pass", 0), ("fail", 1), ("undefined", 2)]),
+        },
+    );
+    let field = |name: &str, ty: A, dims: Vec<usize>| CompoundField {
+        name: name.into(),
+        ty: ty.into(),
+        dims,
+        offset: 0,
+    };
+    let cc_t = b.ds.add_type(
+        ROOT,
+        "cc_t",
+        UserTypeKind::Compound {
+            size: 16,
+            fields: vec![
+                field("name", A::Char, vec![4]),
+                field("v", A::Short, vec![3]),
+                field("n", A::Int, vec![]),
+            ],
+        },
+    );
+    let f1 = b.dim(ROOT, "F1", 2);
+    let f2 = b.dim(ROOT, "F2", 3);
+    let one = b.dim(ROOT, "one", 1);
+    let u0 = b.unlim(ROOT, "U0", 1);
+    let u2 = b.unlim(ROOT, "U2", 3);
+    let u3 = b.unlim(ROOT, "U3", 5);
+    b.var(
+        ROOT,
+        "fu",
+        A::Int,
+        &[f1, u2],
+        Some(V::Int((1..=6).collect())),
+    );
+    b.var(
+        ROOT,
+        "ufuu",
+        A::Int,
+        &[u0, f1, u2, u3],
+        Some(V::Int((1..=30).collect())),
+    );
+    b.var(ROOT, "v1", A::Int, &[f1, one], Some(V::Int(vec![1, 2])));
+    b.var(
+        ROOT,
+        "c1",
+        A::Char,
+        &[f1, one],
+        Some(V::Char(b"xy".to_vec())),
+    );
+    b.var(
+        ROOT,
+        "hi",
+        A::Char,
+        &[f2],
+        Some(V::Char(vec![0o316, 0o232, 0o377])),
+    );
+    b.var(
+        ROOT,
+        "test1",
+        NcType::User(e1),
+        &[f2],
+        Some(V::Byte(vec![0, 1, 2])),
+    );
+    let cc = b.var(
+        ROOT,
+        "cc",
+        NcType::User(cc_t),
+        &[],
+        Some(V::Compound(vec![vec![
+            V::Char(b"abcd".to_vec()),
+            V::Short(vec![1, 2, 3]),
+            V::Int(vec![4]),
+        ]])),
+    );
+    b.uatt(
+        cc,
+        "_FillValue",
+        cc_t,
+        V::Compound(vec![vec![
+            V::Char(b"?\0\0\0".to_vec()),
+            V::Short(vec![-1, -2, -3]),
+            V::Int(vec![-99]),
+        ]]),
+    );
+    let data = b.var(ROOT, "data", A::Int, &[], Some(V::Int(vec![177])));
+    b.att(data, "_FillValue", V::Int(vec![0]));
+    b.text(data, "nul", b"ab\0\0");
     b.ds
 }
 
@@ -790,6 +891,11 @@ fn fixtures_nc4classic() {
 }
 
 #[test]
+fn fixtures_rules_nc4() {
+    check_all("rules_nc4", &rules_nc4());
+}
+
+#[test]
 fn unknown_variable_is_an_error() {
     let opts = DumpOptions {
         vars: vec!["nope".into()],
@@ -850,4 +956,78 @@ fn dump_speed() {
         "dumped {n} values in {secs:.3} s ({:.1} Mvalues/s)",
         n as f64 / secs / 1e6
     );
+}
+
+/// A data source that records the largest read.
+struct Counting {
+    max: std::sync::atomic::AtomicU64,
+}
+
+impl nc_dataset::DataSource for Counting {
+    fn read(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<V, nc_dataset::DataError> {
+        let n: u64 = count.iter().product();
+        self.max.fetch_max(n, std::sync::atomic::Ordering::Relaxed);
+        InMemory.read(ds, var, start, count)
+    }
+}
+
+#[test]
+fn small_slabs_print_the_same() {
+    for (ds, opts) in [
+        (classic(), ""),
+        (classic(), "-b c"),
+        (classic(), "-f f"),
+        (types_nc4(), ""),
+        (rules_nc4(), "-b c"),
+        (times(), "-t"),
+    ] {
+        let o = parse_opts(opts);
+        let whole = dump(&ds, &o);
+        for slab in [1u64, 8, 24, 100] {
+            let src = Counting {
+                max: std::sync::atomic::AtomicU64::new(0),
+            };
+            let mut out = Vec::new();
+            print_slabbed(&ds, &src, &o, &mut out, slab).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                whole,
+                "{} {opts} slab {slab}",
+                ds.name
+            );
+            // reads stay within the budget, except that a char string is never split
+            let max = src.max.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(
+                max <= slab.max(60),
+                "{} read {max} values with slab {slab}",
+                ds.name
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_source_data_is_an_error_not_a_panic() {
+    let mut ds = classic();
+    // wrong element count
+    let v = ds.find_var(ROOT, "e").unwrap();
+    ds.var_mut(v).data = Some(V::Char(b"xyz".to_vec()));
+    let err = print(&ds, &InMemory, &DumpOptions::default(), &mut Vec::new()).unwrap_err();
+    assert!(err.to_string().contains("variable \"e\""), "{err}");
+    // wrong type but right count prints without panicking
+    let mut ds = types_nc4();
+    let v = ds.find_var(ROOT, "cm").unwrap();
+    ds.var_mut(v).data = Some(V::Int(vec![1, 2, 3]));
+    let v = ds.find_var(ROOT, "o").unwrap();
+    ds.var_mut(v).data = Some(V::Opaque {
+        size: 3,
+        bytes: vec![1; 9],
+    });
+    print(&ds, &InMemory, &DumpOptions::default(), &mut Vec::new()).unwrap();
 }

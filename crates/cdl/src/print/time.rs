@@ -136,8 +136,15 @@ impl TimeConv {
 
     /// Append `"date[ time]"` for the stored value `x`.
     pub(crate) fn push(&self, out: &mut Vec<u8>, x: f64) {
-        if !x.is_finite() {
-            out.extend_from_slice(b"\"\"");
+        // beyond about 2.7 million years either way the calendar arithmetic would overflow;
+        // such values are shown as plain numbers
+        let limit_secs = 1e9 * 86400.0;
+        let as_secs = match self.unit {
+            Unit::Seconds(k) => x * k,
+            Unit::Months(k) => x * k * 31.0 * 86400.0,
+        };
+        if !as_secs.is_finite() || as_secs.abs() > limit_secs {
+            super::fmtnum::push_g(out, x, 15, false);
             return;
         }
         let (day, sec) = match self.unit {

@@ -30,7 +30,16 @@ fn exercise(s: &dyn Store) {
     s.delete("v/0.0").unwrap();
     s.delete("v/0.0").unwrap(); // absent: fine
     assert_eq!(s.get("v/0.0").unwrap(), None);
-    for bad in ["../x", "/etc/passwd", "a//b", "a/./b", "a\\b", "", "a/..", "C:/x"] {
+    for bad in [
+        "../x",
+        "/etc/passwd",
+        "a//b",
+        "a/./b",
+        "a\\b",
+        "",
+        "a/..",
+        "C:/x",
+    ] {
         assert!(
             matches!(s.get(bad), Err(ZarrError::BadKey { .. })),
             "get {bad:?}"
@@ -120,5 +129,43 @@ fn dir_store_refuses_to_clobber_other_directories() {
     fs::write(target.join("precious.txt"), b"keep").unwrap();
     assert!(DirStore::create(&target).is_err());
     assert!(target.join("precious.txt").exists());
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn mem_store_suite() {
+    let s = MemStore::new();
+    exercise(&s);
+}
+
+#[test]
+fn zipping_a_directory_store_and_back() {
+    let d = tmpdir("dir2zip");
+    let dir = DirStore::create(&d.join("a.file")).unwrap();
+    dir.put(".zgroup", b"{\"zarr_format\": 2}").unwrap();
+    dir.put("v/.zarray", b"{}").unwrap();
+    dir.put("v/0.0", &[1, 2]).unwrap();
+    let z = ZipStore::create(&d.join("a.zip")).unwrap();
+    assert_eq!(copy_store(&dir, &z).unwrap(), 3);
+    z.close().unwrap();
+    let z = ZipStore::open(&d.join("a.zip")).unwrap();
+    let back = DirStore::create(&d.join("b.file")).unwrap();
+    copy_store(&z, &back).unwrap();
+    assert_eq!(back.list("").unwrap(), dir.list("").unwrap());
+    assert_eq!(back.get("v/0.0").unwrap(), Some(vec![1, 2]));
+    // and the system unzip (when installed) sees the same entries
+    if let Ok(o) = std::process::Command::new("unzip")
+        .arg("-Z1")
+        .arg(d.join("a.zip"))
+        .output()
+    {
+        if o.status.success() {
+            let names = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(
+                names.lines().collect::<Vec<_>>(),
+                vec![".zgroup", "v/.zarray", "v/0.0"]
+            );
+        }
+    }
     fs::remove_dir_all(&d).unwrap();
 }

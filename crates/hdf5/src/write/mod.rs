@@ -1,0 +1,793 @@
+//! netCDF-4 over HDF5, write side: lays a [`Dataset`] out the way netCDF-C 4.9.0 does
+//! (superblock 2, creation order tracked, dimension scales, `_Netcdf4Dimid`,
+//! `_Netcdf4Coordinates`, `_NCProperties`, `_nc3_strict`) with `rust-hdf5`, and writes the data
+//! chunk by chunk: each chunk is read from the [`DataSource`], encoded by *our* filter engine
+//! (`nc-filters`, in parallel) and stored raw, so memory stays bounded by a few chunks.
+//!
+//! ```no_run
+//! use nc_dataset::{AtomicType, Dataset, InMemory, Values, ROOT};
+//! let mut ds = Dataset::new("x");
+//! let d = ds.add_dim(ROOT, "n", 3, false);
+//! let v = ds.add_var(ROOT, "v", AtomicType::Int.into(), vec![d]);
+//! ds.var_mut(v).data = Some(Values::Int(vec![1, 2, 3]));
+//! nc_hdf5::write::write_file("x.nc".as_ref(), &ds, &InMemory, &Default::default())?;
+//! # Ok::<(), nc_hdf5::Hdf5Error>(())
+//! ```
+
+mod chunking;
+mod types;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use nc_dataset::{
+    AtomicType, Attribute, DataSource, Dataset, DimId, Endianness, FilterSpec, GroupId, Layout,
+    NcType, Values, VarId, FILTER_FLETCHER32, FILTER_SHUFFLE,
+};
+use nc_filters::{FilterContext, Pipeline, Registry};
+use rayon::prelude::*;
+use rust_hdf5::types::VarLenUnicode;
+use rust_hdf5::{
+    DatatypeMessage, Filter, FilterPipeline, FillTime, H5Dataset, H5File, H5Group, LibverBound,
+};
+
+pub use chunking::default_chunk_sizes;
+
+use crate::Hdf5Error;
+
+/// The text of `_NCProperties` in files we write (netCDF-C writes
+/// `version=2,netcdf=4.9.0,hdf5=1.10.8`; readers only show it).
+pub const NC_PROPERTIES: &str = concat!(
+    "version=2,ncgen-rs=",
+    env!("CARGO_PKG_VERSION"),
+    ",rust-hdf5=0.7.9"
+);
+
+/// The `NAME` netCDF-C gives the dimension scale of a dimension without a coordinate variable
+/// (followed by the length, `%10d`).
+const DIM_WITHOUT_VAR: &str = "This is a netCDF dimension but not a netCDF variable.";
+/// Dataset name prefix for a variable named like a dimension it is not the coordinate of.
+const NON_COORD_PREFIX: &str = "_nc4_non_coord_";
+/// Contiguous and compact data are written in slabs of at most this many elements.
+const SLAB_ELEMENTS: u64 = 1 << 20;
+
+/// Options of [`write_file`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Nc4WriteOptions {
+    /// netCDF-4 classic model: marks the file with `_nc3_strict`.
+    pub classic_model: bool,
+    /// Write fill values for data the source does not give (netCDF's fill mode). When false,
+    /// every variable is written as `_NoFill`.
+    pub fill: bool,
+    /// ncgen mode: variables whose `Variable::data` is None get no data at all (reads give
+    /// the fill value); otherwise every variable's data is read from the source.
+    pub only_given_data: bool,
+}
+
+/// Write `ds` as a netCDF-4 file at `path`, reading variable data from `src` chunk by chunk.
+///
+/// # Errors
+/// When the file cannot be created or written, a variable needs a filter that is not
+/// available (and has data to encode), a filter fails, or the source fails; the error names
+/// the file and the variable.
+pub fn write_file(
+    path: &Path,
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &Nc4WriteOptions,
+) -> Result<(), Hdf5Error> {
+    let in_file = |e: Hdf5Error| Hdf5Error::InFile {
+        path: path.to_path_buf(),
+        inner: Box::new(e),
+    };
+    let file = H5File::options()
+        .track_order(true)
+        .libver(LibverBound::V18)
+        .create(path)
+        .map_err(|e| in_file(h5err("creating the file", e)))?;
+    let mut registry = Registry::with_builtins();
+    registry.load_default_plugins();
+    let mut w = Writer {
+        ds,
+        src,
+        opts,
+        registry,
+        dim_scales: HashMap::new(),
+        var_sets: Vec::new(),
+    };
+    w.write_all(&file).map_err(in_file)?;
+    file.close()
+        .map_err(|e| in_file(h5err("closing the file", e)))?;
+    Ok(())
+}
+
+fn h5err(what: impl Into<String>, e: rust_hdf5::Hdf5Error) -> Hdf5Error {
+    Hdf5Error::Write {
+        what: what.into(),
+        message: e.to_string(),
+    }
+}
+
+/// How one variable is stored.
+struct VarPlan {
+    layout: Layout,
+    chunk: Vec<u64>,
+    /// Filter chain in application order, working parameters.
+    chain: Vec<FilterSpec>,
+    big: bool,
+    datatype: DatatypeMessage,
+}
+
+struct Writer<'a> {
+    ds: &'a Dataset,
+    src: &'a dyn DataSource,
+    opts: &'a Nc4WriteOptions,
+    registry: Registry,
+    dim_scales: HashMap<DimId, H5Dataset>,
+    var_sets: Vec<(VarId, H5Dataset, VarPlan)>,
+}
+
+impl Writer<'_> {
+    fn write_all(&mut self, file: &H5File) -> Result<(), Hdf5Error> {
+        let root = file.root_group();
+        root.set_attr_typed(
+            "_NCProperties",
+            DatatypeMessage::FixedString {
+                size: NC_PROPERTIES.len() as u32,
+                padding: 0,
+                charset: 0,
+            },
+            NC_PROPERTIES.as_bytes().to_vec(),
+        )
+        .map_err(|e| h5err("root group: _NCProperties", e))?;
+        if self.opts.classic_model {
+            root.set_attr_typed(
+                "_nc3_strict",
+                DatatypeMessage::i32_type(),
+                1i32.to_le_bytes().to_vec(),
+            )
+            .map_err(|e| h5err("root group: _nc3_strict", e))?;
+        }
+        self.write_group(nc_dataset::ROOT, &root)?;
+        self.attach_scales()?;
+        let sets = std::mem::take(&mut self.var_sets);
+        for (v, h, plan) in &sets {
+            self.write_data(*v, h, plan)?;
+        }
+        Ok(())
+    }
+
+    fn write_group(&mut self, g: GroupId, h: &H5Group) -> Result<(), Hdf5Error> {
+        let ds = self.ds;
+        let grp = ds.group(g);
+        let gpath = ds.group_path(g);
+        for a in &grp.atts {
+            group_attr(h, a, ds).map_err(|e| h5err(format!("group {gpath}: attribute {}", a.name), e))?;
+        }
+        // dimensions without a coordinate variable get a scale of their own
+        for &d in &grp.dims {
+            if self.coord_var(d).is_some() {
+                continue;
+            }
+            let dim = ds.dim(d);
+            let what = || format!("group {gpath}: dimension {}", dim.name);
+            let len = dim.len as usize;
+            let mut b = h
+                .new_dataset::<f32>()
+                .datatype(types::atomic_datatype(AtomicType::Float, true))
+                .shape([len]);
+            if dim.unlimited {
+                b = b.chunk(&[1]).max_shape(&[None]);
+            }
+            let sd = b.create(&dim.name).map_err(|e| h5err(what(), e))?;
+            let name = format!("{DIM_WITHOUT_VAR}{:>10}", dim.len);
+            sd.set_scale(Some(&name)).map_err(|e| h5err(what(), e))?;
+            sd.set_attr_typed(
+                "_Netcdf4Dimid",
+                DatatypeMessage::i32_type(),
+                (d.0 as i32).to_le_bytes().to_vec(),
+            )
+            .map_err(|e| h5err(what(), e))?;
+            self.dim_scales.insert(d, sd);
+        }
+        for &v in &grp.vars {
+            self.define_var(v, h)?;
+        }
+        for &c in &grp.groups {
+            let name = &ds.group(c).name;
+            let ch = h
+                .create_group(name)
+                .map_err(|e| h5err(format!("group {gpath}: subgroup {name}"), e))?;
+            self.write_group(c, &ch)?;
+        }
+        Ok(())
+    }
+
+    /// The coordinate variable of dimension `d`: a 1-D variable of the same name in the
+    /// dimension's group, along `d`.
+    fn coord_var(&self, d: DimId) -> Option<VarId> {
+        let dim = self.ds.dim(d);
+        let v = self.ds.find_var(dim.group, &dim.name)?;
+        (self.ds.var(v).dims == [d]).then_some(v)
+    }
+
+    fn plan(&self, v: VarId) -> Result<VarPlan, Hdf5Error> {
+        let ds = self.ds;
+        let var = ds.var(v);
+        let st = &var.storage;
+        let rank = var.dims.len();
+        let unlim: Vec<bool> = var.dims.iter().map(|d| ds.dim(*d).unlimited).collect();
+        let any_unlim = unlim.iter().any(|&u| u);
+        let big = st.endianness == Some(Endianness::Big);
+        let datatype = match var.ty {
+            NcType::Atomic(a) => types::atomic_datatype(a, big),
+            NcType::User(_) => {
+                return Err(Hdf5Error::unsupported(
+                    format!("variable {}", var.name),
+                    "user-defined types are not written yet",
+                ))
+            }
+        };
+        let layout = match st.layout {
+            Some(l) if rank > 0 || l != Layout::Chunked => l,
+            _ if rank == 0 => Layout::Contiguous,
+            _ if any_unlim || !st.filters.is_empty() || st.chunk_sizes.is_some() => {
+                Layout::Chunked
+            }
+            _ => Layout::Contiguous,
+        };
+        let type_size = ds.type_size(var.ty);
+        let chunk = if layout == Layout::Chunked {
+            match &st.chunk_sizes {
+                Some(c) if c.len() == rank => c.iter().map(|&x| x.max(1)).collect(),
+                _ => {
+                    let shape: Vec<u64> = var
+                        .dims
+                        .iter()
+                        .map(|d| {
+                            let dim = ds.dim(*d);
+                            if dim.unlimited {
+                                0
+                            } else {
+                                dim.len
+                            }
+                        })
+                        .collect();
+                    default_chunk_sizes(&shape, &unlim, type_size)
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        let chain = if layout == Layout::Chunked {
+            let ordered = netcdf_filter_order(&st.filters);
+            let ctx = FilterContext::new(type_size, &chunk);
+            self.registry.working_chain(&ordered, &ctx)
+        } else {
+            Vec::new()
+        };
+        Ok(VarPlan {
+            layout,
+            chunk,
+            chain,
+            big,
+            datatype,
+        })
+    }
+
+    fn define_var(&mut self, v: VarId, h: &H5Group) -> Result<(), Hdf5Error> {
+        let ds = self.ds;
+        let var = ds.var(v);
+        let what = || format!("variable {}", var.name);
+        let plan = self.plan(v)?;
+        let shape: Vec<usize> = ds.shape(v).iter().map(|&x| x as usize).collect();
+        let is_coord = var.dims.len() == 1 && self.coord_var(var.dims[0]) == Some(v);
+        // a variable named like a dimension it is not the coordinate of
+        let clash = ds.find_dim(var.group, &var.name).is_some_and(|d| {
+            ds.dim(d).group == var.group && self.coord_var(d).is_none()
+        });
+        let h5name = if clash {
+            format!("{NON_COORD_PREFIX}{}", var.name)
+        } else {
+            var.name.clone()
+        };
+        let mut b = h
+            .new_dataset::<u8>()
+            .datatype(plan.datatype.clone())
+            .shape(&shape);
+        match plan.layout {
+            Layout::Compact => b = b.compact(),
+            Layout::Chunked => {
+                let c: Vec<usize> = plan.chunk.iter().map(|&x| x as usize).collect();
+                b = b.chunk(&c);
+                let max: Vec<Option<usize>> = var
+                    .dims
+                    .iter()
+                    .zip(&shape)
+                    .map(|(d, &n)| (!ds.dim(*d).unlimited).then_some(n))
+                    .collect();
+                b = b.max_shape(&max);
+                if !plan.chain.is_empty() {
+                    b = b.filter_pipeline(hdf5_pipeline(&plan.chain, &var.name)?);
+                }
+            }
+            Layout::Contiguous => {}
+        }
+        let no_fill = var.storage.no_fill == Some(true) || !self.opts.fill;
+        if let Some(fill) = ds.fill_value(v).as_ref().and_then(types::native_bytes) {
+            b = b.fill_value_bytes(&fill);
+        }
+        if no_fill {
+            b = b.fill_time(FillTime::Never);
+        }
+        let hd = b.create(&h5name).map_err(|e| h5err(what(), e))?;
+        for a in &var.atts {
+            var_attr(&hd, a, ds).map_err(|e| h5err(format!("{}: attribute {}", what(), a.name), e))?;
+        }
+        if is_coord {
+            hd.set_scale(Some(&var.name)).map_err(|e| h5err(what(), e))?;
+            hd.set_attr_typed(
+                "_Netcdf4Dimid",
+                DatatypeMessage::i32_type(),
+                (var.dims[0].0 as i32).to_le_bytes().to_vec(),
+            )
+            .map_err(|e| h5err(what(), e))?;
+        }
+        if !var.dims.is_empty() && (var.dims.len() > 1 || is_coord) {
+            let ids: Vec<i32> = var.dims.iter().map(|d| d.0 as i32).collect();
+            hd.new_attr::<i32>()
+                .shape([ids.len()])
+                .create("_Netcdf4Coordinates")
+                .and_then(|a| a.write_array(&ids))
+                .map_err(|e| h5err(what(), e))?;
+        }
+        if is_coord {
+            // keep a second handle for attaching; the variable data goes through `var_sets`
+            self.dim_scales.insert(
+                var.dims[0],
+                h.dataset_writer(&h5name).map_err(|e| h5err(what(), e))?,
+            );
+        }
+        self.var_sets.push((v, hd, plan));
+        Ok(())
+    }
+
+    fn attach_scales(&self) -> Result<(), Hdf5Error> {
+        for (v, hd, _) in &self.var_sets {
+            let var = self.ds.var(*v);
+            if var.dims.len() == 1 && self.coord_var(var.dims[0]) == Some(*v) {
+                continue;
+            }
+            for (axis, d) in var.dims.iter().enumerate() {
+                if let Some(scale) = self.dim_scales.get(d) {
+                    hd.attach_scale(axis, scale)
+                        .map_err(|e| h5err(format!("variable {}: dimension scale", var.name), e))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write_data(&self, v: VarId, hd: &H5Dataset, plan: &VarPlan) -> Result<(), Hdf5Error> {
+        let ds = self.ds;
+        let var = ds.var(v);
+        if self.opts.only_given_data && var.data.is_none() {
+            return Ok(());
+        }
+        let shape = ds.shape(v);
+        if shape.contains(&0) {
+            return Ok(());
+        }
+        if var.ty == NcType::Atomic(AtomicType::String) {
+            return self.write_strings(v, hd, &shape);
+        }
+        match plan.layout {
+            Layout::Chunked => self.write_chunked(v, hd, plan, &shape),
+            Layout::Contiguous | Layout::Compact => self.write_slabs(v, hd, &shape),
+        }
+    }
+
+    fn read(&self, v: VarId, start: &[u64], count: &[u64]) -> Result<Values, Hdf5Error> {
+        read_slab(self.ds, self.src, v, start, count)
+    }
+
+    /// Contiguous / compact data: hyperslabs of at most [`SLAB_ELEMENTS`] elements.
+    fn write_slabs(&self, v: VarId, hd: &H5Dataset, shape: &[u64]) -> Result<(), Hdf5Error> {
+        let name = &self.ds.var(v).name;
+        for (start, count) in slabs(shape, SLAB_ELEMENTS) {
+            let vals = self.read(v, &start, &count)?;
+            let s: Vec<usize> = start.iter().map(|&x| x as usize).collect();
+            let c: Vec<usize> = count.iter().map(|&x| x as usize).collect();
+            let r = match &vals {
+                Values::Byte(x) => hd.write_slice(&s, &c, x),
+                Values::Char(x) | Values::UByte(x) => hd.write_slice(&s, &c, x),
+                Values::Short(x) => hd.write_slice(&s, &c, x),
+                Values::UShort(x) => hd.write_slice(&s, &c, x),
+                Values::Int(x) => hd.write_slice(&s, &c, x),
+                Values::UInt(x) => hd.write_slice(&s, &c, x),
+                Values::Int64(x) => hd.write_slice(&s, &c, x),
+                Values::UInt64(x) => hd.write_slice(&s, &c, x),
+                Values::Float(x) => hd.write_slice(&s, &c, x),
+                Values::Double(x) => hd.write_slice(&s, &c, x),
+                _ => {
+                    return Err(Hdf5Error::unsupported(
+                        format!("variable {name}"),
+                        "data of this type is not written yet",
+                    ))
+                }
+            };
+            r.map_err(|e| h5err(format!("variable {name}: writing data"), e))?;
+        }
+        Ok(())
+    }
+
+    fn write_strings(&self, v: VarId, hd: &H5Dataset, shape: &[u64]) -> Result<(), Hdf5Error> {
+        let name = &self.ds.var(v).name;
+        let what = || format!("variable {name}: writing strings");
+        if shape.len() > 1 {
+            return Err(Hdf5Error::unsupported(
+                what(),
+                "string variables of rank > 1 are not written yet",
+            ));
+        }
+        for (start, count) in slabs(shape, SLAB_ELEMENTS) {
+            let vals = self.read(v, &start, &count)?;
+            let Values::String(xs) = vals else {
+                return Err(Hdf5Error::invalid(what(), "the source gave non-string values"));
+            };
+            let strs: Vec<&str> = xs.iter().map(|s| s.as_deref().unwrap_or("")).collect();
+            hd.write_vlen_strings_slice(start.first().copied().unwrap_or(0) as usize, &strs)
+                .map_err(|e| h5err(what(), e))?;
+        }
+        Ok(())
+    }
+
+    fn write_chunked(
+        &self,
+        v: VarId,
+        hd: &H5Dataset,
+        plan: &VarPlan,
+        shape: &[u64],
+    ) -> Result<(), Hdf5Error> {
+        let ds = self.ds;
+        let var = ds.var(v);
+        let name = var.name.clone();
+        let type_size = ds.type_size(var.ty);
+        let pipeline: Option<Pipeline> = if plan.chain.is_empty() {
+            None
+        } else {
+            let ctx = FilterContext::new(type_size, &plan.chunk);
+            Some(
+                self.registry
+                    .pipeline_stored(&plan.chain, ctx)
+                    .map_err(|e| missing_filter(&self.registry, &name, &plan.chain, e))?,
+            )
+        };
+        let fill = ds
+            .fill_value(v)
+            .and_then(|f| types::atomic_bytes(&f, plan.big))
+            .unwrap_or_else(|| vec![0; type_size]);
+        let grid: Vec<u64> = shape
+            .iter()
+            .zip(&plan.chunk)
+            .map(|(&n, &c)| n.div_ceil(c))
+            .collect();
+        let n_chunks: u64 = grid.iter().product();
+        let batch = (rayon::current_num_threads() * 4).max(1) as u64;
+        let src = self.src;
+        let pipeline = &pipeline;
+        let fill = &fill;
+        let grid = &grid;
+        let mut first = 0u64;
+        while first < n_chunks {
+            let last = (first + batch).min(n_chunks);
+            let encoded: Result<Vec<(Vec<usize>, Vec<u8>)>, Hdf5Error> = (first..last)
+                .into_par_iter()
+                .map(|k| {
+                    let coords = unravel(k, grid);
+                    let start: Vec<u64> =
+                        coords.iter().zip(&plan.chunk).map(|(&i, &c)| i * c).collect();
+                    let count: Vec<u64> = start
+                        .iter()
+                        .zip(&plan.chunk)
+                        .zip(shape)
+                        .map(|((&s, &c), &n)| c.min(n - s))
+                        .collect();
+                    let vals = read_slab(ds, src, v, &start, &count)?;
+                    let bytes = types::atomic_bytes(&vals, plan.big).ok_or_else(|| {
+                        Hdf5Error::unsupported(
+                            format!("variable {name}"),
+                            "chunked data of this type is not written yet",
+                        )
+                    })?;
+                    let full = pad_chunk(&bytes, &count, &plan.chunk, fill);
+                    let stored = match pipeline {
+                        Some(p) => p.encode(&full).map_err(|e| Hdf5Error::Filter {
+                            var: name.clone(),
+                            offsets: start.clone(),
+                            message: e.to_string(),
+                        })?,
+                        None => full,
+                    };
+                    Ok((coords.iter().map(|&c| c as usize).collect(), stored))
+                })
+                .collect();
+            for (coords, bytes) in encoded? {
+                let r = if pipeline.is_some() {
+                    hd.write_chunk_raw_at(&coords, &bytes, 0)
+                } else {
+                    hd.write_chunk_at(&coords, &bytes)
+                };
+                r.map_err(|e| h5err(format!("variable {name}: chunk {coords:?}"), e))?;
+            }
+            first = last;
+        }
+        let dims: Vec<usize> = shape.iter().map(|&x| x as usize).collect();
+        if hd.shape() != dims {
+            hd.set_extent(&dims)
+                .map_err(|e| h5err(format!("variable {name}: setting the extent"), e))?;
+        }
+        Ok(())
+    }
+}
+
+fn read_slab(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    v: VarId,
+    start: &[u64],
+    count: &[u64],
+) -> Result<Values, Hdf5Error> {
+    src.read(ds, v, start, count)
+        .map_err(|e| Hdf5Error::Source {
+            var: ds.var(v).name.clone(),
+            message: e.to_string(),
+        })
+}
+
+/// netCDF-C stores fletcher32 first and shuffle second, then the other filters in the order
+/// they were defined.
+fn netcdf_filter_order(chain: &[FilterSpec]) -> Vec<FilterSpec> {
+    let mut out: Vec<FilterSpec> = chain
+        .iter()
+        .filter(|f| f.id == FILTER_FLETCHER32)
+        .take(1)
+        .cloned()
+        .collect();
+    out.extend(chain.iter().filter(|f| f.id == FILTER_SHUFFLE).take(1).cloned());
+    out.extend(
+        chain
+            .iter()
+            .filter(|f| f.id != FILTER_SHUFFLE && f.id != FILTER_FLETCHER32)
+            .cloned(),
+    );
+    out
+}
+
+fn hdf5_pipeline(chain: &[FilterSpec], var: &str) -> Result<FilterPipeline, Hdf5Error> {
+    let mut filters = Vec::with_capacity(chain.len());
+    for f in chain {
+        let id = u16::try_from(f.id).map_err(|_| {
+            Hdf5Error::invalid(
+                format!("variable {var}"),
+                format!("filter id {} does not fit HDF5's 16-bit filter ids", f.id),
+            )
+        })?;
+        filters.push(Filter {
+            id,
+            flags: 0,
+            cd_values: f.params.clone(),
+        });
+    }
+    Ok(FilterPipeline { filters })
+}
+
+fn missing_filter(
+    reg: &Registry,
+    var: &str,
+    chain: &[FilterSpec],
+    e: nc_filters::FilterError,
+) -> Hdf5Error {
+    match chain.iter().find(|f| !reg.is_available(f.id)) {
+        Some(f) => Hdf5Error::MissingFilter {
+            var: var.to_string(),
+            id: f.id,
+            name: crate::filter_name(f.id).to_string(),
+            cure: format!(
+                "cannot encode its data; add the plugin's directory to HDF5_PLUGIN_PATH (searched: {:?})",
+                reg.searched_dirs()
+            ),
+        },
+        None => Hdf5Error::Filter {
+            var: var.to_string(),
+            offsets: Vec::new(),
+            message: e.to_string(),
+        },
+    }
+}
+
+/// Chunk index `k` (row-major over `grid`) as chunk coordinates.
+fn unravel(mut k: u64, grid: &[u64]) -> Vec<u64> {
+    let mut out = vec![0; grid.len()];
+    for i in (0..grid.len()).rev() {
+        let g = grid[i].max(1);
+        out[i] = k % g;
+        k /= g;
+    }
+    out
+}
+
+/// A full chunk of `chunk` elements holding the `count`-shaped slab `bytes` at its origin,
+/// the rest filled with `fill` (one element's bytes).
+fn pad_chunk(bytes: &[u8], count: &[u64], chunk: &[u64], fill: &[u8]) -> Vec<u8> {
+    if count == chunk {
+        return bytes.to_vec();
+    }
+    let es = fill.len();
+    let total: u64 = chunk.iter().product();
+    let mut out = fill.repeat(total as usize);
+    let rank = chunk.len();
+    let inner = count[rank - 1] as usize * es;
+    let rows: u64 = count[..rank - 1].iter().product();
+    let mut idx = vec![0u64; rank - 1];
+    for r in 0..rows as usize {
+        let mut off = 0u64;
+        for (i, &k) in idx.iter().enumerate() {
+            let stride: u64 = chunk[i + 1..].iter().product();
+            off += k * stride;
+        }
+        let dst = off as usize * es;
+        out[dst..dst + inner].copy_from_slice(&bytes[r * inner..(r + 1) * inner]);
+        for i in (0..idx.len()).rev() {
+            idx[i] += 1;
+            if idx[i] < count[i] {
+                break;
+            }
+            idx[i] = 0;
+        }
+    }
+    out
+}
+
+/// Hyperslabs covering `shape` row-major, each at most `limit` elements (at least one row of
+/// the innermost split dimension).
+fn slabs(shape: &[u64], limit: u64) -> Vec<(Vec<u64>, Vec<u64>)> {
+    let rank = shape.len();
+    if rank == 0 {
+        return vec![(Vec::new(), Vec::new())];
+    }
+    // split dimension k: the first whose trailing product fits the limit
+    let mut k = 0;
+    while k < rank && shape[k + 1..].iter().product::<u64>() > limit {
+        k += 1;
+    }
+    let k = k.min(rank - 1);
+    let tail: u64 = shape[k + 1..].iter().product::<u64>().max(1);
+    let step = (limit / tail).max(1);
+    let outer: u64 = shape[..k].iter().product();
+    let mut out = Vec::new();
+    for o in 0..outer {
+        let prefix = unravel(o, &shape[..k]);
+        let mut s = 0;
+        while s < shape[k] {
+            let n = step.min(shape[k] - s);
+            let mut start = prefix.clone();
+            start.push(s);
+            start.extend(std::iter::repeat_n(0, rank - k - 1));
+            let mut count = vec![1; k];
+            count.push(n);
+            count.extend_from_slice(&shape[k + 1..]);
+            out.push((start, count));
+            s += n;
+        }
+    }
+    out
+}
+
+macro_rules! numeric_attr {
+    ($vals:expr, $x:ident => $body:expr) => {
+        match $vals {
+            Values::Byte($x) => $body,
+            Values::UByte($x) => $body,
+            Values::Short($x) => $body,
+            Values::UShort($x) => $body,
+            Values::Int($x) => $body,
+            Values::UInt($x) => $body,
+            Values::Int64($x) => $body,
+            Values::UInt64($x) => $body,
+            Values::Float($x) => $body,
+            Values::Double($x) => $body,
+            _ => Err(rust_hdf5::Hdf5Error::InvalidState(
+                "attributes of this type are not written yet".into(),
+            )),
+        }
+    };
+}
+
+fn char_type(len: usize) -> DatatypeMessage {
+    DatatypeMessage::FixedString {
+        size: len.max(1) as u32,
+        padding: 0,
+        charset: 0,
+    }
+}
+
+fn char_bytes(x: &[u8]) -> Vec<u8> {
+    if x.is_empty() {
+        vec![0]
+    } else {
+        x.to_vec()
+    }
+}
+
+fn strings(x: &[Option<String>]) -> Vec<&str> {
+    x.iter().map(|s| s.as_deref().unwrap_or("")).collect()
+}
+
+fn group_attr(h: &H5Group, a: &Attribute, _ds: &Dataset) -> rust_hdf5::Result<()> {
+    match &a.values {
+        Values::Char(x) => h.set_attr_typed(&a.name, char_type(x.len()), char_bytes(x)),
+        Values::String(x) => h.set_attr_string_array(&a.name, &strings(x)),
+        v => numeric_attr!(v, x => h.set_attr_array_numeric(&a.name, x)),
+    }
+}
+
+fn var_attr(h: &H5Dataset, a: &Attribute, _ds: &Dataset) -> rust_hdf5::Result<()> {
+    match &a.values {
+        Values::Char(x) => h.set_attr_typed(&a.name, char_type(x.len()), char_bytes(x)),
+        Values::String(x) => h
+            .new_attr::<VarLenUnicode>()
+            .shape([x.len()])
+            .create(&a.name)?
+            .write_string_array(&strings(x)),
+        v => {
+            fn arr<T: rust_hdf5::H5Type>(
+                h: &H5Dataset,
+                name: &str,
+                x: &[T],
+            ) -> rust_hdf5::Result<()> {
+                h.new_attr::<T>().shape([x.len()]).create(name)?.write_array(x)
+            }
+            numeric_attr!(v, x => arr(h, &a.name, x))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slabs_cover_the_shape() {
+        assert_eq!(
+            slabs(&[3, 4], 8),
+            vec![(vec![0, 0], vec![2, 4]), (vec![2, 0], vec![1, 4])]
+        );
+        assert_eq!(
+            slabs(&[2, 3], 2),
+            vec![
+                (vec![0, 0], vec![1, 2]),
+                (vec![0, 2], vec![1, 1]),
+                (vec![1, 0], vec![1, 2]),
+                (vec![1, 2], vec![1, 1])
+            ]
+        );
+        assert_eq!(slabs(&[], 8), vec![(vec![], vec![])]);
+    }
+
+    #[test]
+    fn edge_chunks_are_padded_with_fill() {
+        let got = pad_chunk(&[1, 2, 3, 4], &[2, 2], &[3, 3], &[9]);
+        assert_eq!(got, vec![1, 2, 9, 3, 4, 9, 9, 9, 9]);
+    }
+
+    #[test]
+    fn fletcher_then_shuffle_then_the_rest() {
+        let f = |id: u32| FilterSpec { id, params: vec![] };
+        let got: Vec<u32> = netcdf_filter_order(&[f(307), f(2), f(1), f(3)])
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        assert_eq!(got, vec![3, 2, 307, 1]);
+    }
+}

@@ -1,0 +1,139 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use nc_dataset::{DataSource, Dataset};
+use nc_zarr::{parse_location, write_store, ZarrFile, ZarrWriteOptions};
+use std::path::{Path, PathBuf};
+
+/// The shared conformance cases, if present.
+pub fn cases() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/cases");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipping: {} not found", p.display());
+        None
+    }
+}
+
+/// A fresh temporary directory.
+pub fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nc-zarr-it-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Extract a zip archive into `dir`.
+pub fn unzip(zip: &Path, dir: &Path) {
+    let f = std::fs::File::open(zip).unwrap();
+    let mut a = zip::ZipArchive::new(f).unwrap();
+    a.extract(dir).unwrap();
+}
+
+/// Open a location.
+pub fn open(loc: &str) -> ZarrFile {
+    let l = parse_location(loc).unwrap_or_else(|| panic!("not a location: {loc}"));
+    ZarrFile::open(&l).unwrap_or_else(|e| panic!("{loc}: {e}"))
+}
+
+/// Our ncdump: print a dataset read through `src`.
+pub fn print(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    header: bool,
+    special: bool,
+    name: Option<&str>,
+) -> String {
+    let opts = nc_cdl::DumpOptions {
+        header_only: header,
+        special,
+        name: name.map(str::to_string),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    nc_cdl::print(ds, src, &opts, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// Dump a store with our reader.
+pub fn dump(loc: &str, header: bool, special: bool, name: Option<&str>) -> String {
+    let f = open(loc);
+    print(f.dataset(), &f, header, special, name)
+}
+
+/// Parse a CDL file.
+pub fn cdl(path: &Path) -> Dataset {
+    nc_cdl::parse_cdl_file(path, &nc_cdl::ParseOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Write a dataset (in-memory data) to a location.
+pub fn write(ds: &Dataset, loc: &str, opts: &ZarrWriteOptions) {
+    let l = parse_location(loc).unwrap();
+    write_store(&l, ds, &nc_dataset::InMemory, opts).unwrap_or_else(|e| panic!("{loc}: {e}"));
+}
+
+/// The conformance normalisations.
+pub fn sclean(s: &str) -> String {
+    s.lines()
+        .filter(|l| {
+            !(l.contains(":_IsNetcdf4")
+                || l.contains(":_Endianness")
+                || l.contains("_NCProperties")
+                || l.contains("_SuperblockVersion"))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// Line keys as `diff -w` (all whitespace removed) or `diff -b` (runs made one space).
+pub fn keys(s: &str, ws: bool) -> Vec<String> {
+    s.lines()
+        .map(|l| {
+            if ws {
+                l.split_whitespace().collect::<String>()
+            } else {
+                l.split_whitespace().collect::<Vec<_>>().join(" ")
+            }
+        })
+        .collect()
+}
+
+/// Assert equal under `diff -w` / `-b`, showing the first difference.
+pub fn assert_same(got: &str, want: &str, ws: bool, what: &str) {
+    let (a, b) = (keys(got, ws), keys(want, ws));
+    for i in 0..a.len().max(b.len()) {
+        let (x, y) = (a.get(i), b.get(i));
+        assert_eq!(
+            x,
+            y,
+            "{what}: line {}\n--- got:\n{got}\n--- want:\n{want}",
+            i + 1
+        );
+    }
+}
+
+/// True when the reference netCDF-C tools are installed.
+pub fn have_reference() -> bool {
+    let ok = Path::new("/usr/bin/ncdump").exists() && Path::new("/usr/bin/ncgen").exists();
+    if !ok {
+        eprintln!("skipping: /usr/bin/ncdump or /usr/bin/ncgen not installed");
+    }
+    ok
+}
+
+/// Run a command, returning stdout (panics on failure).
+pub fn run(cmd: &str, args: &[&str], dir: &Path) -> String {
+    let o = std::process::Command::new(cmd)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{cmd} {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

@@ -1,0 +1,285 @@
+//! Interop with zarr-python 2 / numcodecs (skipped when not installed): they read what we
+//! write, with each codec, and we read what they write.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+use common::*;
+use nc_dataset::{AtomicType, Dataset, FilterSpec, Values, ROOT};
+use std::path::Path;
+use std::process::Command;
+
+fn have_zarr() -> bool {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import zarr, numcodecs; assert zarr.__version__.startswith('2')",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipping: python3 with zarr 2 and numcodecs not available");
+    }
+    ok
+}
+
+fn python(script: &str, dir: &Path) -> String {
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "python failed: {}\n{script}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn dataset(filters: Vec<FilterSpec>) -> Dataset {
+    let mut ds = Dataset::new("interop");
+    let x = ds.add_dim(ROOT, "x", 6, false);
+    let y = ds.add_dim(ROOT, "y", 10, false);
+    let i = ds.add_var(ROOT, "i", AtomicType::Int.into(), vec![x, y]);
+    ds.var_mut(i).data = Some(Values::Int((0..60).map(|k| k * 7 - 100).collect()));
+    ds.var_mut(i).storage.chunk_sizes = Some(vec![4, 4]);
+    ds.var_mut(i).storage.filters = filters.clone();
+    let f = ds.add_var(ROOT, "f", AtomicType::Double.into(), vec![x]);
+    ds.var_mut(f).data = Some(Values::Double(vec![0.5, -1.25, 3.0, 1e300, -0.0, 2.0]));
+    ds.var_mut(f).storage.filters = filters;
+    let s = ds.add_var(ROOT, "s", AtomicType::Short.into(), vec![y]);
+    ds.var_mut(s).data = Some(Values::Short((0..10).collect()));
+    ds.var_mut(s).storage.endianness = Some(nc_dataset::Endianness::Big);
+    ds.var_mut(s).storage.chunk_sizes = Some(vec![3]);
+    ds
+}
+
+const READ_ALL: &str = "import zarr, json, sys
+g = zarr.open_group(sys.argv[1] if len(sys.argv) > 1 else STORE, mode='r')
+print(json.dumps({k: g[k][...].tolist() for k in sorted(g.array_keys())}))";
+
+#[test]
+fn zarr_python_reads_our_pure_zarr_stores() {
+    if !have_zarr() {
+        return;
+    }
+    let d = tmpdir("zarrpy");
+    let f = |id: u32, params: &[u32]| FilterSpec {
+        id,
+        params: params.to_vec(),
+    };
+    let chains: Vec<(&str, Vec<FilterSpec>)> = vec![
+        ("none", vec![]),
+        ("zlib", vec![f(1, &[5])]),
+        ("shuffle_zlib", vec![f(2, &[]), f(1, &[1])]),
+        ("bz2", vec![f(307, &[9])]),
+        ("zstd", vec![f(32015, &[3])]),
+        ("blosc", vec![f(32001, &[0, 0, 0, 0, 5, 1, 1])]),
+        ("fletcher32_zlib", vec![f(3, &[]), f(1, &[2])]),
+    ];
+    for (name, chain) in chains {
+        let ds = dataset(chain);
+        for mode in ["zarr", "nczarr"] {
+            let store = d.join(format!("{name}-{mode}.zarr"));
+            write(
+                &ds,
+                &format!("file://{}#mode={mode},file", store.display()),
+                &Default::default(),
+            );
+            let script = READ_ALL.replace("STORE", &format!("{:?}", store.display().to_string()));
+            let got: serde_json::Value = serde_json::from_str(&python(&script, &d)).unwrap();
+            let want = serde_json::json!({
+                "f": [0.5, -1.25, 3.0, 1e300, -0.0, 2.0],
+                "i": (0..60).map(|k| k * 7 - 100).collect::<Vec<i32>>().chunks(10).map(|r| r.to_vec()).collect::<Vec<_>>(),
+                "s": (0..10).collect::<Vec<i32>>(),
+            });
+            assert_eq!(got, want, "{name} {mode}");
+        }
+    }
+    // the .zarray carries JSON numbers and the real shuffle element size
+    let za: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("shuffle_zlib-zarr.zarr/i/.zarray")).unwrap())
+            .unwrap();
+    assert_eq!(
+        za["compressor"],
+        serde_json::json!({"id": "zlib", "level": 1})
+    );
+    assert_eq!(
+        za["filters"],
+        serde_json::json!([{"id": "shuffle", "elementsize": 4}])
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn we_read_zarr_python_stores() {
+    if !have_zarr() {
+        return;
+    }
+    let d = tmpdir("fromzarrpy");
+    let script = r#"
+import zarr, numpy as np, numcodecs as nc
+root = zarr.open_group('py.zarr', mode='w')
+a = np.arange(60, dtype='<i4').reshape(6, 10) - 7
+for name, comp, filt in [
+    ('zlib', nc.Zlib(level=3), None),
+    ('bz2', nc.BZ2(level=5), None),
+    ('zstd', nc.Zstd(level=2), None),
+    ('blosc_lz4', nc.Blosc(cname='lz4', clevel=5, shuffle=nc.Blosc.SHUFFLE), None),
+    ('blosc_zstd_bit', nc.Blosc(cname='zstd', clevel=3, shuffle=nc.Blosc.BITSHUFFLE), None),
+    ('shuffle_zlib', nc.Zlib(level=1), [nc.Shuffle(elementsize=4)]),
+    ('fletcher', None, [nc.Fletcher32()]),
+    ('raw', None, None),
+]:
+    z = root.create_dataset(name, shape=a.shape, chunks=(4, 4), dtype='<i4', compressor=comp, filters=filt)
+    z[...] = a
+    z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
+z = root.create_dataset('big', shape=(6, 10), chunks=(4, 4), dtype='>i8', compressor=None)
+z[...] = a
+z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
+z = root.create_dataset('slash', shape=(6, 10), chunks=(4, 4), dtype='<i4', dimension_separator='/')
+z[...] = a
+z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
+z = root.create_dataset('fortran', shape=(6, 10), chunks=(4, 4), dtype='<f8', order='F', compressor=None)
+z[...] = a
+z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
+z = root.create_dataset('partial', shape=(6, 10), chunks=(4, 4), dtype='<i2', fill_value=-5)
+z[0:2, 0:3] = 9
+z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
+z.attrs['title'] = 'partial'
+z.attrs['scale'] = 0.5
+s = root.create_dataset('text', shape=(3,), dtype='|S5', compressor=None)
+s[...] = [b'ab', b'hello', b'']
+c = root.create_dataset('chars', shape=(4,), dtype='|S1', compressor=None)
+c[...] = [b'w', b'x', b'y', b'z']
+u = root.create_dataset('uni', shape=(2,), dtype='<U3', compressor=None)
+u[...] = ['abc', 'd']
+sub = root.create_group('sub')
+w = sub.create_dataset('w', shape=(5,), chunks=(2,), dtype='<f4')
+w[...] = np.arange(5, dtype='<f4') / 4
+"#;
+    python(script, &d);
+    let f = open(&format!(
+        "file://{}#mode=zarr,file",
+        d.join("py.zarr").display()
+    ));
+    let ds = f.dataset();
+    let v = |n: &str| ds.find_var(ROOT, n).unwrap_or_else(|| panic!("{n}"));
+    let a: Vec<i32> = (0..60).map(|k| k - 7).collect();
+    for name in [
+        "zlib",
+        "bz2",
+        "zstd",
+        "blosc_lz4",
+        "blosc_zstd_bit",
+        "shuffle_zlib",
+        "fletcher",
+        "raw",
+        "slash",
+    ] {
+        assert_eq!(
+            f.read_var(v(name), &[0, 0], &[6, 10]).unwrap(),
+            Values::Int(a.clone()),
+            "{name}"
+        );
+        assert_eq!(
+            f.read_var(v(name), &[2, 3], &[3, 5]).unwrap(),
+            Values::Int(
+                (2..5)
+                    .flat_map(|r| (3..8).map(move |c| r * 10 + c - 7))
+                    .collect()
+            ),
+            "{name} slab"
+        );
+    }
+    assert_eq!(
+        f.read_var(v("big"), &[0, 0], &[6, 10]).unwrap(),
+        Values::Int64(a.iter().map(|&x| i64::from(x)).collect())
+    );
+    assert_eq!(
+        ds.var(v("big")).storage.endianness,
+        Some(nc_dataset::Endianness::Big)
+    );
+    assert_eq!(
+        f.read_var(v("fortran"), &[0, 0], &[6, 10]).unwrap(),
+        Values::Double(a.iter().map(|&x| f64::from(x)).collect())
+    );
+    let mut part = vec![-5i16; 60];
+    for r in 0..2 {
+        for c in 0..3 {
+            part[r * 10 + c] = 9;
+        }
+    }
+    assert_eq!(
+        f.read_var(v("partial"), &[0, 0], &[6, 10]).unwrap(),
+        Values::Short(part)
+    );
+    let p = ds.var(v("partial"));
+    assert_eq!(
+        p.att("title").unwrap().values,
+        Values::Char(b"partial".to_vec())
+    );
+    assert_eq!(p.att("scale").unwrap().values, Values::Double(vec![0.5]));
+    assert_eq!(
+        f.read_var(v("text"), &[0], &[3]).unwrap(),
+        Values::String(vec![
+            Some("ab".into()),
+            Some("hello".into()),
+            Some(String::new())
+        ])
+    );
+    assert_eq!(
+        f.read_var(v("chars"), &[0], &[4]).unwrap(),
+        Values::Char(b"wxyz".to_vec())
+    );
+    assert_eq!(
+        f.read_var(v("uni"), &[0], &[2]).unwrap(),
+        Values::String(vec![Some("abc".into()), Some("d".into())])
+    );
+    let sub = ds.find_group(ROOT, "sub").unwrap();
+    let w = ds.find_var(sub, "w").unwrap();
+    assert_eq!(
+        f.read_var(w, &[0], &[5]).unwrap(),
+        Values::Float(vec![0.0, 0.25, 0.5, 0.75, 1.0])
+    );
+    // without _ARRAY_DIMENSIONS in the subgroup: netCDF-C's _zdim_N names in the root
+    assert_eq!(ds.dim(ds.var(w).dims[0]).name, "_zdim_5");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Rough throughput check (run with `--ignored --nocapture`): 32 MB of doubles, zlib 1,
+/// written and read back.
+#[test]
+#[ignore]
+fn throughput() {
+    let d = tmpdir("tput");
+    let mut ds = Dataset::new("t");
+    let x = ds.add_dim(ROOT, "x", 2000, false);
+    let y = ds.add_dim(ROOT, "y", 2000, false);
+    let v = ds.add_var(ROOT, "v", AtomicType::Double.into(), vec![x, y]);
+    ds.var_mut(v).data = Some(Values::Double(
+        (0..4_000_000).map(|i| (i % 1000) as f64 * 0.5).collect(),
+    ));
+    ds.var_mut(v).storage.chunk_sizes = Some(vec![250, 250]);
+    ds.var_mut(v).storage.filters = vec![
+        FilterSpec {
+            id: 2,
+            params: vec![],
+        },
+        FilterSpec {
+            id: 1,
+            params: vec![1],
+        },
+    ];
+    let loc = format!("file://{}/t.file#mode=nczarr,file", d.display());
+    let t = std::time::Instant::now();
+    write(&ds, &loc, &Default::default());
+    let w = t.elapsed();
+    let t = std::time::Instant::now();
+    let f = open(&loc);
+    let back = f.read_var(v, &[0, 0], &[2000, 2000]).unwrap();
+    let r = t.elapsed();
+    assert_eq!(Some(&back), ds.vars[0].data.as_ref());
+    eprintln!("write {w:?}, read {r:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
