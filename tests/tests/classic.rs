@@ -156,6 +156,22 @@ fn ncdump_options_match_netcdf_c_on_classic_files() {
             let Ok(expected) = std::fs::read(&exp_path) else {
                 continue;
             };
+            // 4.9.0 prints an uninitialised index for scalars under -f f (e.g. "// t(34)");
+            // see docs/compat.md. Those lines are compared with the index we print, "(1)".
+            let expected = if tag == "ff" {
+                String::from_utf8_lossy(&expected)
+                    .split_inclusive('\n')
+                    .map(|l| match l.strip_suffix("(34)\n") {
+                        Some(head) if l.starts_with(' ') && l.contains(";  // ") => {
+                            format!("{head}(1)\n")
+                        }
+                        _ => l.to_string(),
+                    })
+                    .collect::<String>()
+                    .into_bytes()
+            } else {
+                expected
+            };
             let mut a: Vec<&str> = args.to_vec();
             a.push(nc.to_str().unwrap());
             let o = run("ncdump-rs", &a, &testdata("nc/classic"));

@@ -1,4 +1,4 @@
-//! CDL text <-> dataset: the ncgen-side parser ([`parse`]) and the ncdump-side printer ([`print`]).
+//! CDL text <-> dataset: the ncgen-side parser ([`parse`](mod@parse)) and the ncdump-side printer ([`print`](mod@print)).
 
 pub mod parse;
 pub mod print;

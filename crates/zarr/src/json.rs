@@ -147,6 +147,31 @@ fn write_compact(v: &Value, out: &mut String) {
     }
 }
 
+/// A JSON number for a float, or a marker that [`to_text`] writes as a bare `NaN`,
+/// `Infinity` or `-Infinity` (as netCDF-C and Python's json module write attributes).
+pub(crate) fn float_attr_value(x: f64) -> Value {
+    if x.is_nan() {
+        Value::String(NAN.into())
+    } else if x == f64::INFINITY {
+        Value::String(INF.into())
+    } else if x == f64::NEG_INFINITY {
+        Value::String(NEG_INF.into())
+    } else {
+        serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// Compact JSON text with the non-finite markers written as bare tokens.
+pub(crate) fn to_text(v: &Value) -> String {
+    let s = v.to_string();
+    if !s.contains("\\u0000") {
+        return s;
+    }
+    s.replace("\"\\u0000NaN\"", "NaN")
+        .replace("\"\\u0000-Infinity\"", "-Infinity")
+        .replace("\"\\u0000Infinity\"", "Infinity")
+}
+
 /// A JSON number for a float, or the Zarr spelling of a non-finite one.
 pub(crate) fn float_value(x: f64) -> Value {
     if x.is_nan() {
@@ -185,6 +210,15 @@ mod tests {
     fn compact_keeps_order_and_escapes() {
         let v = parse("k", br#"{"id": "bz2", "level": "9", "q": "a\"b"}"#).unwrap();
         assert_eq!(compact(&v), r#"{"id": "bz2","level": "9","q": "a\"b"}"#);
+    }
+
+    #[test]
+    fn bare_nonfinite_out() {
+        let v = serde_json::json!({"a": [float_attr_value(f64::NAN), float_attr_value(f64::NEG_INFINITY), float_attr_value(1.5)], "s": "x"});
+        let t = to_text(&v);
+        assert_eq!(t, r#"{"a":[NaN,-Infinity,1.5],"s":"x"}"#);
+        let back = parse("k", t.as_bytes()).unwrap();
+        assert!(as_f64(&back["a"][0]).unwrap().is_nan());
     }
 
     #[test]

@@ -108,8 +108,7 @@ impl Ctx<'_> {
     }
 
     fn put_json(&self, key: &str, v: &Value) -> Result<(), ZarrError> {
-        let text = serde_json::to_string(v).map_err(|e| ZarrError::meta(key, e.to_string()))?;
-        self.store.put(key, text.as_bytes())
+        self.store.put(key, crate::json::to_text(v).as_bytes())
     }
 }
 
@@ -245,6 +244,9 @@ fn attrs_object(
                     Values::Char(b) => b.as_slice(),
                     _ => &[],
                 };
+                // text ends at the first NUL, as netCDF-C writes it (its JSON reader
+                // mangles an escaped NUL)
+                let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
                 (attrs::char_to_json(b), cx.char_dtype().replace('|', "<"))
             }
             AtomicType::String => {

@@ -53,6 +53,9 @@ fn is_fill(vals: &Values, i: usize, fill: &Values) -> bool {
     }
 }
 
+/// Formatted text of a slab: chunks of text with each element's end offset.
+type Pieces = Vec<(Vec<u8>, Vec<u32>)>;
+
 /// Formats one slab's values into text pieces.
 struct Formatter<'a> {
     vf: ValueFmt<'a>,
@@ -139,7 +142,7 @@ impl Formatter<'_> {
     }
 
     /// Format a whole slab, in parallel when it is large; returns the pieces in order.
-    fn slab(&self, vals: &Values, n: usize) -> Vec<(Vec<u8>, Vec<u32>)> {
+    fn slab(&self, vals: &Values, n: usize) -> Pieces {
         if n <= PAR_CHUNK {
             let mut out = Vec::with_capacity(n * 8);
             let mut ends = Vec::with_capacity(n);
@@ -264,8 +267,9 @@ impl Lay {
         };
         out.extend_from_slice(parts.join(",").as_bytes());
         if ix.is_empty() {
-            // a scalar is shown as element 0
-            out.push(b'0');
+            // a scalar is shown as its only element: 0 in C, 1 in Fortran (4.9.0 prints an
+            // uninitialised number there under -f f; see docs/compat.md)
+            out.push(if style == IndexStyle::C { b'0' } else { b'1' });
         }
         out.extend_from_slice(b")\n    ");
     }
@@ -459,10 +463,12 @@ impl Printer<'_> {
             level += 1;
             inner /= shape[level].max(1);
         }
+        // formatted text of the previous slab, laid out while the next one is formatted
+        let mut pending: Option<Pieces> = None;
         if rank == 0 || (is_char && rank == 1) {
             let count = shape.clone();
             let start = vec![0u64; rank];
-            self.slab(v, &start, &count, &fmt, &mut lay)?;
+            self.slab(v, &start, &count, &fmt, &mut lay, &mut pending)?;
         } else {
             let step = (budget / inner.max(1)).max(1);
             let mut outer = vec![0u64; level];
@@ -476,23 +482,28 @@ impl Printer<'_> {
                     let mut count = vec![1u64; level];
                     count.push(c);
                     count.extend_from_slice(&shape[level + 1..]);
-                    self.slab(v, &start, &count, &fmt, &mut lay)?;
+                    self.slab(v, &start, &count, &fmt, &mut lay, &mut pending)?;
                     s += c;
                 }
                 // next outer index
                 let mut k = level;
-                loop {
-                    if k == 0 {
-                        return self.flush();
-                    }
+                let mut more = false;
+                while k > 0 {
                     k -= 1;
                     outer[k] += 1;
                     if outer[k] < shape[k] {
+                        more = true;
                         break;
                     }
                     outer[k] = 0;
                 }
+                if !more {
+                    break;
+                }
             }
+        }
+        if let Some(p) = pending.take() {
+            self.emit_pieces(&mut lay, &p)?;
         }
         self.flush()
     }
@@ -504,6 +515,7 @@ impl Printer<'_> {
         count: &[u64],
         fmt: &Formatter<'_>,
         lay: &mut Lay,
+        pending: &mut Option<Pieces>,
     ) -> Result<(), PrintError> {
         let ds = self.ds;
         let want: u64 = count.iter().product();
@@ -532,15 +544,35 @@ impl Printer<'_> {
                 want: want as usize,
             });
         }
-        if let Some(0) = fmt.char_len {
-            // zero-length strings: every element is ""
-            for _ in 0..n_elems {
-                lay.emit(&mut self.buf, b"\"\"");
+        let n = n_elems as usize;
+        if n <= PAR_CHUNK {
+            if let Some(p) = pending.take() {
+                self.emit_pieces(lay, &p)?;
             }
-            return self.flush();
+            *pending = Some(fmt.slab(&vals, n));
+            return Ok(());
         }
-        let pieces = fmt.slab(&vals, n_elems as usize);
-        for (text, ends) in &pieces {
+        // format this slab on another thread (itself fanning out over rayon) while the
+        // previous one is laid out and written here
+        let (formatted, emitted) = std::thread::scope(|sc| {
+            let worker = sc.spawn(|| fmt.slab(&vals, n));
+            let emitted = match pending.take() {
+                Some(p) => self.emit_pieces(lay, &p),
+                None => Ok(()),
+            };
+            (worker.join(), emitted)
+        });
+        emitted?;
+        match formatted {
+            Ok(p) => *pending = Some(p),
+            // a panic while formatting is a bug here: pass it on unchanged
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+        Ok(())
+    }
+
+    fn emit_pieces(&mut self, lay: &mut Lay, pieces: &Pieces) -> Result<(), PrintError> {
+        for (text, ends) in pieces {
             let mut s = 0usize;
             for &e in ends {
                 let e = e as usize;

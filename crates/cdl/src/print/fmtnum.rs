@@ -89,9 +89,9 @@ fn fast_digits(v: f64, p: usize) -> Option<(u64, i32)> {
             e10 -= 1;
             continue;
         }
-        let fl = s.floor();
-        let frac = s - fl;
-        let mut d = fl as u64;
+        // s is positive and below 10^15: truncation is floor, and cheaper than libm's floor
+        let mut d = s as u64;
+        let frac = s - d as f64;
         // one rounding in the scaling: error at most half an ulp of s; keep a wide margin
         let tol = s * 4.5e-16 + 1e-300;
         let off = frac - 0.5;
@@ -173,44 +173,89 @@ pub(crate) fn push_g(out: &mut Vec<u8>, v: f64, p: usize, alt: bool) {
         let e = exact_digits(a, p, &mut heap);
         (&heap[..], e)
     };
+    if digits.len() <= 24 {
+        // lay the text out on the stack and append it in one copy
+        let mut st = Stack { b: [0; 40], n: 0 };
+        layout(&mut st, digits, e, p, alt);
+        out.extend_from_slice(&st.b[..st.n]);
+    } else {
+        layout(out, digits, e, p, alt);
+    }
+}
+
+/// Where [`layout`] writes.
+trait Sink {
+    fn put(&mut self, c: u8);
+    fn put_all(&mut self, s: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, c: u8) {
+        self.push(c);
+    }
+    fn put_all(&mut self, s: &[u8]) {
+        self.extend_from_slice(s);
+    }
+}
+
+/// A fixed buffer big enough for any number with up to 24 significant digits.
+struct Stack {
+    b: [u8; 40],
+    n: usize,
+}
+
+impl Sink for Stack {
+    fn put(&mut self, c: u8) {
+        self.b[self.n] = c;
+        self.n += 1;
+    }
+    fn put_all(&mut self, s: &[u8]) {
+        self.b[self.n..self.n + s.len()].copy_from_slice(s);
+        self.n += s.len();
+    }
+}
+
+/// `%g` layout of `digits` (exactly `p` of them) with decimal exponent `e`.
+fn layout(out: &mut impl Sink, digits: &[u8], e: i32, p: usize, alt: bool) {
     if e < -4 || e >= p as i32 {
         // exponential: d.ddd e±XX
-        out.push(digits[0]);
+        out.put(digits[0]);
         let frac = trim_zeros(&digits[1..]);
         if !frac.is_empty() || alt {
-            out.push(b'.');
+            out.put(b'.');
         }
-        out.extend_from_slice(frac);
-        out.push(b'e');
-        out.push(if e < 0 { b'-' } else { b'+' });
+        out.put_all(frac);
+        out.put(b'e');
+        out.put(if e < 0 { b'-' } else { b'+' });
         let ae = e.unsigned_abs();
-        if ae < 10 {
-            out.push(b'0');
+        if ae >= 100 {
+            out.put(b'0' + (ae / 100) as u8);
         }
-        push_u64(out, u64::from(ae));
+        out.put(b'0' + (ae / 10 % 10) as u8);
+        out.put(b'0' + (ae % 10) as u8);
     } else if e >= 0 {
         let int_len = e as usize + 1;
-        out.extend_from_slice(&digits[..int_len]);
+        out.put_all(&digits[..int_len]);
         let frac = trim_zeros(&digits[int_len..]);
         if !frac.is_empty() || alt {
-            out.push(b'.');
+            out.put(b'.');
         }
-        out.extend_from_slice(frac);
+        out.put_all(frac);
     } else {
-        out.push(b'0');
+        out.put(b'0');
         let frac = trim_zeros(digits);
         if frac.is_empty() {
             // only when v == 0, handled above with e == 0
             if alt {
-                out.push(b'.');
+                out.put(b'.');
             }
             return;
         }
-        out.push(b'.');
+        out.put(b'.');
         for _ in 0..(-e - 1) {
-            out.push(b'0');
+            out.put(b'0');
         }
-        out.extend_from_slice(frac);
+        out.put_all(frac);
     }
 }
 

@@ -56,7 +56,8 @@ pub enum TimeMode {
 pub struct DumpOptions {
     /// `-h`: header only, no `data:` section.
     pub header_only: bool,
-    /// `-c`: data only for coordinate variables (1-D variables named like their dimension).
+    /// `-c`: data only for coordinate variables (variables named like a dimension visible from
+    /// their group, whatever their shape: ncdump's rule).
     pub coords_only: bool,
     /// `-v v1,v2`: data only for these variables (plain names match in any group; names with a
     /// `/` are full paths such as `/g/v` or `g/v`). Empty: all variables.
@@ -212,7 +213,8 @@ impl Selection {
         }
         if opts.coords_only {
             for (i, v) in ds.vars.iter().enumerate() {
-                let is_coord = v.dims.len() == 1 && ds.dim(v.dims[0]).name == v.name;
+                // as ncdump decides it: not a scalar, and a dimension of its name is visible from its group
+                let is_coord = !v.dims.is_empty() && ds.find_dim(v.group, &v.name).is_some();
                 // -c prints coordinate variables plus any asked for by -v
                 let asked = opts
                     .vars

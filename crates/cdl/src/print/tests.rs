@@ -1031,3 +1031,88 @@ fn bad_source_data_is_an_error_not_a_panic() {
     });
     print(&ds, &InMemory, &DumpOptions::default(), &mut Vec::new()).unwrap();
 }
+
+/// Cross-check with the CDL parser: every CDL of the conformance corpus's `ncdump/cdl` is parsed
+/// with [`crate::parse_cdl`], made into a file with the reference `ncgen` and dumped with the
+/// reference `ncdump`; our print of the parsed dataset must match. Depends on the parser, so it
+/// is not a unit test of the printer alone: run with `--ignored corpus_round_trip`.
+#[test]
+#[ignore = "needs the CDL parser, the conformance corpus and the reference tools"]
+fn corpus_round_trip() {
+    let dir = std::path::Path::new("/work/shared/conformance/cases/ncdump/cdl");
+    if !std::path::Path::new("/usr/bin/ncgen").exists() || !dir.exists() {
+        println!("skipped: reference tools or corpus not found");
+        return;
+    }
+    let tmp = std::env::temp_dir().join(format!("nc-cdl-print-xcheck-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cdl"))
+        .collect();
+    files.sort();
+    let (mut pass, mut diffs) = (0, Vec::new());
+    for p in files {
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let Ok(mut ds) = crate::parse_cdl(&text, &stem, &crate::ParseOptions::default()) else {
+            continue;
+        };
+        let enhanced = ds.needs_enhanced_model();
+        let fmt = ds.format.unwrap_or(if enhanced {
+            Format::Netcdf4
+        } else {
+            Format::Classic
+        });
+        ds.format = Some(fmt);
+        let kind = match fmt {
+            Format::Classic => "classic",
+            Format::Offset64 => "64-bit offset",
+            Format::Cdf5 => "cdf5",
+            Format::Netcdf4 => "nc4",
+            Format::Netcdf4Classic => "nc7",
+        };
+        let nc = tmp.join(format!("{stem}.nc"));
+        let made = std::process::Command::new("ncgen")
+            .args(["-b", "-k", kind, "-o"])
+            .arg(&nc)
+            .arg(&p)
+            .status()
+            .is_ok_and(|s| s.success());
+        // skip the multi-GiB "big" inputs and what ncgen refuses
+        if !made || std::fs::metadata(&nc).map_or(true, |m| m.len() > 64 << 20) {
+            continue;
+        }
+        let want = std::process::Command::new("ncdump")
+            .arg("-n")
+            .arg(&ds.name)
+            .arg(&nc)
+            .output()
+            .unwrap()
+            .stdout;
+        let mut got = Vec::new();
+        match print(&ds, &InMemory, &DumpOptions::default(), &mut got) {
+            Ok(()) if got == want => pass += 1,
+            Ok(()) => diffs.push(format!(
+                "{stem}: {}",
+                first_diff(
+                    &String::from_utf8_lossy(&want),
+                    &String::from_utf8_lossy(&got)
+                )
+            )),
+            Err(e) => diffs.push(format!("{stem}: {e}")),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    println!("{pass} identical");
+    assert!(
+        diffs.is_empty(),
+        "{} differ:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}
