@@ -77,6 +77,9 @@ struct Args {
     /// Minimum chunk size in bytes.
     #[arg(short = 'M', value_name = "n")]
     min_chunk: Option<String>,
+    /// Silence warnings.
+    #[arg(short = 'q')]
+    quiet: bool,
     /// Input dataset.
     infile: Option<PathBuf>,
     /// Output dataset.
@@ -137,10 +140,6 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !args.data_groups.is_empty() || !args.only_groups.is_empty() {
         bail!("-g/-G (group selection) is not supported yet");
     }
-    if args.deflate.is_some() || args.shuffle || !args.chunk.is_empty() || !args.filters.is_empty()
-    {
-        bail!("-d, -s, -c and -F need netCDF-4 output, which is not supported yet");
-    }
     if let (Ok(a), Ok(b)) = (
         std::fs::canonicalize(&infile),
         std::fs::canonicalize(&outfile),
@@ -158,7 +157,16 @@ fn run(args: Args) -> anyhow::Result<()> {
         fix_unlimited: args.fix_unlimited,
         data_vars: split_list(&args.data_vars),
         only_vars: split_list(&args.only_vars),
+        filters: args.filters.clone(),
+        deflate: args.deflate,
+        shuffle: args.shuffle,
+        chunks: args.chunk.clone(),
     };
-    nc_dispatch::copy(&input, &outfile, &opts).context("cannot write output")?;
+    let report = nc_dispatch::copy(&input, &outfile, &opts).context("cannot write output")?;
+    if !args.quiet {
+        for w in &report.warnings {
+            eprintln!("nccopy: warning: {w}");
+        }
+    }
     Ok(())
 }

@@ -18,6 +18,171 @@ pub struct CopyOptions {
     pub data_vars: Option<Vec<String>>,
     /// `-V`: copy definitions and data only for these variables.
     pub only_vars: Option<Vec<String>>,
+    /// `-F` options in command-line order.
+    pub filters: Vec<String>,
+    /// `-d n`: deflate level.
+    pub deflate: Option<u32>,
+    /// `-s`: shuffle with deflate.
+    pub shuffle: bool,
+    /// `-c` chunking specs (`dim/N,…`, `var:N1,N2`, `var:` contiguous, `/` contiguous for all).
+    pub chunks: Vec<String>,
+}
+
+/// What a copy did besides copying: the per-variable filter decisions and warnings.
+#[derive(Debug, Clone, Default)]
+pub struct CopyReport {
+    /// Warnings for the user (unfilterable variables, options matching nothing, dropped settings).
+    pub warnings: Vec<String>,
+    /// One line per output variable: the -F rule row that fired and the chain.
+    pub explain: Vec<String>,
+}
+
+/// A `-c` chunking spec, parsed.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct ChunkSpec {
+    /// `dim/N` entries (N = 0 means the full dimension length).
+    dims: Vec<(String, u64)>,
+    /// `var:N1,N2` entries (empty sizes = contiguous).
+    vars: Vec<(String, Vec<u64>)>,
+    /// `/` alone: every variable contiguous.
+    all_contiguous: bool,
+}
+
+fn parse_chunk_specs(specs: &[String]) -> Result<ChunkSpec, String> {
+    let mut out = ChunkSpec::default();
+    for spec in specs {
+        let spec = spec.trim();
+        if spec == "/" {
+            out.all_contiguous = true;
+            continue;
+        }
+        if let Some((var, sizes)) = spec.split_once(':') {
+            let sizes = sizes.trim();
+            let v: Result<Vec<u64>, _> = if sizes.is_empty() {
+                Ok(Vec::new())
+            } else {
+                sizes.split(',').map(|n| n.trim().parse::<u64>()).collect()
+            };
+            let v = v.map_err(|_| format!("-c {spec}: chunk sizes must be whole numbers, as var:N1,N2,..."))?;
+            if v.contains(&0) {
+                return Err(format!("-c {spec}: a chunk size must be at least 1"));
+            }
+            out.vars.push((var.trim().to_string(), v));
+            continue;
+        }
+        for part in spec.split(',') {
+            let Some((d, n)) = part.split_once('/') else {
+                return Err(format!("-c {spec}: expected dim/N,... or var:N1,N2,... (\"{part}\" has neither)"));
+            };
+            let n = if n.trim().is_empty() {
+                0
+            } else {
+                n.trim().parse::<u64>().map_err(|_| format!("-c {spec}: \"{n}\" is not a chunk size"))?
+            };
+            out.dims.push((d.trim().to_string(), n));
+        }
+    }
+    Ok(out)
+}
+
+fn var_path(ds: &Dataset, v: VarId) -> String {
+    let var = ds.var(v);
+    let g = ds.group_path(var.group);
+    if g == "/" {
+        format!("/{}", var.name)
+    } else {
+        format!("{g}/{}", var.name)
+    }
+}
+
+/// Apply `-F`/`-d`/`-s`/`-c` to the output variables' storage settings.
+fn apply_storage_options(
+    out: &mut Dataset,
+    format: Format,
+    to_zarr: bool,
+    opts: &CopyOptions,
+    report: &mut CopyReport,
+) -> Result<(), String> {
+    let can_filter = to_zarr || matches!(format, Format::Netcdf4 | Format::Netcdf4Classic);
+    let asked_filters = !opts.filters.is_empty() || opts.deflate.is_some() || opts.shuffle;
+    if !can_filter {
+        if asked_filters || !opts.chunks.is_empty() {
+            report.warnings.push(format!(
+                "-d, -s, -c and -F have no effect: the {} output format has no chunking or filters",
+                format.kind_name()
+            ));
+        }
+        for v in &mut out.vars {
+            if !v.storage.is_default() {
+                v.storage = nc_dataset::Storage::default();
+            }
+        }
+        return Ok(());
+    }
+    if asked_filters {
+        let infos: Vec<nc_filters::rules::VarInfo> = (0..out.vars.len())
+            .map(|i| nc_filters::rules::VarInfo::from_dataset(out, VarId(i)))
+            .collect();
+        let plan = nc_filters::rules::decide(&opts.filters, opts.deflate, opts.shuffle, &infos)
+            .map_err(|e| format!("-F: {e}"))?;
+        report.warnings.extend(plan.warnings.iter().cloned());
+        report.explain.extend(plan.explain());
+        for (i, info) in infos.iter().enumerate() {
+            if let Some(d) = plan.get(&info.path) {
+                let st = &mut out.vars[i].storage;
+                st.filters = d.chain.clone();
+                st.codecs = None;
+                if !st.filters.is_empty() {
+                    st.layout = Some(nc_dataset::Layout::Chunked);
+                }
+            }
+        }
+    }
+    if !opts.chunks.is_empty() {
+        let spec = parse_chunk_specs(&opts.chunks)?;
+        for i in 0..out.vars.len() {
+            let v = VarId(i);
+            let path = var_path(out, v);
+            let name = out.var(v).name.clone();
+            let shape = out.shape(v);
+            let dims: Vec<String> = out.var(v).dims.iter().map(|d| out.dim(*d).name.clone()).collect();
+            let by_var = spec.vars.iter().find(|(n, _)| *n == name || *n == path);
+            let st = &mut out.vars[i].storage;
+            if spec.all_contiguous || by_var.is_some_and(|(_, s)| s.is_empty()) {
+                if !st.filters.is_empty() {
+                    report.warnings.push(format!("{path}: filters need chunked storage; keeping it chunked"));
+                    continue;
+                }
+                st.layout = Some(nc_dataset::Layout::Contiguous);
+                st.chunk_sizes = None;
+                continue;
+            }
+            if let Some((_, sizes)) = by_var {
+                if sizes.len() != dims.len() {
+                    return Err(format!("-c {name}:...: {} sizes given for a variable of rank {}", sizes.len(), dims.len()));
+                }
+                st.layout = Some(nc_dataset::Layout::Chunked);
+                st.chunk_sizes = Some(sizes.clone());
+                continue;
+            }
+            if dims.is_empty() || !dims.iter().any(|d| spec.dims.iter().any(|(n, _)| n == d)) {
+                continue;
+            }
+            let current = st.chunk_sizes.clone();
+            let sizes: Vec<u64> = dims
+                .iter()
+                .enumerate()
+                .map(|(k, d)| match spec.dims.iter().find(|(n, _)| n == d) {
+                    Some((_, 0)) => shape[k].max(1),
+                    Some((_, n)) => (*n).min(shape[k].max(1)),
+                    None => current.as_ref().and_then(|c| c.get(k).copied()).unwrap_or(shape[k].max(1)),
+                })
+                .collect();
+            st.layout = Some(nc_dataset::Layout::Chunked);
+            st.chunk_sizes = Some(sizes);
+        }
+    }
+    Ok(())
 }
 
 /// The variable matches a `-v`/`-V` entry: its plain name or its full path.
@@ -117,13 +282,21 @@ impl DataSource for MappedSource<'_> {
 ///
 /// # Errors
 /// When the options do not fit the input, or reading or writing fails.
-pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<(), DispatchError> {
+pub fn copy(
+    input: &Opened,
+    out_path: &Path,
+    opts: &CopyOptions,
+) -> Result<CopyReport, DispatchError> {
     let in_ds = input.dataset();
-    let (out_ds, map) = plan(in_ds, opts).map_err(|why| DispatchError::ModelConflict {
+    let conflict = |why| DispatchError::ModelConflict {
         path: out_path.to_path_buf(),
         why,
-    })?;
+    };
+    let (mut out_ds, map) = plan(in_ds, opts).map_err(conflict)?;
+    let to_zarr = crate::open::is_zarr_output(out_path);
     let format = opts.format.or(in_ds.format).unwrap_or(Format::Classic);
+    let mut report = CopyReport::default();
+    apply_storage_options(&mut out_ds, format, to_zarr, opts, &mut report).map_err(conflict)?;
     let src = MappedSource {
         input: in_ds,
         src: input.source(),
@@ -139,5 +312,6 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<(), D
             fill: false,
             only_given_data: false,
         },
-    )
+    )?;
+    Ok(report)
 }

@@ -45,6 +45,9 @@ pub enum DispatchError {
         #[source]
         source: nc_classic::ClassicError,
     },
+    /// The NCZarr/Zarr backend failed (its errors name the store, object or variable).
+    #[error(transparent)]
+    Zarr(nc_zarr::ZarrError),
     /// The HDF5 reader failed (its errors already name the file).
     #[error(transparent)]
     Hdf5(nc_hdf5::Hdf5Error),
@@ -88,16 +91,15 @@ fn io_err(path: &Path, source: std::io::Error) -> DispatchError {
 /// When the file cannot be read or its bytes match no known format.
 pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
     let s = path.to_string_lossy();
-    if s.starts_with("file://")
-        || s.contains("#mode=")
-        || s.starts_with("s3://")
-        || s.starts_with("http")
-    {
+    if nc_zarr::parse_location(&s).is_some() {
         return Ok(FileKind::Zarr);
     }
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
     if meta.is_dir() {
-        return Ok(FileKind::Zarr);
+        return Err(DispatchError::UnknownFormat {
+            path: path.to_path_buf(),
+            found: Vec::new(),
+        });
     }
     let mut f = File::open(path).map_err(|e| io_err(path, e))?;
     let mut head = [0u8; 8];
@@ -113,9 +115,6 @@ pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
     }
     if head == HDF5_MAGIC {
         return Ok(FileKind::Hdf5 { offset: 0 });
-    }
-    if head.len() >= 4 && &head[..4] == b"PK\x03\x04" {
-        return Ok(FileKind::Zarr);
     }
     let len = meta.len();
     let mut off = 512u64;
@@ -149,6 +148,7 @@ fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 enum Backend {
     Classic(ClassicFile),
     Nc4(nc_hdf5::Nc4File),
+    Zarr(nc_zarr::ZarrFile),
 }
 
 /// An open dataset: its metadata and a source for its data.
@@ -169,6 +169,7 @@ impl Opened {
         match &self.backend {
             Backend::Classic(c) => c.dataset(),
             Backend::Nc4(h) => h.dataset(),
+            Backend::Zarr(z) => z.dataset(),
         }
     }
 
@@ -177,6 +178,7 @@ impl Opened {
         match &self.backend {
             Backend::Classic(c) => c,
             Backend::Nc4(h) => h,
+            Backend::Zarr(z) => z,
         }
     }
 
@@ -222,10 +224,15 @@ pub fn open(path: &Path) -> Result<Opened, DispatchError> {
                 kind,
             })
         }
-        FileKind::Zarr => Err(DispatchError::NotSupported {
-            path: path.to_path_buf(),
-            what: "reading NCZarr/Zarr stores".into(),
-        }),
+        FileKind::Zarr => {
+            let loc = nc_zarr::ZarrLocation::parse(&path.to_string_lossy())
+                .map_err(DispatchError::Zarr)?;
+            let z = nc_zarr::ZarrFile::open(&loc).map_err(DispatchError::Zarr)?;
+            Ok(Opened {
+                backend: Backend::Zarr(z),
+                kind,
+            })
+        }
     }
 }
 
@@ -269,6 +276,9 @@ pub fn create(
             why,
         });
     }
+    if let Some(loc) = zarr_output(path) {
+        return create_zarr(&loc, ds, src);
+    }
     let tmp = temp_path(path);
     let result = match opts.format {
         Format::Classic | Format::Offset64 | Format::Cdf5 => {
@@ -287,16 +297,69 @@ pub fn create(
             what: format!("writing the {} format", opts.format.kind_name()),
         }),
     };
+    finish(path, &tmp, result)
+}
+
+/// Rename the finished temporary output into place, or remove it after a failure.
+fn finish(path: &Path, tmp: &Path, result: Result<(), DispatchError>) -> Result<(), DispatchError> {
     match result {
-        Ok(()) => std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io_err(path, e)
-        }),
+        Ok(()) => {
+            if path.is_dir() {
+                // replacing a store: the old tree goes only once the new one is complete
+                let _ = std::fs::remove_dir_all(path);
+            }
+            std::fs::rename(tmp, path).map_err(|e| {
+                remove_any(tmp);
+                io_err(path, e)
+            })
+        }
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
+            remove_any(tmp);
             Err(e)
         }
     }
+}
+
+fn remove_any(p: &Path) {
+    if p.is_dir() {
+        let _ = std::fs::remove_dir_all(p);
+    } else {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// True when an output name asks for an NCZarr / Zarr store.
+pub(crate) fn is_zarr_output(path: &Path) -> bool {
+    zarr_output(path).is_some()
+}
+
+/// The NCZarr location an output name asks for (`file://…#mode=…` or a path with `#mode=`).
+fn zarr_output(path: &Path) -> Option<nc_zarr::ZarrLocation> {
+    let s = path.to_string_lossy();
+    if !(s.starts_with("file://") || s.contains("#mode=") || s.starts_with("s3://")) {
+        return None;
+    }
+    nc_zarr::parse_location(&s)
+}
+
+/// Write an NCZarr / Zarr store under a temporary name beside the destination, then rename it.
+fn create_zarr(
+    loc: &nc_zarr::ZarrLocation,
+    ds: &Dataset,
+    src: &dyn DataSource,
+) -> Result<(), DispatchError> {
+    if loc.remote.is_some() {
+        // the backend words the "not supported yet" error
+        return nc_zarr::write_store(loc, ds, src, &nc_zarr::ZarrWriteOptions::default())
+            .map_err(DispatchError::Zarr);
+    }
+    let dest = loc.path.clone();
+    let tmp = temp_path(&dest);
+    let mut tmp_loc = loc.clone();
+    tmp_loc.path = tmp.clone();
+    let result = nc_zarr::write_store(&tmp_loc, ds, src, &nc_zarr::ZarrWriteOptions::default())
+        .map_err(DispatchError::Zarr);
+    finish(&dest, &tmp, result)
 }
 
 /// A temporary name in the destination's directory (so the final rename is atomic).

@@ -223,6 +223,12 @@ impl Walker<'_> {
                 _ => {}
             }
         }
+        // layout messages of version 1/2 (object header version 1 files): decode them ourselves
+        if hdr.version == 1 {
+            if let Some(l) = crate::ohdr::legacy_layout(&self.h5, addr)? {
+                layout = Some(l);
+            }
+        }
         let (Some(space), Some(dt)) = (space, dt) else {
             return Err(Hdf5Error::invalid(
                 what,

@@ -21,6 +21,7 @@ use crate::Hdf5Error;
 
 const MSG_DATASPACE: u16 = 0x0001;
 const MSG_DATATYPE: u16 = 0x0003;
+const MSG_LAYOUT: u16 = 0x0008;
 const MSG_ATTRIBUTE: u16 = 0x000C;
 const MSG_CONTINUATION: u16 = 0x0010;
 /// Most header blocks (first chunk and continuations) we follow.
@@ -47,95 +48,7 @@ fn parse_depth(h5: &H5, addr: u64, depth: usize) -> Result<ObjectHeader, Hdf5Err
             limit: MAX_SHARED_DEPTH,
         });
     }
-    let sig = h5.read(addr, 4, &what)?;
-    let mut raw: Vec<(u16, u8, Vec<u8>)> = Vec::new();
-    let mut blocks: Vec<(u64, u64)> = Vec::new();
-    let (version, refcount) = if sig == b"OHDR" {
-        let pre = h5.read(addr, 6, &what)?;
-        let flags = pre[5];
-        let mut off = 6u64;
-        if flags & 0x20 != 0 {
-            off += 16;
-        }
-        if flags & 0x10 != 0 {
-            off += 4;
-        }
-        let width = 1u64 << (flags & 3);
-        let sz = h5.read(addr + off, width, &what)?;
-        let mut b = [0u8; 8];
-        b[..sz.len()].copy_from_slice(&sz);
-        let chunk0 = u64::from_le_bytes(b);
-        off += width;
-        if chunk0 > MAX_BLOCK_BYTES {
-            return Err(Hdf5Error::invalid(
-                &what,
-                format!("first chunk of {chunk0} bytes"),
-            ));
-        }
-        let body = h5.read(addr + off, chunk0, &what)?;
-        v2_messages(&body, flags, &mut raw, &mut blocks, h5, &what)?;
-        let mut seen = HashSet::new();
-        while let Some((a, l)) = blocks.pop() {
-            if !seen.insert(a) || seen.len() > MAX_BLOCKS {
-                return Err(Hdf5Error::invalid(
-                    &what,
-                    "continuation blocks repeat (cycle)",
-                ));
-            }
-            if !(8..=MAX_BLOCK_BYTES).contains(&l) {
-                return Err(Hdf5Error::invalid(
-                    &what,
-                    format!("continuation block of {l} bytes"),
-                ));
-            }
-            let blk = h5.read(a, l, &what)?;
-            if &blk[..4] != b"OCHK" {
-                return Err(Hdf5Error::invalid(
-                    &what,
-                    format!("continuation at {a:#x} has no OCHK signature"),
-                ));
-            }
-            // signature first, checksum last
-            v2_messages(
-                &blk[4..blk.len() - 4],
-                flags,
-                &mut raw,
-                &mut blocks,
-                h5,
-                &what,
-            )?;
-        }
-        (2u8, 0u32)
-    } else {
-        let pre = h5.read(addr, 16, &what)?;
-        if pre[0] != 1 {
-            return Err(Hdf5Error::invalid(
-                &what,
-                format!("object header version {}", pre[0]),
-            ));
-        }
-        let refcount = u32::from_le_bytes([pre[4], pre[5], pre[6], pre[7]]);
-        let size = u64::from(u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]));
-        blocks.push((addr + 16, size));
-        let mut seen = HashSet::new();
-        while let Some((a, l)) = blocks.pop() {
-            if !seen.insert(a) || seen.len() > MAX_BLOCKS {
-                return Err(Hdf5Error::invalid(
-                    &what,
-                    "continuation blocks repeat (cycle)",
-                ));
-            }
-            if l > MAX_BLOCK_BYTES {
-                return Err(Hdf5Error::invalid(
-                    &what,
-                    format!("header block of {l} bytes"),
-                ));
-            }
-            let blk = h5.read(a, l, &what)?;
-            v1_messages(&blk, &mut raw, &mut blocks, h5, &what)?;
-        }
-        (1u8, refcount)
-    };
+    let (version, refcount, raw) = collect_raw(h5, addr, &what)?;
     let mut messages = Vec::with_capacity(raw.len());
     for (ty, flags, data) in raw {
         if ty == MSG_CONTINUATION {
@@ -410,7 +323,10 @@ pub(crate) fn attribute_orders(
     let chunk0 = u64::from_le_bytes(b);
     off += width;
     if chunk0 > MAX_BLOCK_BYTES {
-        return Err(Hdf5Error::invalid(&what, format!("first chunk of {chunk0} bytes")));
+        return Err(Hdf5Error::invalid(
+            &what,
+            format!("first chunk of {chunk0} bytes"),
+        ));
     }
     let mut bodies = vec![h5.read(addr + off, chunk0, &what)?];
     let mut seen = HashSet::new();
@@ -426,12 +342,19 @@ pub(crate) fn attribute_orders(
                 .ok_or_else(|| Hdf5Error::invalid(&what, "message runs past its header chunk"))?;
             if ty == MSG_CONTINUATION {
                 let (a, l) = continuation(data, h5, &what)?;
-                if !seen.insert(a) || seen.len() > MAX_BLOCKS || !(8..=MAX_BLOCK_BYTES).contains(&l) {
-                    return Err(Hdf5Error::invalid(&what, "bad or repeated continuation block"));
+                if !seen.insert(a) || seen.len() > MAX_BLOCKS || !(8..=MAX_BLOCK_BYTES).contains(&l)
+                {
+                    return Err(Hdf5Error::invalid(
+                        &what,
+                        "bad or repeated continuation block",
+                    ));
                 }
                 let blk = h5.read(a, l, &what)?;
                 if &blk[..4] != b"OCHK" {
-                    return Err(Hdf5Error::invalid(&what, format!("continuation at {a:#x} has no OCHK signature")));
+                    return Err(Hdf5Error::invalid(
+                        &what,
+                        format!("continuation at {a:#x} has no OCHK signature"),
+                    ));
                 }
                 bodies.push(blk[4..blk.len() - 4].to_vec());
             } else if ty == MSG_ATTRIBUTE && mflags & 0x02 == 0 {
@@ -456,4 +379,162 @@ fn attribute_name(data: &[u8]) -> Option<Vec<u8>> {
     };
     let raw = data.get(start..start + name_len)?;
     Some(raw.split(|&c| c == 0).next().unwrap_or(raw).to_vec())
+}
+
+/// The raw messages (type, flags, bytes) of the object header at `addr`, continuation blocks
+/// followed, with the header version and reference count.
+fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Error> {
+    let what = what.to_string();
+    let sig = h5.read(addr, 4, &what)?;
+    let mut raw: Vec<(u16, u8, Vec<u8>)> = Vec::new();
+    let mut blocks: Vec<(u64, u64)> = Vec::new();
+    let (version, refcount) = if sig == b"OHDR" {
+        let pre = h5.read(addr, 6, &what)?;
+        let flags = pre[5];
+        let mut off = 6u64;
+        if flags & 0x20 != 0 {
+            off += 16;
+        }
+        if flags & 0x10 != 0 {
+            off += 4;
+        }
+        let width = 1u64 << (flags & 3);
+        let sz = h5.read(addr + off, width, &what)?;
+        let mut b = [0u8; 8];
+        b[..sz.len()].copy_from_slice(&sz);
+        let chunk0 = u64::from_le_bytes(b);
+        off += width;
+        if chunk0 > MAX_BLOCK_BYTES {
+            return Err(Hdf5Error::invalid(
+                &what,
+                format!("first chunk of {chunk0} bytes"),
+            ));
+        }
+        let body = h5.read(addr + off, chunk0, &what)?;
+        v2_messages(&body, flags, &mut raw, &mut blocks, h5, &what)?;
+        let mut seen = HashSet::new();
+        while let Some((a, l)) = blocks.pop() {
+            if !seen.insert(a) || seen.len() > MAX_BLOCKS {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    "continuation blocks repeat (cycle)",
+                ));
+            }
+            if !(8..=MAX_BLOCK_BYTES).contains(&l) {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    format!("continuation block of {l} bytes"),
+                ));
+            }
+            let blk = h5.read(a, l, &what)?;
+            if &blk[..4] != b"OCHK" {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    format!("continuation at {a:#x} has no OCHK signature"),
+                ));
+            }
+            // signature first, checksum last
+            v2_messages(
+                &blk[4..blk.len() - 4],
+                flags,
+                &mut raw,
+                &mut blocks,
+                h5,
+                &what,
+            )?;
+        }
+        (2u8, 0u32)
+    } else {
+        let pre = h5.read(addr, 16, &what)?;
+        if pre[0] != 1 {
+            return Err(Hdf5Error::invalid(
+                &what,
+                format!("object header version {}", pre[0]),
+            ));
+        }
+        let refcount = u32::from_le_bytes([pre[4], pre[5], pre[6], pre[7]]);
+        let size = u64::from(u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]));
+        blocks.push((addr + 16, size));
+        let mut seen = HashSet::new();
+        while let Some((a, l)) = blocks.pop() {
+            if !seen.insert(a) || seen.len() > MAX_BLOCKS {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    "continuation blocks repeat (cycle)",
+                ));
+            }
+            if l > MAX_BLOCK_BYTES {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    format!("header block of {l} bytes"),
+                ));
+            }
+            let blk = h5.read(a, l, &what)?;
+            v1_messages(&blk, &mut raw, &mut blocks, h5, &what)?;
+        }
+        (1u8, refcount)
+    };
+    Ok((version, refcount, raw))
+}
+
+/// The data layout of a dataset whose layout message is version 1 or 2, decoded by us:
+/// hdf5-reader 0.12.1 skips 3 reserved bytes in version 2 where the format has 5 (HDF5 file
+/// format specification, "Data Layout Message", versions 1 and 2), which misplaces the data
+/// address of files written by HDF5 1.6-era libraries. `None` for later versions.
+pub(crate) fn legacy_layout(
+    h5: &H5,
+    addr: u64,
+) -> Result<Option<hdf5_reader::messages::layout::DataLayout>, Hdf5Error> {
+    use hdf5_reader::messages::layout::DataLayout;
+    let what = format!("object header at {addr:#x}");
+    let (_, _, raw) = collect_raw(h5, addr, &what)?;
+    let Some((_, _, data)) = raw.iter().find(|(ty, flags, d)| {
+        *ty == MSG_LAYOUT && flags & 0x02 == 0 && matches!(d.first(), Some(1 | 2))
+    }) else {
+        return Ok(None);
+    };
+    let bad = || Hdf5Error::invalid(&what, "data layout message (version 1/2) too short");
+    let rank = usize::from(*data.get(1).ok_or_else(bad)?);
+    let class = *data.get(2).ok_or_else(bad)?;
+    let mut p = 8usize;
+    let os = usize::from(h5.os);
+    let mut address = u64::MAX;
+    if class == 1 || class == 2 {
+        let b = data.get(p..p + os).ok_or_else(bad)?;
+        let mut w = [0u8; 8];
+        w[..os.min(8)].copy_from_slice(&b[..os.min(8)]);
+        address = u64::from_le_bytes(w);
+        p += os;
+    }
+    let mut dims = Vec::with_capacity(rank);
+    for _ in 0..rank {
+        let b = data.get(p..p + 4).ok_or_else(bad)?;
+        dims.push(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        p += 4;
+    }
+    Ok(Some(match class {
+        0 => {
+            let b = data.get(p..p + 4).ok_or_else(bad)?;
+            let n = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+            let bytes = data.get(p + 4..p + 4 + n).ok_or_else(bad)?;
+            DataLayout::Compact {
+                data: bytes.to_vec(),
+            }
+        }
+        1 => DataLayout::Contiguous {
+            address,
+            size: dims.iter().map(|&d| u64::from(d)).product(),
+        },
+        2 => {
+            let element_size = dims.last().copied().unwrap_or(0);
+            let cd = dims[..dims.len().saturating_sub(1)].to_vec();
+            DataLayout::Chunked {
+                address,
+                dims: cd,
+                element_size,
+                chunk_indexing: None,
+            }
+        }
+        c => return Err(Hdf5Error::invalid(&what, format!("data layout class {c}"))),
+    }))
 }

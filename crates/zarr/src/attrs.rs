@@ -26,7 +26,7 @@ fn char_text(v: &Value) -> String {
     match v {
         Value::String(s) if is_nonfinite_marker(v) => json::compact(&Value::String(s.clone())),
         Value::String(s) => s.clone(),
-        other => json::compact(other),
+        other => json::attribute_text(other),
     }
 }
 
@@ -152,7 +152,7 @@ fn infer(v: &Value) -> Values {
                 strings(v)
             }
         }
-        other => Values::Char(json::compact(other).into_bytes()),
+        other => Values::Char(json::attribute_text(other).into_bytes()),
     }
 }
 

@@ -109,24 +109,33 @@ pub fn parse(key: &str, bytes: &[u8]) -> Result<Value, ZarrError> {
     }
 }
 
-/// netCDF-C's compact JSON text: `{"k": v,"k2": v2}`, `[a,b]`, strings escaped as JSON.
+/// netCDF-C's compact JSON text as `_Codecs` shows it: `{"k": v,"k2": v2}`, `[a,b]`, strings
+/// escaped as JSON.
 pub fn compact(v: &Value) -> String {
     let mut s = String::new();
-    write_compact(v, &mut s);
+    write_compact(v, ",", &mut s);
     s
 }
 
-fn write_compact(v: &Value, out: &mut String) {
+/// netCDF-C's text for a JSON-valued attribute: object members separated by `, `
+/// (`{"k": v, "k2": v2}`), arrays compact (`[a,b]`).
+pub fn attribute_text(v: &Value) -> String {
+    let mut s = String::new();
+    write_compact(v, ", ", &mut s);
+    s
+}
+
+fn write_compact(v: &Value, member_sep: &str, out: &mut String) {
     match v {
         Value::Object(m) => {
             out.push('{');
             for (i, (k, x)) in m.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push_str(member_sep);
                 }
                 out.push_str(&Value::String(k.clone()).to_string());
                 out.push_str(": ");
-                write_compact(x, out);
+                write_compact(x, member_sep, out);
             }
             out.push('}');
         }
@@ -136,7 +145,7 @@ fn write_compact(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_compact(x, out);
+                write_compact(x, member_sep, out);
             }
             out.push(']');
         }

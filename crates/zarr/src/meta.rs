@@ -319,7 +319,8 @@ impl<'a> Loader<'a> {
         let gmeta = self.group_meta(prefix, &zgroup, zattrs.as_ref())?;
         let (vars, groups) = match &gmeta {
             Some(g) => {
-                if let Some(dims) = g.get("dims").and_then(Value::as_object) {
+                let dims = g.get("dims").or_else(|| g.get("dimensions"));
+                if let Some(dims) = dims.and_then(Value::as_object) {
                     for (name, d) in dims {
                         let len = d
                             .as_u64()
@@ -342,7 +343,12 @@ impl<'a> Loader<'a> {
                         })
                         .unwrap_or_default()
                 };
-                (names("vars"), names("groups"))
+                let vars = if g.get("vars").is_some() {
+                    names("vars")
+                } else {
+                    names("arrays")
+                };
+                (vars, names("groups"))
             }
             None => {
                 if self.keys.is_none() {
@@ -491,8 +497,12 @@ impl<'a> Loader<'a> {
         let mut scalar = shape.is_empty();
         let mut dims: Option<Vec<DimId>> = None;
         if let Some(a) = &ameta {
-            scalar = a.get("storage").and_then(Value::as_str) == Some("scalar");
-            if let Some(refs) = a.get("dimrefs").and_then(Value::as_array) {
+            // 2.x: storage "scalar"; 4.10: "scalar": 1
+            scalar = a.get("storage").and_then(Value::as_str) == Some("scalar")
+                || a.get("scalar")
+                    .is_some_and(|s| s.as_u64() == Some(1) || s.as_bool() == Some(true));
+            let refs = a.get("dimrefs").or_else(|| a.get("dimension_references"));
+            if let Some(refs) = refs.and_then(Value::as_array) {
                 if refs.is_empty() && shape == [1] {
                     scalar = true;
                 }
@@ -547,7 +557,10 @@ impl<'a> Loader<'a> {
                 None
             };
             match xdims {
-                Some(names) if names.is_empty() && shape == [1] => scalar = true,
+                // netCDF-C 4.10 names a scalar's dimension "_scalar_"
+                Some(names) if shape == [1] && (names.is_empty() || names == ["_scalar_"]) => {
+                    scalar = true
+                }
                 Some(names) if names.len() == shape.len() => {
                     let mut ids = Vec::new();
                     for (n, &len) in names.iter().zip(&shape) {

@@ -4,7 +4,9 @@
 //! `_NCZARR_SUPERBLOCK` / `_NCZARR_GROUP` / `_NCZARR_ARRAY` / `_NCZARR_ATTR` keys, char
 //! data as `<U1` with one byte per element), so the reference ncdump reads our stores;
 //! [`NczarrLayout::Documented`] writes what the NCZarr documentation describes (lower-case
-//! keys, `>S1`). Pure Zarr (`mode=zarr`) has no NCZarr keys and stores char as `|S1`.
+//! keys, `>S1`); [`NczarrLayout::NetcdfC410`] what netCDF-C 4.10 (netCDF4-python) reads and
+//! writes (the keys inside `.zattrs`). Pure Zarr (`mode=zarr`) has no NCZarr keys and stores
+//! char as `|S1`.
 //!
 //! Choices (netCDF-C differs where noted):
 //! - Strings are fixed-length `|Sn`, n = `_nczarr_maxstrlen` of the variable, else the root
@@ -41,6 +43,10 @@ pub enum NczarrLayout {
     /// What the NCZarr documentation describes: lower-case keys, char as `>S1`
     /// (netCDF-C 4.9.0 cannot read it).
     Documented,
+    /// What netCDF-C 4.10 writes and reads (netCDF4-python's bundled library): the NCZarr
+    /// keys inside `.zattrs`, `dimensions`/`arrays`/`dimension_references`, scalars as
+    /// `"scalar": 1` with `_ARRAY_DIMENSIONS: ["_scalar_"]`, char as `>S1`.
+    NetcdfC410,
 }
 
 /// Options of [`write_store`].
@@ -92,7 +98,7 @@ impl Ctx<'_> {
     fn key(&self, lower: &str) -> String {
         match self.opts.layout {
             NczarrLayout::NetcdfC490 => lower.to_ascii_uppercase(),
-            NczarrLayout::Documented => lower.to_string(),
+            NczarrLayout::Documented | NczarrLayout::NetcdfC410 => lower.to_string(),
         }
     }
 
@@ -102,9 +108,14 @@ impl Ctx<'_> {
         } else {
             match self.opts.layout {
                 NczarrLayout::NetcdfC490 => "<U1",
-                NczarrLayout::Documented => ">S1",
+                NczarrLayout::Documented | NczarrLayout::NetcdfC410 => ">S1",
             }
         }
+    }
+
+    /// 4.10: the NCZarr keys live in `.zattrs`.
+    fn in_zattrs(&self) -> bool {
+        self.opts.layout == NczarrLayout::NetcdfC410
     }
 
     fn put_json(&self, key: &str, v: &Value) -> Result<(), ZarrError> {
@@ -279,12 +290,18 @@ fn attrs_object(
         if k == "_NCProperties" {
             types.insert(k.clone(), Value::String(cx.char_dtype().replace('|', "<")));
         }
+        if cx.in_zattrs() && k.starts_with("_nczarr_") {
+            types.insert(k.clone(), Value::String("|J0".into()));
+        }
         obj.insert(k, v);
     }
     if !has_any {
         return Ok(None);
     }
     if !cx.pure {
+        if cx.in_zattrs() {
+            types.insert(cx.key("_nczarr_attr"), Value::String("|J0".into()));
+        }
         let t = if types.is_empty() {
             json!({})
         } else {
@@ -300,10 +317,13 @@ fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
     let grp = ds.group(g);
     let mut zgroup = Map::new();
     zgroup.insert("zarr_format".into(), json!(2));
-    if !cx.pure {
-        if g == ROOT {
-            zgroup.insert(cx.key("_nczarr_superblock"), json!({"version": "2.0.0"}));
+    let mut extra = Vec::new();
+    if g == ROOT {
+        if let Some(p) = &cx.opts.nc_properties {
+            extra.push(("_NCProperties".to_string(), Value::String(p.clone())));
         }
+    }
+    if !cx.pure {
         let mut dims = Map::new();
         for d in &grp.dims {
             let dim = ds.dim(*d);
@@ -315,18 +335,26 @@ fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
             .iter()
             .map(|c| ds.group(*c).name.as_str())
             .collect();
-        zgroup.insert(
-            cx.key("_nczarr_group"),
-            json!({"dims": dims, "vars": vars, "groups": groups}),
-        );
-    }
-    cx.put_json(&join(prefix, ".zgroup"), &Value::Object(zgroup))?;
-    let mut extra = Vec::new();
-    if g == ROOT {
-        if let Some(p) = &cx.opts.nc_properties {
-            extra.push(("_NCProperties".to_string(), Value::String(p.clone())));
+        let superblock = json!({"version": "2.0.0"});
+        if cx.in_zattrs() {
+            extra.push((
+                cx.key("_nczarr_group"),
+                json!({"dimensions": dims, "arrays": vars, "groups": groups}),
+            ));
+            if g == ROOT {
+                extra.push((cx.key("_nczarr_superblock"), superblock));
+            }
+        } else {
+            if g == ROOT {
+                zgroup.insert(cx.key("_nczarr_superblock"), superblock);
+            }
+            zgroup.insert(
+                cx.key("_nczarr_group"),
+                json!({"dims": dims, "vars": vars, "groups": groups}),
+            );
         }
     }
+    cx.put_json(&join(prefix, ".zgroup"), &Value::Object(zgroup))?;
     let owner = format!("group {}", ds.group_path(g));
     if let Some(z) = attrs_object(cx, &owner, &grp.atts, extra, false)? {
         cx.put_json(&join(prefix, ".zattrs"), &z)?;
@@ -512,6 +540,7 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
     if cx.opts.dimension_separator == '/' {
         zarray.insert("dimension_separator".into(), json!("/"));
     }
+    let mut extra = Vec::new();
     if !cx.pure {
         let dimrefs: Vec<String> = var
             .dims
@@ -525,18 +554,29 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
                 )
             })
             .collect();
-        zarray.insert(
-            cx.key("_nczarr_array"),
-            json!({"dimrefs": dimrefs, "storage": if scalar { "scalar" } else { "chunked" }}),
-        );
+        if cx.in_zattrs() {
+            let mut a = json!({"dimension_references": dimrefs, "storage": "chunked"});
+            if scalar {
+                a["scalar"] = json!(1);
+            }
+            extra.push((cx.key("_nczarr_array"), a));
+        } else {
+            zarray.insert(
+                cx.key("_nczarr_array"),
+                json!({"dimrefs": dimrefs, "storage": if scalar { "scalar" } else { "chunked" }}),
+            );
+        }
     }
     cx.put_json(&join(&vkey, ".zarray"), &Value::Object(zarray))?;
 
-    let mut extra = Vec::new();
     let root_dims = var.dims.iter().all(|d| ds.dim(*d).group == ROOT);
     if cx.xarray && var.group == ROOT && root_dims {
-        let names: Vec<&str> = var.dims.iter().map(|d| ds.dim(*d).name.as_str()).collect();
-        extra.push(("_ARRAY_DIMENSIONS".to_string(), json!(names)));
+        let mut names: Vec<&str> = var.dims.iter().map(|d| ds.dim(*d).name.as_str()).collect();
+        if scalar && cx.in_zattrs() {
+            names.push("_scalar_");
+        }
+        // after the attributes, before the NCZarr keys (the order netCDF-C writes)
+        extra.insert(0, ("_ARRAY_DIMENSIONS".to_string(), json!(names)));
     }
     if let Some(z) = attrs_object(cx, &format!("variable \"{path}\""), &var.atts, extra, false)? {
         cx.put_json(&join(&vkey, ".zattrs"), &z)?;

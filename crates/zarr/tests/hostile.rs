@@ -142,6 +142,7 @@ fn chunk_problems_are_errors_not_garbage() {
     let z = f.dataset().find_var(ROOT, "z").unwrap();
     let e = f.read_var(z, &[0], &[2]).unwrap_err().to_string();
     assert!(e.contains("variable \"/z\""), "{e}");
+    assert!(e.contains("more than the limit 1032"), "{e}");
 
     // an unknown codec: metadata readable, data access names the codec
     put(
@@ -192,7 +193,11 @@ fn every_metadata_spelling_reads_the_same() {
     let ds = small();
     let want = print(&ds, &InMemory, false, false, Some("small"));
     // netCDF-C 4.9.0 (upper case) and the documented lower-case layout
-    for layout in [NczarrLayout::NetcdfC490, NczarrLayout::Documented] {
+    for layout in [
+        NczarrLayout::NetcdfC490,
+        NczarrLayout::Documented,
+        NczarrLayout::NetcdfC410,
+    ] {
         let loc = format!("file://{}/{layout:?}.file#mode=nczarr,file", d.display());
         let opts = ZarrWriteOptions {
             layout,

@@ -283,3 +283,162 @@ fn throughput() {
     eprintln!("write {w:?}, read {r:?}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+fn have_netcdf4_python() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import netCDF4; v = netCDF4.__netcdf4libversion__.split('.'); assert (int(v[0]), int(v[1])) >= (4, 10)"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipping: python3 with netCDF4 (netCDF-C >= 4.10) not available");
+    }
+    ok
+}
+
+/// netCDF4-python (its bundled netCDF-C 4.10 and codec plugins) reads our filtered NCZarr
+/// stores written in the 4.10 layout; we read the stores it writes.
+#[test]
+fn netcdf4_python_both_ways() {
+    if !have_netcdf4_python() {
+        return;
+    }
+    let d = tmpdir("nc4py");
+    let f = |id: u32, params: &[u32]| FilterSpec {
+        id,
+        params: params.to_vec(),
+    };
+    let mut ds = dataset(vec![f(2, &[]), f(1, &[5])]);
+    let y = ds.find_dim(ROOT, "y").unwrap();
+    let x = ds.find_dim(ROOT, "x").unwrap();
+    for (name, chain) in [
+        ("bz", vec![f(307, &[9])]),
+        ("zs", vec![f(32015, &[3])]),
+        ("bl", vec![f(32001, &[0, 0, 0, 0, 5, 1, 1])]),
+    ] {
+        let v = ds.add_var(ROOT, name, AtomicType::Int.into(), vec![x, y]);
+        ds.var_mut(v).data = Some(Values::Int((0..60).collect()));
+        ds.var_mut(v).storage.chunk_sizes = Some(vec![3, 5]);
+        ds.var_mut(v).storage.filters = chain;
+    }
+    let c = ds.add_var(ROOT, "c", AtomicType::Char.into(), vec![y]);
+    ds.var_mut(c).data = Some(Values::Char(b"hello".to_vec()));
+    let sc = ds.add_var(ROOT, "sc", AtomicType::Double.into(), vec![]);
+    ds.var_mut(sc).data = Some(Values::Double(vec![2.5]));
+    ds.groups[0]
+        .atts
+        .push(nc_dataset::Attribute::text("title", "t"));
+    let store = d.join("ours.file");
+    let opts = nc_zarr::ZarrWriteOptions {
+        layout: nc_zarr::NczarrLayout::NetcdfC410,
+        ..Default::default()
+    };
+    write(
+        &ds,
+        &format!("file://{}#mode=nczarr,file", store.display()),
+        &opts,
+    );
+    let script = format!(
+        "import netCDF4, json
+d = netCDF4.Dataset('file://{}#mode=nczarr,file')
+out = {{k: (v[...].tobytes().decode() if k == 'c' else v[...].tolist()) for k, v in d.variables.items()}}
+out['title'] = d.title
+out['filters'] = {{k: sorted(x for x, on in v.filters().items() if on and x != 'complevel') for k, v in d.variables.items()}}
+print(json.dumps(out))",
+        store.display()
+    );
+    let got: serde_json::Value = serde_json::from_str(&python(&script, &d)).unwrap();
+    let rows = |k: i32, off: i32| -> Vec<Vec<i32>> {
+        (0..6)
+            .map(|r| (0..10).map(|c| (r * 10 + c) * k + off).collect())
+            .collect()
+    };
+    assert_eq!(got["i"], serde_json::json!(rows(7, -100)));
+    for n in ["bz", "zs", "bl"] {
+        assert_eq!(got[n], serde_json::json!(rows(1, 0)), "{n}");
+    }
+    assert_eq!(
+        got["f"],
+        serde_json::json!([0.5, -1.25, 3.0, 1e300, -0.0, 2.0])
+    );
+    assert_eq!(got["s"], serde_json::json!((0..10).collect::<Vec<i32>>()));
+    assert_eq!(
+        got["c"],
+        serde_json::json!("hello\u{0}\u{0}\u{0}\u{0}\u{0}")
+    );
+    assert_eq!(got["sc"], serde_json::json!(2.5));
+    assert_eq!(got["title"], serde_json::json!("t"));
+    assert_eq!(got["filters"]["i"], serde_json::json!(["shuffle", "zlib"]));
+    assert_eq!(got["filters"]["bz"], serde_json::json!(["bzip2"]));
+    assert_eq!(got["filters"]["zs"], serde_json::json!(["zstd"]));
+
+    // and what netCDF4-python writes, we read
+    let script = "import netCDF4, numpy as np
+d = netCDF4.Dataset('file://theirs.file#mode=nczarr,file', 'w')
+d.createDimension('x', 3); d.createDimension('y', 4)
+v = d.createVariable('v', 'i4', ('x','y'), compression='zlib', complevel=5, shuffle=True, chunksizes=(2,2))
+v[:] = np.arange(12).reshape(3,4)
+v.units = 'm'
+c = d.createVariable('c', 'S1', ('y',))
+c[:] = np.array([b'a', b'b', b'c', b'd'])
+s = d.createVariable('sc', 'f8')
+s[...] = 2.5
+g = d.createGroup('g'); g.createDimension('z', 2)
+w = g.createVariable('w', 'f4', ('z','x'))
+w[:] = 1
+d.title = 'hi'
+d.close()";
+    python(script, &d);
+    let f = open(&format!(
+        "file://{}#mode=nczarr,file",
+        d.join("theirs.file").display()
+    ));
+    let ds = f.dataset();
+    let want = "netcdf theirs {
+dimensions:
+	x = 3 ;
+	y = 4 ;
+variables:
+	int v(x, y) ;
+		v:units = \"m\" ;
+	char c(y) ;
+	double sc ;
+
+// global attributes:
+		:title = \"hi\" ;
+data:
+
+ v =
+  0, 1, 2, 3,
+  4, 5, 6, 7,
+  8, 9, 10, 11 ;
+
+ c = \"abcd\" ;
+
+ sc = 2.5 ;
+
+group: g {
+  dimensions:
+  	z = 2 ;
+  variables:
+  	float w(z, x) ;
+  data:
+
+   w =
+  1, 1, 1,
+  1, 1, 1 ;
+  } // group g
+}
+";
+    assert_same(
+        &print(ds, &f, false, false, None),
+        want,
+        false,
+        "netCDF4-python store",
+    );
+    let v = ds.find_var(ROOT, "v").unwrap();
+    assert_eq!(
+        nc_filters::format_spec_list(&ds.var(v).storage.filters),
+        "2,4|1,5"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}

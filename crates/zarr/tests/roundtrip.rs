@@ -439,20 +439,3 @@ fn reference_sweep_over_the_cdl_corpus() {
     assert!(same >= 30, "only {same} compared");
     std::fs::remove_dir_all(&d).unwrap();
 }
-
-#[test]
-#[ignore]
-fn scratch_one() {
-    let Some(c) = cases() else { return };
-    let p = c.join(std::env::var("ONE").unwrap());
-    eprintln!("parsing");
-    let ds = cdl(&p);
-    eprintln!("parsed");
-    let d = tmpdir("one");
-    write(
-        &ds,
-        &format!("file://{}/x.file#mode=nczarr,file", d.display()),
-        &Default::default(),
-    );
-    eprintln!("written");
-}

@@ -79,7 +79,8 @@ impl<'a> Printer<'a> {
             }
         }
         let specials = g.0 == 0 && self.opts.special;
-        if !grp.atts.is_empty() || specials {
+        // under -s ncdump writes the attributes heading for every group, even an empty one
+        if !grp.atts.is_empty() || self.opts.special {
             self.s("\n");
             self.indent(depth);
             self.s(if g.0 == 0 {

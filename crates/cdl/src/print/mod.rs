@@ -104,7 +104,7 @@ pub enum PrintError {
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
     /// Reading a variable's data failed.
-    #[error("reading data of variable \"{var}\": {source}")]
+    #[error("reading data of variable \"{var}\"")]
     Read {
         /// full path of the variable
         var: String,

@@ -53,7 +53,8 @@ mod tests {
         // (shape, unlimited, type size) -> what ncgen -k nc4 chose
         let t = true;
         let f = false;
-        let cases: &[(&[u64], &[bool], usize, &[u64])] = &[
+        type Case<'a> = (&'a [u64], &'a [bool], usize, &'a [u64]);
+        let cases: &[Case] = &[
             (&[0], &[t], 4, &[1024]),
             (&[0], &[t], 1, &[4096]),
             (&[0], &[t], 8, &[512]),

@@ -16,6 +16,7 @@
 
 mod chunking;
 mod types;
+mod user;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -28,7 +29,7 @@ use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
 use rust_hdf5::types::VarLenUnicode;
 use rust_hdf5::{
-    DatatypeMessage, Filter, FilterPipeline, FillTime, H5Dataset, H5File, H5Group, LibverBound,
+    DatatypeMessage, FillTime, Filter, FilterPipeline, H5Dataset, H5File, H5Group, LibverBound,
 };
 
 pub use chunking::default_chunk_sizes;
@@ -108,6 +109,9 @@ fn h5err(what: impl Into<String>, e: rust_hdf5::Hdf5Error) -> Hdf5Error {
     }
 }
 
+/// Chunk coordinates (in chunks) and the stored bytes of one chunk.
+type EncodedChunk = (Vec<usize>, Vec<u8>);
+
 /// How one variable is stored.
 struct VarPlan {
     layout: Layout,
@@ -116,6 +120,8 @@ struct VarPlan {
     chain: Vec<FilterSpec>,
     big: bool,
     datatype: DatatypeMessage,
+    /// Path of the committed datatype (user-defined types).
+    committed: Option<String>,
 }
 
 struct Writer<'a> {
@@ -162,7 +168,14 @@ impl Writer<'_> {
         let grp = ds.group(g);
         let gpath = ds.group_path(g);
         for a in &grp.atts {
-            group_attr(h, a, ds).map_err(|e| h5err(format!("group {gpath}: attribute {}", a.name), e))?;
+            group_attr(h, a, ds)
+                .map_err(|e| h5err(format!("group {gpath}: attribute {}", a.name), e))?;
+        }
+        for &t in &grp.types {
+            let ut = ds.user_type(t);
+            let dt = user::datatype(ds, NcType::User(t), false)?;
+            h.commit_datatype(&ut.name, dt)
+                .map_err(|e| h5err(format!("group {gpath}: type {}", ut.name), e))?;
         }
         // dimensions without a coordinate variable get a scale of their own
         for &d in &grp.dims {
@@ -219,21 +232,15 @@ impl Writer<'_> {
         let unlim: Vec<bool> = var.dims.iter().map(|d| ds.dim(*d).unlimited).collect();
         let any_unlim = unlim.iter().any(|&u| u);
         let big = st.endianness == Some(Endianness::Big);
-        let datatype = match var.ty {
-            NcType::Atomic(a) => types::atomic_datatype(a, big),
-            NcType::User(_) => {
-                return Err(Hdf5Error::unsupported(
-                    format!("variable {}", var.name),
-                    "user-defined types are not written yet",
-                ))
-            }
+        let datatype = user::datatype(ds, var.ty, big)?;
+        let committed = match var.ty {
+            NcType::User(t) => Some(type_path(ds, t)),
+            NcType::Atomic(_) => None,
         };
         let layout = match st.layout {
             Some(l) if rank > 0 || l != Layout::Chunked => l,
             _ if rank == 0 => Layout::Contiguous,
-            _ if any_unlim || !st.filters.is_empty() || st.chunk_sizes.is_some() => {
-                Layout::Chunked
-            }
+            _ if any_unlim || !st.filters.is_empty() || st.chunk_sizes.is_some() => Layout::Chunked,
             _ => Layout::Contiguous,
         };
         let type_size = ds.type_size(var.ty);
@@ -272,6 +279,7 @@ impl Writer<'_> {
             chain,
             big,
             datatype,
+            committed,
         })
     }
 
@@ -283,9 +291,9 @@ impl Writer<'_> {
         let shape: Vec<usize> = ds.shape(v).iter().map(|&x| x as usize).collect();
         let is_coord = var.dims.len() == 1 && self.coord_var(var.dims[0]) == Some(v);
         // a variable named like a dimension it is not the coordinate of
-        let clash = ds.find_dim(var.group, &var.name).is_some_and(|d| {
-            ds.dim(d).group == var.group && self.coord_var(d).is_none()
-        });
+        let clash = ds
+            .find_dim(var.group, &var.name)
+            .is_some_and(|d| ds.dim(d).group == var.group && self.coord_var(d).is_none());
         let h5name = if clash {
             format!("{NON_COORD_PREFIX}{}", var.name)
         } else {
@@ -295,6 +303,9 @@ impl Writer<'_> {
             .new_dataset::<u8>()
             .datatype(plan.datatype.clone())
             .shape(&shape);
+        if let Some(path) = &plan.committed {
+            b = b.committed_type(path);
+        }
         match plan.layout {
             Layout::Compact => b = b.compact(),
             Layout::Chunked => {
@@ -313,19 +324,31 @@ impl Writer<'_> {
             }
             Layout::Contiguous => {}
         }
+        // netCDF-C: a fill value on every variable, or (no fill) fill time "never" and no value
         let no_fill = var.storage.no_fill == Some(true) || !self.opts.fill;
-        if let Some(fill) = ds.fill_value(v).as_ref().and_then(types::native_bytes) {
-            b = b.fill_value_bytes(&fill);
-        }
         if no_fill {
             b = b.fill_time(FillTime::Never);
+        } else if var.ty == NcType::Atomic(AtomicType::String) {
+            // the empty string: sequence length 0, null global heap id
+            b = b.fill_value_bytes(&[0u8; 16]);
+        } else if let Some(fill) = ds.fill_value(v).as_ref().and_then(|f| match var.ty {
+            NcType::Atomic(_) => types::native_bytes(f),
+            NcType::User(_) => user::value_bytes(ds, var.ty, f, false),
+        }) {
+            b = b.fill_value_bytes(&fill);
+        } else if let NcType::User(_) = var.ty {
+            // netCDF-C's fill for user types without `_FillValue`: all zero bytes (an empty
+            // sequence for a vlen)
+            b = b.fill_value_bytes(&vec![0u8; plan.datatype.element_size() as usize]);
         }
         let hd = b.create(&h5name).map_err(|e| h5err(what(), e))?;
         for a in &var.atts {
-            var_attr(&hd, a, ds).map_err(|e| h5err(format!("{}: attribute {}", what(), a.name), e))?;
+            var_attr(&hd, a, ds)
+                .map_err(|e| h5err(format!("{}: attribute {}", what(), a.name), e))?;
         }
         if is_coord {
-            hd.set_scale(Some(&var.name)).map_err(|e| h5err(what(), e))?;
+            hd.set_scale(Some(&var.name))
+                .map_err(|e| h5err(what(), e))?;
             hd.set_attr_typed(
                 "_Netcdf4Dimid",
                 DatatypeMessage::i32_type(),
@@ -381,9 +404,18 @@ impl Writer<'_> {
         if var.ty == NcType::Atomic(AtomicType::String) {
             return self.write_strings(v, hd, &shape);
         }
+        if !user::is_fixed_size(ds, var.ty) {
+            return Err(Hdf5Error::unsupported(
+                format!("variable {}", var.name),
+                "data of variable-length user types is not written yet",
+            ));
+        }
         match plan.layout {
             Layout::Chunked => self.write_chunked(v, hd, plan, &shape),
-            Layout::Contiguous | Layout::Compact => self.write_slabs(v, hd, &shape),
+            Layout::Contiguous | Layout::Compact if var.ty.as_atomic().is_some() => {
+                self.write_slabs(v, hd, &shape)
+            }
+            Layout::Contiguous | Layout::Compact => self.write_whole(v, hd, plan, &shape),
         }
     }
 
@@ -398,27 +430,33 @@ impl Writer<'_> {
             let vals = self.read(v, &start, &count)?;
             let s: Vec<usize> = start.iter().map(|&x| x as usize).collect();
             let c: Vec<usize> = count.iter().map(|&x| x as usize).collect();
-            let r = match &vals {
-                Values::Byte(x) => hd.write_slice(&s, &c, x),
-                Values::Char(x) | Values::UByte(x) => hd.write_slice(&s, &c, x),
-                Values::Short(x) => hd.write_slice(&s, &c, x),
-                Values::UShort(x) => hd.write_slice(&s, &c, x),
-                Values::Int(x) => hd.write_slice(&s, &c, x),
-                Values::UInt(x) => hd.write_slice(&s, &c, x),
-                Values::Int64(x) => hd.write_slice(&s, &c, x),
-                Values::UInt64(x) => hd.write_slice(&s, &c, x),
-                Values::Float(x) => hd.write_slice(&s, &c, x),
-                Values::Double(x) => hd.write_slice(&s, &c, x),
-                _ => {
-                    return Err(Hdf5Error::unsupported(
-                        format!("variable {name}"),
-                        "data of this type is not written yet",
-                    ))
-                }
+            let r = if shape.is_empty() {
+                write_scalar(hd, &vals)
+            } else {
+                write_slice(hd, &s, &c, &vals)
             };
             r.map_err(|e| h5err(format!("variable {name}: writing data"), e))?;
         }
         Ok(())
+    }
+
+    /// Contiguous / compact data of a user type, in one piece (rust-hdf5 writes raw bytes only
+    /// for the whole dataset).
+    fn write_whole(
+        &self,
+        v: VarId,
+        hd: &H5Dataset,
+        plan: &VarPlan,
+        shape: &[u64],
+    ) -> Result<(), Hdf5Error> {
+        let ds = self.ds;
+        let name = &ds.var(v).name;
+        let vals = self.read(v, &vec![0; shape.len()], shape)?;
+        let bytes = user::value_bytes(ds, ds.var(v).ty, &vals, plan.big).ok_or_else(|| {
+            Hdf5Error::invalid(format!("variable {name}"), "values do not match the type")
+        })?;
+        hd.write_raw_bytes(&bytes)
+            .map_err(|e| h5err(format!("variable {name}: writing data"), e))
     }
 
     fn write_strings(&self, v: VarId, hd: &H5Dataset, shape: &[u64]) -> Result<(), Hdf5Error> {
@@ -433,7 +471,10 @@ impl Writer<'_> {
         for (start, count) in slabs(shape, SLAB_ELEMENTS) {
             let vals = self.read(v, &start, &count)?;
             let Values::String(xs) = vals else {
-                return Err(Hdf5Error::invalid(what(), "the source gave non-string values"));
+                return Err(Hdf5Error::invalid(
+                    what(),
+                    "the source gave non-string values",
+                ));
             };
             let strs: Vec<&str> = xs.iter().map(|s| s.as_deref().unwrap_or("")).collect();
             hd.write_vlen_strings_slice(start.first().copied().unwrap_or(0) as usize, &strs)
@@ -465,7 +506,7 @@ impl Writer<'_> {
         };
         let fill = ds
             .fill_value(v)
-            .and_then(|f| types::atomic_bytes(&f, plan.big))
+            .and_then(|f| user::value_bytes(ds, var.ty, &f, plan.big))
             .unwrap_or_else(|| vec![0; type_size]);
         let grid: Vec<u64> = shape
             .iter()
@@ -475,18 +516,22 @@ impl Writer<'_> {
         let n_chunks: u64 = grid.iter().product();
         let batch = (rayon::current_num_threads() * 4).max(1) as u64;
         let src = self.src;
+        let ty = var.ty;
         let pipeline = &pipeline;
         let fill = &fill;
         let grid = &grid;
         let mut first = 0u64;
         while first < n_chunks {
             let last = (first + batch).min(n_chunks);
-            let encoded: Result<Vec<(Vec<usize>, Vec<u8>)>, Hdf5Error> = (first..last)
+            let encoded: Result<Vec<EncodedChunk>, Hdf5Error> = (first..last)
                 .into_par_iter()
                 .map(|k| {
                     let coords = unravel(k, grid);
-                    let start: Vec<u64> =
-                        coords.iter().zip(&plan.chunk).map(|(&i, &c)| i * c).collect();
+                    let start: Vec<u64> = coords
+                        .iter()
+                        .zip(&plan.chunk)
+                        .map(|(&i, &c)| i * c)
+                        .collect();
                     let count: Vec<u64> = start
                         .iter()
                         .zip(&plan.chunk)
@@ -494,7 +539,7 @@ impl Writer<'_> {
                         .map(|((&s, &c), &n)| c.min(n - s))
                         .collect();
                     let vals = read_slab(ds, src, v, &start, &count)?;
-                    let bytes = types::atomic_bytes(&vals, plan.big).ok_or_else(|| {
+                    let bytes = user::value_bytes(ds, ty, &vals, plan.big).ok_or_else(|| {
                         Hdf5Error::unsupported(
                             format!("variable {name}"),
                             "chunked data of this type is not written yet",
@@ -522,12 +567,47 @@ impl Writer<'_> {
             }
             first = last;
         }
+        // writing a chunk grows the extent to the chunk's end: cut it back
         let dims: Vec<usize> = shape.iter().map(|&x| x as usize).collect();
-        if hd.shape() != dims {
-            hd.set_extent(&dims)
-                .map_err(|e| h5err(format!("variable {name}: setting the extent"), e))?;
-        }
+        hd.set_extent(&dims)
+            .map_err(|e| h5err(format!("variable {name}: setting the extent"), e))?;
         Ok(())
+    }
+}
+
+fn write_slice(hd: &H5Dataset, s: &[usize], c: &[usize], vals: &Values) -> rust_hdf5::Result<()> {
+    match vals {
+        Values::Byte(x) => hd.write_slice(s, c, x),
+        Values::Char(x) | Values::UByte(x) => hd.write_slice(s, c, x),
+        Values::Short(x) => hd.write_slice(s, c, x),
+        Values::UShort(x) => hd.write_slice(s, c, x),
+        Values::Int(x) => hd.write_slice(s, c, x),
+        Values::UInt(x) => hd.write_slice(s, c, x),
+        Values::Int64(x) => hd.write_slice(s, c, x),
+        Values::UInt64(x) => hd.write_slice(s, c, x),
+        Values::Float(x) => hd.write_slice(s, c, x),
+        Values::Double(x) => hd.write_slice(s, c, x),
+        _ => Err(rust_hdf5::Hdf5Error::InvalidState(
+            "data of this type is not written yet".into(),
+        )),
+    }
+}
+
+fn write_scalar(hd: &H5Dataset, vals: &Values) -> rust_hdf5::Result<()> {
+    match vals {
+        Values::Byte(x) => hd.write_raw(x),
+        Values::Char(x) | Values::UByte(x) => hd.write_raw(x),
+        Values::Short(x) => hd.write_raw(x),
+        Values::UShort(x) => hd.write_raw(x),
+        Values::Int(x) => hd.write_raw(x),
+        Values::UInt(x) => hd.write_raw(x),
+        Values::Int64(x) => hd.write_raw(x),
+        Values::UInt64(x) => hd.write_raw(x),
+        Values::Float(x) => hd.write_raw(x),
+        Values::Double(x) => hd.write_raw(x),
+        _ => Err(rust_hdf5::Hdf5Error::InvalidState(
+            "data of this type is not written yet".into(),
+        )),
     }
 }
 
@@ -554,7 +634,13 @@ fn netcdf_filter_order(chain: &[FilterSpec]) -> Vec<FilterSpec> {
         .take(1)
         .cloned()
         .collect();
-    out.extend(chain.iter().filter(|f| f.id == FILTER_SHUFFLE).take(1).cloned());
+    out.extend(
+        chain
+            .iter()
+            .filter(|f| f.id == FILTER_SHUFFLE)
+            .take(1)
+            .cloned(),
+    );
     out.extend(
         chain
             .iter()
@@ -704,6 +790,36 @@ macro_rules! numeric_attr {
     };
 }
 
+/// The datatype and bytes of a one-value attribute of a user type (rust-hdf5 writes typed
+/// attributes of runtime datatypes only as scalars).
+fn user_attr(a: &Attribute, ds: &Dataset) -> rust_hdf5::Result<Option<(DatatypeMessage, Vec<u8>)>> {
+    let NcType::User(_) = a.ty else {
+        return Ok(None);
+    };
+    let refuse = |why: &str| rust_hdf5::Hdf5Error::InvalidState(why.to_string());
+    if a.values.len() != 1 {
+        return Err(refuse(
+            "attributes of a user-defined type with other than one value are not written yet",
+        ));
+    }
+    let dt = user::datatype(ds, a.ty, false).map_err(|e| refuse(&e.to_string()))?;
+    let bytes = user::value_bytes(ds, a.ty, &a.values, false)
+        .ok_or_else(|| refuse("values of variable-length user types are not written yet"))?;
+    Ok(Some((dt, bytes)))
+}
+
+/// The path rust-hdf5 knows a committed type by: `g/h/name` (no leading slash).
+fn type_path(ds: &Dataset, t: nc_dataset::TypeId) -> String {
+    let ut = ds.user_type(t);
+    let g = ds.group_path(ut.group);
+    let g = g.trim_start_matches('/');
+    if g.is_empty() {
+        ut.name.clone()
+    } else {
+        format!("{g}/{}", ut.name)
+    }
+}
+
 fn char_type(len: usize) -> DatatypeMessage {
     DatatypeMessage::FixedString {
         size: len.max(1) as u32,
@@ -724,7 +840,10 @@ fn strings(x: &[Option<String>]) -> Vec<&str> {
     x.iter().map(|s| s.as_deref().unwrap_or("")).collect()
 }
 
-fn group_attr(h: &H5Group, a: &Attribute, _ds: &Dataset) -> rust_hdf5::Result<()> {
+fn group_attr(h: &H5Group, a: &Attribute, ds: &Dataset) -> rust_hdf5::Result<()> {
+    if let Some((dt, bytes)) = user_attr(a, ds)? {
+        return h.set_attr_typed(&a.name, dt, bytes);
+    }
     match &a.values {
         Values::Char(x) => h.set_attr_typed(&a.name, char_type(x.len()), char_bytes(x)),
         Values::String(x) => h.set_attr_string_array(&a.name, &strings(x)),
@@ -732,7 +851,10 @@ fn group_attr(h: &H5Group, a: &Attribute, _ds: &Dataset) -> rust_hdf5::Result<()
     }
 }
 
-fn var_attr(h: &H5Dataset, a: &Attribute, _ds: &Dataset) -> rust_hdf5::Result<()> {
+fn var_attr(h: &H5Dataset, a: &Attribute, ds: &Dataset) -> rust_hdf5::Result<()> {
+    if let Some((dt, bytes)) = user_attr(a, ds)? {
+        return h.set_attr_typed(&a.name, dt, bytes);
+    }
     match &a.values {
         Values::Char(x) => h.set_attr_typed(&a.name, char_type(x.len()), char_bytes(x)),
         Values::String(x) => h
@@ -746,7 +868,10 @@ fn var_attr(h: &H5Dataset, a: &Attribute, _ds: &Dataset) -> rust_hdf5::Result<()
                 name: &str,
                 x: &[T],
             ) -> rust_hdf5::Result<()> {
-                h.new_attr::<T>().shape([x.len()]).create(name)?.write_array(x)
+                h.new_attr::<T>()
+                    .shape([x.len()])
+                    .create(name)?
+                    .write_array(x)
             }
             numeric_attr!(v, x => arr(h, &a.name, x))
         }
