@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Parser;
 
 mod options;
@@ -162,7 +162,10 @@ fn run(args: &Args, file: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     if args.ncml {
-        bail!("-x (NcML output) is not supported yet");
+        nc_cdl::print::print_ncml(opened.dataset(), &file.to_string_lossy(), &mut out)
+            .context("writing NcML")?;
+        out.flush()?;
+        return Ok(());
     }
     let mut opts = options::dump_options(args)?;
     if opts.name.is_none() {

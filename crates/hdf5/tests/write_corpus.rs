@@ -132,9 +132,13 @@ fn tools_present() -> bool {
 }
 
 fn ncdump_s(path: &Path, name: &str) -> Option<String> {
+    ncdump_s_args(path, name, &["-s"])
+}
+
+fn ncdump_s_args(path: &Path, name: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(NCDUMP)
         .env("HDF5_PLUGIN_PATH", PLUGINS)
-        .arg("-s")
+        .args(args)
         .arg(path)
         .output()
         .ok()?;
@@ -194,9 +198,18 @@ fn check(cdl: &Path, dir: &Path) -> Outcome {
     if let Err(e) = write_file(&ours, &ds, &InMemory, &wopts) {
         return Outcome::WriteFailed(e.to_string());
     }
-    let (Some(a), Some(b)) = (ncdump_s(&theirs, &stem), ncdump_s(&ours, &stem)) else {
+    let (Some(mut a), Some(mut b)) = (ncdump_s(&theirs, &stem), ncdump_s(&ours, &stem)) else {
         return Outcome::DumpFailed;
     };
+    if a != b && ncdump_s(&theirs, &stem).as_ref() != Some(&a) {
+        // netCDF-C's own file dumps differently each time: `_NoFill` variables with unwritten
+        // chunks read uninitialized memory. Compare the headers only.
+        let h = |p: &Path| ncdump_s_args(p, &stem, &["-hs"]);
+        let (Some(ha), Some(hb)) = (h(&theirs), h(&ours)) else {
+            return Outcome::DumpFailed;
+        };
+        (a, b) = (ha, hb);
+    }
     if a == b {
         if Path::new(H5DUMP).exists() {
             let (fa, fb) = (h5dump_filters(&theirs), h5dump_filters(&ours));

@@ -9,6 +9,7 @@
 mod data;
 mod fmtnum;
 mod header;
+mod ncml;
 mod time;
 mod values;
 
@@ -16,6 +17,8 @@ mod values;
 mod tests;
 
 use nc_dataset::{DataSource, Dataset, GroupId, VarId};
+
+pub use ncml::print_ncml;
 
 /// How `-b` / `-f` index comments number elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -129,6 +132,12 @@ pub enum PrintError {
     TooLarge {
         /// the variable's name
         var: String,
+    },
+    /// The output asked for cannot show this dataset.
+    #[error("{what} is not supported")]
+    Unsupported {
+        /// what cannot be shown
+        what: String,
     },
     /// A `-v` name matches no variable.
     #[error("{name}: No such variable")]

@@ -184,7 +184,9 @@ impl Writer<'_> {
             }
             let dim = ds.dim(d);
             let what = || format!("group {gpath}: dimension {}", dim.name);
-            let len = dim.len as usize;
+            // netCDF-C leaves the scale of an unlimited dimension at length 0: readers take
+            // the current length from the variables
+            let len = if dim.unlimited { 0 } else { dim.len as usize };
             let mut b = h
                 .new_dataset::<f32>()
                 .datatype(types::atomic_datatype(AtomicType::Float, true))
@@ -288,7 +290,20 @@ impl Writer<'_> {
         let var = ds.var(v);
         let what = || format!("variable {}", var.name);
         let plan = self.plan(v)?;
-        let shape: Vec<usize> = ds.shape(v).iter().map(|&x| x as usize).collect();
+        // like netCDF-C, a variable that gets no data keeps its unlimited dimensions at 0
+        let gets_data = !(self.opts.only_given_data && var.data.is_none());
+        let shape: Vec<usize> = var
+            .dims
+            .iter()
+            .map(|d| {
+                let dim = ds.dim(*d);
+                if dim.unlimited && !gets_data {
+                    0
+                } else {
+                    dim.len as usize
+                }
+            })
+            .collect();
         let is_coord = var.dims.len() == 1 && self.coord_var(var.dims[0]) == Some(v);
         // a variable named like a dimension it is not the coordinate of
         let clash = ds
@@ -659,9 +674,12 @@ fn hdf5_pipeline(chain: &[FilterSpec], var: &str) -> Result<FilterPipeline, Hdf5
                 format!("filter id {} does not fit HDF5's 16-bit filter ids", f.id),
             )
         })?;
+        // HDF5's H5Pset_deflate / H5Pset_shuffle / H5Pset_szip (which netCDF-C calls) mark the
+        // filter optional; fletcher32 and plugin filters (H5Pset_filter) are mandatory
+        let optional = matches!(f.id, 1 | 2 | 4);
         filters.push(Filter {
             id,
-            flags: 0,
+            flags: u16::from(optional),
             cd_values: f.params.clone(),
         });
     }
