@@ -9,9 +9,16 @@ use common::*;
 fn assert_clean_failure(o: &std::process::Output, tool: &str, must_contain: &[&str]) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{tool} succeeded; stderr: {err}");
-    assert_eq!(o.status.code(), Some(1), "{tool} exit status; stderr: {err}");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{tool} exit status; stderr: {err}"
+    );
     assert!(!err.contains("panicked"), "{tool} panicked: {err}");
-    assert!(err.starts_with(&format!("{tool}: ")), "stderr should start with the tool name: {err}");
+    assert!(
+        err.starts_with(&format!("{tool}: ")),
+        "stderr should start with the tool name: {err}"
+    );
     for m in must_contain {
         assert!(err.contains(m), "stderr should contain {m:?}: {err}");
     }
@@ -34,45 +41,97 @@ fn ncdump_rejects_damaged_classic_files() {
     bad[3] = 9;
     let p = dir.join("badmagic.nc");
     std::fs::write(&p, &bad).unwrap();
-    assert_clean_failure(&run("ncdump-rs", &[p.to_str().unwrap()], &dir), "ncdump", &["badmagic.nc", "Unknown file format"]);
+    assert_clean_failure(
+        &run("ncdump-rs", &[p.to_str().unwrap()], &dir),
+        "ncdump",
+        &["badmagic.nc", "Unknown file format"],
+    );
     // absurd dimension count: NC_DIMENSION tag then 0x7fffffff entries
     let mut absurd = b"CDF\x01\x00\x00\x00\x00\x00\x00\x00\x0a\x7f\xff\xff\xff".to_vec();
     absurd.extend_from_slice(&[0u8; 16]);
     let p = dir.join("absurd.nc");
     std::fs::write(&p, &absurd).unwrap();
-    assert_clean_failure(&run("ncdump-rs", &[p.to_str().unwrap()], &dir), "ncdump", &["absurd.nc"]);
+    assert_clean_failure(
+        &run("ncdump-rs", &[p.to_str().unwrap()], &dir),
+        "ncdump",
+        &["absurd.nc"],
+    );
     // a dimension name that is not UTF-8
     let mut nonutf = b"CDF\x01\x00\x00\x00\x00\x00\x00\x00\x0a\x00\x00\x00\x01\x00\x00\x00\x02\xff\xfe\x00\x00\x00\x00\x00\x03".to_vec();
     nonutf.extend_from_slice(&[0u8; 16]);
     let p = dir.join("nonutf8.nc");
     std::fs::write(&p, &nonutf).unwrap();
-    assert_clean_failure(&run("ncdump-rs", &[p.to_str().unwrap()], &dir), "ncdump", &["nonutf8.nc"]);
+    assert_clean_failure(
+        &run("ncdump-rs", &[p.to_str().unwrap()], &dir),
+        "ncdump",
+        &["nonutf8.nc"],
+    );
     // missing and empty files
-    assert_clean_failure(&run("ncdump-rs", &["does-not-exist.nc"], &dir), "ncdump", &["does-not-exist.nc"]);
+    assert_clean_failure(
+        &run("ncdump-rs", &["does-not-exist.nc"], &dir),
+        "ncdump",
+        &["does-not-exist.nc"],
+    );
     let p = dir.join("empty.nc");
     std::fs::write(&p, b"").unwrap();
-    assert_clean_failure(&run("ncdump-rs", &[p.to_str().unwrap()], &dir), "ncdump", &["empty.nc"]);
+    assert_clean_failure(
+        &run("ncdump-rs", &[p.to_str().unwrap()], &dir),
+        "ncdump",
+        &["empty.nc"],
+    );
 }
 
 #[test]
 fn ncgen_reports_cdl_errors_with_positions_and_writes_nothing() {
     let dir = tempdir("malformed-cdl");
     let cases: [(&str, &str, &str); 7] = [
-        ("semicolon", "netcdf x {\ndimensions:\n d = 2\nvariables:\n int v(d) ;\n}\n", "semicolon.cdl:4:"),
-        ("undef_dim", "netcdf x {\ndimensions:\n d = 2 ;\nvariables:\n int v(e) ;\n}\n", "undef_dim.cdl:5:"),
-        ("bad_number", "netcdf x {\nvariables:\n int v ;\ndata:\n v = 12x ;\n}\n", "bad_number.cdl:5:"),
-        ("unterminated", "netcdf x {\nvariables:\n char c ;\n c:a = \"abc ;\n}\n", "unterminated.cdl:4:"),
-        ("unbalanced", "netcdf x {\ndimensions:\n d = 2 ;\n", "unbalanced.cdl:"),
-        ("bad_type", "netcdf x {\nvariables:\n foo v ;\n}\n", "bad_type.cdl:3:"),
+        (
+            "semicolon",
+            "netcdf x {\ndimensions:\n d = 2\nvariables:\n int v(d) ;\n}\n",
+            "semicolon.cdl:4:",
+        ),
+        (
+            "undef_dim",
+            "netcdf x {\ndimensions:\n d = 2 ;\nvariables:\n int v(e) ;\n}\n",
+            "undef_dim.cdl:5:",
+        ),
+        (
+            "bad_number",
+            "netcdf x {\nvariables:\n int v ;\ndata:\n v = 12x ;\n}\n",
+            "bad_number.cdl:5:",
+        ),
+        (
+            "unterminated",
+            "netcdf x {\nvariables:\n char c ;\n c:a = \"abc ;\n}\n",
+            "unterminated.cdl:4:",
+        ),
+        (
+            "unbalanced",
+            "netcdf x {\ndimensions:\n d = 2 ;\n",
+            "unbalanced.cdl:",
+        ),
+        (
+            "bad_type",
+            "netcdf x {\nvariables:\n foo v ;\n}\n",
+            "bad_type.cdl:3:",
+        ),
         ("not_cdl", "hello world\n", "not_cdl.cdl:1:1"),
     ];
     for (name, text, want) in cases {
         let cdl = dir.join(format!("{name}.cdl"));
         std::fs::write(&cdl, text).unwrap();
         let out = dir.join(format!("{name}.nc"));
-        let o = run("ncgen-rs", &["-b", "-o", out.to_str().unwrap(), cdl.to_str().unwrap()], &dir);
+        let o = run(
+            "ncgen-rs",
+            &["-b", "-o", out.to_str().unwrap(), cdl.to_str().unwrap()],
+            &dir,
+        );
         assert_clean_failure(&o, "ncgen", &[want]);
-        assert!(!out.exists(), "{name}: a failed run must not leave {}", out.display());
+        assert!(
+            !out.exists(),
+            "{name}: a failed run must not leave {}",
+            out.display()
+        );
     }
 }
 
@@ -83,8 +142,22 @@ fn failed_write_leaves_existing_output_untouched() {
     std::fs::write(&out, b"previous contents").unwrap();
     // a string variable cannot go into a classic file: the write fails before any rename
     let cdl = dir.join("s.cdl");
-    std::fs::write(&cdl, "netcdf s {\ndimensions:\n d = 1 ;\nvariables:\n string v(d) ;\ndata:\n v = \"a\" ;\n}\n").unwrap();
-    let o = run("ncgen-rs", &["-k", "classic", "-o", out.to_str().unwrap(), cdl.to_str().unwrap()], &dir);
+    std::fs::write(
+        &cdl,
+        "netcdf s {\ndimensions:\n d = 1 ;\nvariables:\n string v(d) ;\ndata:\n v = \"a\" ;\n}\n",
+    )
+    .unwrap();
+    let o = run(
+        "ncgen-rs",
+        &[
+            "-k",
+            "classic",
+            "-o",
+            out.to_str().unwrap(),
+            cdl.to_str().unwrap(),
+        ],
+        &dir,
+    );
     assert_clean_failure(&o, "ncgen", &[]);
     assert_eq!(std::fs::read(&out).unwrap(), b"previous contents");
     let leftovers: Vec<_> = std::fs::read_dir(&dir)

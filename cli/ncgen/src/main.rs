@@ -140,8 +140,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         ..nc_cdl::ParseOptions::default()
     };
     let mut ds = match &args.input {
-        Some(p) if p.as_os_str() != "-" => nc_cdl::parse_cdl_file(p, &opts)
-            .context("cannot read CDL")?,
+        Some(p) if p.as_os_str() != "-" => {
+            nc_cdl::parse_cdl_file(p, &opts).context("cannot read CDL")?
+        }
         _ => {
             let mut text = String::new();
             std::io::stdin()
@@ -170,8 +171,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         fill: !args.no_fill,
         only_given_data: true,
     };
-    nc_dispatch::create(&out, &ds, &InMemory, &copts)
-        .context("cannot write output")?;
+    nc_dispatch::create(&out, &ds, &InMemory, &copts).context("cannot write output")?;
     Ok(())
 }
 

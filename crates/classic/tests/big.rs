@@ -85,7 +85,10 @@ fn read_range(path: &Path, from: u64, n: usize) -> Vec<u8> {
 
 #[test]
 fn four_gigabyte_cases_match_ncgen() {
-    let cases = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/cases/ncgen3"));
+    let cases = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/cases/ncgen3"
+    ));
     if !common::have_ncgen() || !cases.exists() {
         eprintln!("skipping: reference ncgen or corpus absent");
         return;

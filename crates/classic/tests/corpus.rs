@@ -15,7 +15,10 @@ use std::process::Command;
 use nc_classic::{write_to, ClassicFile, WriteOptions};
 use nc_dataset::Format;
 
-const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/cases");
+const CASES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/conformance/cases"
+);
 
 fn cdl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {

@@ -63,7 +63,9 @@ fn parse_chunk_specs(specs: &[String]) -> Result<ChunkSpec, String> {
             } else {
                 sizes.split(',').map(|n| n.trim().parse::<u64>()).collect()
             };
-            let v = v.map_err(|_| format!("-c {spec}: chunk sizes must be whole numbers, as var:N1,N2,..."))?;
+            let v = v.map_err(|_| {
+                format!("-c {spec}: chunk sizes must be whole numbers, as var:N1,N2,...")
+            })?;
             if v.contains(&0) {
                 return Err(format!("-c {spec}: a chunk size must be at least 1"));
             }
@@ -72,12 +74,16 @@ fn parse_chunk_specs(specs: &[String]) -> Result<ChunkSpec, String> {
         }
         for part in spec.split(',') {
             let Some((d, n)) = part.split_once('/') else {
-                return Err(format!("-c {spec}: expected dim/N,... or var:N1,N2,... (\"{part}\" has neither)"));
+                return Err(format!(
+                    "-c {spec}: expected dim/N,... or var:N1,N2,... (\"{part}\" has neither)"
+                ));
             };
             let n = if n.trim().is_empty() {
                 0
             } else {
-                n.trim().parse::<u64>().map_err(|_| format!("-c {spec}: \"{n}\" is not a chunk size"))?
+                n.trim()
+                    .parse::<u64>()
+                    .map_err(|_| format!("-c {spec}: \"{n}\" is not a chunk size"))?
             };
             out.dims.push((d.trim().to_string(), n));
         }
@@ -145,12 +151,19 @@ fn apply_storage_options(
             let path = var_path(out, v);
             let name = out.var(v).name.clone();
             let shape = out.shape(v);
-            let dims: Vec<String> = out.var(v).dims.iter().map(|d| out.dim(*d).name.clone()).collect();
+            let dims: Vec<String> = out
+                .var(v)
+                .dims
+                .iter()
+                .map(|d| out.dim(*d).name.clone())
+                .collect();
             let by_var = spec.vars.iter().find(|(n, _)| *n == name || *n == path);
             let st = &mut out.vars[i].storage;
             if spec.all_contiguous || by_var.is_some_and(|(_, s)| s.is_empty()) {
                 if !st.filters.is_empty() {
-                    report.warnings.push(format!("{path}: filters need chunked storage; keeping it chunked"));
+                    report.warnings.push(format!(
+                        "{path}: filters need chunked storage; keeping it chunked"
+                    ));
                     continue;
                 }
                 st.layout = Some(nc_dataset::Layout::Contiguous);
@@ -159,7 +172,11 @@ fn apply_storage_options(
             }
             if let Some((_, sizes)) = by_var {
                 if sizes.len() != dims.len() {
-                    return Err(format!("-c {name}:...: {} sizes given for a variable of rank {}", sizes.len(), dims.len()));
+                    return Err(format!(
+                        "-c {name}:...: {} sizes given for a variable of rank {}",
+                        sizes.len(),
+                        dims.len()
+                    ));
                 }
                 st.layout = Some(nc_dataset::Layout::Chunked);
                 st.chunk_sizes = Some(sizes.clone());
@@ -175,7 +192,10 @@ fn apply_storage_options(
                 .map(|(k, d)| match spec.dims.iter().find(|(n, _)| n == d) {
                     Some((_, 0)) => shape[k].max(1),
                     Some((_, n)) => (*n).min(shape[k].max(1)),
-                    None => current.as_ref().and_then(|c| c.get(k).copied()).unwrap_or(shape[k].max(1)),
+                    None => current
+                        .as_ref()
+                        .and_then(|c| c.get(k).copied())
+                        .unwrap_or(shape[k].max(1)),
                 })
                 .collect();
             st.layout = Some(nc_dataset::Layout::Chunked);

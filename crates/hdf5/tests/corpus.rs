@@ -15,7 +15,10 @@ use common::{have_netcdf_tools, ncdump, tmp_dir};
 use nc_dataset::{Dataset, GroupId};
 use nc_hdf5::Nc4File;
 
-const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/cases");
+const CASES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/conformance/cases"
+);
 
 /// One line of structure: `dim NAME = LEN`, `var TYPE NAME(DIMS)`, `att OWNER:NAME`, `group NAME`.
 fn ours(ds: &Dataset) -> Vec<String> {

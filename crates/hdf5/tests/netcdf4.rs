@@ -474,7 +474,10 @@ fn missing_filter_is_named() {
 fn attributes_of_committed_types() {
     // netCDF-C 4.0-era files store user-typed attributes with a shared (committed) datatype,
     // which hdf5-reader refuses; our own header walk decodes them
-    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/cases/nc_test4/ref_tst_compounds.nc"));
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/cases/nc_test4/ref_tst_compounds.nc"
+    ));
     if !path.exists() {
         eprintln!("SKIPPED: conformance corpus not present");
         return;

@@ -23,7 +23,10 @@ fn cdl_minimal() {
 /// Every corpus .cdl: accepted exactly when the reference ncgen accepts it.
 #[test]
 fn corpus_acceptance_matches_ncgen() {
-    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/cases"));
+    let root = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/cases"
+    ));
     if !root.exists() {
         eprintln!("skipping: no conformance corpus");
         return;
@@ -243,7 +246,10 @@ fn compare_datasets(a: &Dataset, b: &Dataset) -> Vec<String> {
 /// reference ncgen makes from it (dimensions, types, attributes with values, data).
 #[test]
 fn corpus_contents_match_reference() {
-    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/cases"));
+    let root = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/cases"
+    ));
     if !root.exists() || !std::path::Path::new("/usr/bin/ncgen").exists() {
         eprintln!("skipping: no corpus or no /usr/bin/ncgen");
         return;
@@ -882,7 +888,10 @@ fn fast_path_numbers() {
 /// Mutated corpus files never panic (a small built-in fuzz run; deterministic).
 #[test]
 fn mutations_never_panic() {
-    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/cases/ncdump/cdl"));
+    let root = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/cases/ncdump/cdl"
+    ));
     let Ok(rd) = std::fs::read_dir(root) else {
         eprintln!("skipping: no corpus");
         return;
@@ -940,7 +949,11 @@ fn mutations_never_panic() {
 // ---- representative corpus files, exact contents ------------------------------------------
 
 fn corpus(rel: &str) -> Option<Dataset> {
-    let p = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/cases")).join(rel);
+    let p = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/cases"
+    ))
+    .join(rel);
     if !p.exists() {
         eprintln!("skipping: {} absent", p.display());
         return None;

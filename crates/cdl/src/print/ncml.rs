@@ -67,7 +67,9 @@ fn attribute(out: &mut Vec<u8>, a: &Attribute, indent: &str) -> Result<(), Strin
             att_values(out, v)?;
             out.push(b'"');
         }
-        (NcType::User(_), _) => return Err(format!("attribute \"{}\" has a user-defined type", a.name)),
+        (NcType::User(_), _) => {
+            return Err(format!("attribute \"{}\" has a user-defined type", a.name))
+        }
     }
     out.extend_from_slice(b" />\n");
     Ok(())
@@ -78,7 +80,11 @@ fn attribute(out: &mut Vec<u8>, a: &Attribute, indent: &str) -> Result<(), Strin
 /// # Errors
 /// On write errors, and for datasets outside the classic model (groups, user types), which
 /// netCDF-C's NcML output does not cover either.
-pub fn print_ncml(ds: &Dataset, location: &str, out: &mut dyn std::io::Write) -> Result<(), PrintError> {
+pub fn print_ncml(
+    ds: &Dataset,
+    location: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<(), PrintError> {
     let bad = |what: String| PrintError::Unsupported { what };
     if ds.groups.len() > 1 || !ds.types.is_empty() {
         return Err(bad("NcML output of groups and user-defined types".into()));

@@ -1039,7 +1039,10 @@ fn bad_source_data_is_an_error_not_a_panic() {
 #[test]
 #[ignore = "needs the CDL parser, the conformance corpus and the reference tools"]
 fn corpus_round_trip() {
-    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/cases/ncdump/cdl"));
+    let dir = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/cases/ncdump/cdl"
+    ));
     if !std::path::Path::new("/usr/bin/ncgen").exists() || !dir.exists() {
         println!("skipped: reference tools or corpus not found");
         return;

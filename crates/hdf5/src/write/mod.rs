@@ -427,8 +427,12 @@ impl Writer<'_> {
         }
         match plan.layout {
             Layout::Chunked => self.write_chunked(v, hd, plan, &shape),
-            Layout::Contiguous | Layout::Compact if var.ty.as_atomic().is_some() => {
-                self.write_slabs(v, hd, &shape)
+            Layout::Contiguous if var.ty.as_atomic().is_some() => self.write_slabs(v, hd, &shape),
+            // compact data lives in the object header (at most 64 KiB): one piece
+            Layout::Compact if var.ty.as_atomic().is_some() => {
+                let vals = self.read(v, &vec![0; shape.len()], &shape)?;
+                write_scalar(hd, &vals)
+                    .map_err(|e| h5err(format!("variable {}: writing data", var.name), e))
             }
             Layout::Contiguous | Layout::Compact => self.write_whole(v, hd, plan, &shape),
         }
@@ -608,6 +612,7 @@ fn write_slice(hd: &H5Dataset, s: &[usize], c: &[usize], vals: &Values) -> rust_
     }
 }
 
+/// The whole dataset's values at once (scalars, compact data).
 fn write_scalar(hd: &H5Dataset, vals: &Values) -> rust_hdf5::Result<()> {
     match vals {
         Values::Byte(x) => hd.write_raw(x),
