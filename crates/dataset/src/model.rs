@@ -455,3 +455,50 @@ impl Dataset {
                 .any(|a| a.ty.as_atomic().is_none_or(|a| !a.is_classic()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve_through_ancestor_groups() {
+        let mut ds = Dataset::new("n");
+        let d = ds.add_dim(ROOT, "time", 0, true);
+        let g = ds.add_group(ROOT, "g");
+        let h = ds.add_group(g, "h");
+        let e = ds.add_dim(g, "x", 4, false);
+        assert_eq!(ds.find_dim(h, "time"), Some(d));
+        assert_eq!(ds.find_dim(h, "x"), Some(e));
+        assert_eq!(ds.find_dim(ROOT, "x"), None);
+        assert_eq!(ds.group_path(h), "/g/h");
+        assert_eq!(ds.group_path(ROOT), "/");
+        assert_eq!(ds.find_group(g, "h"), Some(h));
+    }
+
+    #[test]
+    fn fill_value_prefers_the_attribute() {
+        let mut ds = Dataset::new("f");
+        let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Short), vec![]);
+        assert_eq!(
+            ds.fill_value(v),
+            Some(Values::Short(vec![crate::FILL_SHORT]))
+        );
+        ds.var_mut(v)
+            .atts
+            .push(Attribute::new("_FillValue", Values::Short(vec![7])));
+        assert_eq!(ds.fill_value(v), Some(Values::Short(vec![7])));
+    }
+
+    #[test]
+    fn record_variables_and_enhanced_model() {
+        let mut ds = Dataset::new("r");
+        let t = ds.add_dim(ROOT, "t", 3, true);
+        let x = ds.add_dim(ROOT, "x", 2, false);
+        let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Float), vec![t, x]);
+        assert!(ds.is_record_var(v));
+        assert_eq!(ds.num_elements(v), Some(6));
+        assert!(!ds.needs_enhanced_model());
+        ds.add_var(ROOT, "w", NcType::Atomic(AtomicType::Float), vec![x, t]);
+        assert!(ds.needs_enhanced_model());
+    }
+}

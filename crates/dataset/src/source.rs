@@ -120,3 +120,66 @@ impl DataSource for InMemory {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AtomicType, Attribute, NcType, ROOT};
+
+    fn two_by_three() -> (Dataset, VarId) {
+        let mut ds = Dataset::new("t");
+        let a = ds.add_dim(ROOT, "a", 2, false);
+        let b = ds.add_dim(ROOT, "b", 3, false);
+        let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Int), vec![a, b]);
+        (ds, v)
+    }
+
+    #[test]
+    fn hyperslab_of_in_memory_data() {
+        let (mut ds, v) = two_by_three();
+        ds.var_mut(v).data = Some(Values::Int(vec![0, 1, 2, 10, 11, 12]));
+        let got = InMemory.read(&ds, v, &[0, 1], &[2, 2]).unwrap();
+        assert_eq!(got, Values::Int(vec![1, 2, 11, 12]));
+        let got = InMemory.read(&ds, v, &[1, 0], &[1, 3]).unwrap();
+        assert_eq!(got, Values::Int(vec![10, 11, 12]));
+    }
+
+    #[test]
+    fn short_data_reads_as_fill_in_its_tail() {
+        let (mut ds, v) = two_by_three();
+        ds.var_mut(v)
+            .atts
+            .push(Attribute::new("_FillValue", Values::Int(vec![-1])));
+        ds.var_mut(v).data = Some(Values::Int(vec![5, 6, 7, 8]));
+        let got = InMemory.read(&ds, v, &[0, 0], &[2, 3]).unwrap();
+        assert_eq!(got, Values::Int(vec![5, 6, 7, 8, -1, -1]));
+        // no data at all: default fill
+        ds.var_mut(v).data = None;
+        ds.var_mut(v).atts.clear();
+        let got = InMemory.read(&ds, v, &[1, 2], &[1, 1]).unwrap();
+        assert_eq!(got, Values::Int(vec![crate::FILL_INT]));
+    }
+
+    #[test]
+    fn out_of_range_hyperslab_is_an_error() {
+        let (ds, v) = two_by_three();
+        let e = InMemory
+            .read(&ds, v, &[0, 2], &[1, 2])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exceeds dimension length 3"), "{e}");
+        let e = InMemory.read(&ds, v, &[0], &[1]).unwrap_err().to_string();
+        assert!(e.contains("rank 1 does not match variable rank 2"), "{e}");
+    }
+
+    #[test]
+    fn scalar_reads_one_value() {
+        let mut ds = Dataset::new("s");
+        let v = ds.add_var(ROOT, "x", NcType::Atomic(AtomicType::Double), vec![]);
+        ds.var_mut(v).data = Some(Values::Double(vec![2.5]));
+        assert_eq!(
+            InMemory.read(&ds, v, &[], &[]).unwrap(),
+            Values::Double(vec![2.5])
+        );
+    }
+}

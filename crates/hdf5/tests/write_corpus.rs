@@ -105,7 +105,7 @@ fn h5dump_filters(path: &Path) -> Option<Vec<String>> {
     Some(got)
 }
 
-/// Result of the Python readers on the two files: Some(true) when they agree, None when
+/// Result of the Python readers on the two files: `Some(Ok(()))` when they agree, None when
 /// Python or its modules are missing.
 fn python_agrees(theirs: &Path, ours: &Path) -> Option<Result<(), String>> {
     let out = Command::new("python3")
@@ -218,7 +218,10 @@ fn check(cdl: &Path, dir: &Path) -> Outcome {
             }
         }
         match python_agrees(&theirs, &ours) {
-            Some(Err(e)) => Outcome::Differs(format!("    python readers: {e}")),
+            // netCDF-C's own file disagrees with itself (uninitialized `_NoFill` data): no verdict
+            Some(Err(e)) if python_agrees(&theirs, &theirs).is_none_or(|r| r.is_ok()) => {
+                Outcome::Differs(format!("    python readers: {e}"))
+            }
             _ => Outcome::Match,
         }
     } else {
