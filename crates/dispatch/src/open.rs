@@ -292,10 +292,14 @@ pub fn create(
                 source,
             })
         }
-        Format::Netcdf4 | Format::Netcdf4Classic => Err(DispatchError::NotSupported {
-            path: path.to_path_buf(),
-            what: format!("writing the {} format", opts.format.kind_name()),
-        }),
+        Format::Netcdf4 | Format::Netcdf4Classic => {
+            let wopts = nc_hdf5::Nc4WriteOptions {
+                classic_model: opts.format == Format::Netcdf4Classic,
+                fill: opts.fill,
+                only_given_data: opts.only_given_data,
+            };
+            nc_hdf5::write_file(&tmp, ds, src, &wopts).map_err(DispatchError::Hdf5)
+        }
     };
     finish(path, &tmp, result)
 }
