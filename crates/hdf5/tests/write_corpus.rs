@@ -3,6 +3,9 @@
 //! (ignoring `_NCProperties`), `h5dump -p -H` must show the same filter pipelines, and
 //! netCDF4-python and h5py must read the same values. Skips when the reference tools are absent.
 
+// test code: a failed expectation is the test failing
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -214,7 +217,9 @@ fn check(cdl: &Path, dir: &Path) -> Outcome {
         if Path::new(H5DUMP).exists() {
             let (fa, fb) = (h5dump_filters(&theirs), h5dump_filters(&ours));
             if fa != fb {
-                return Outcome::Differs(format!("    h5dump -p -H filters: ref {fa:?}\n    ours {fb:?}"));
+                return Outcome::Differs(format!(
+                    "    h5dump -p -H filters: ref {fa:?}\n    ours {fb:?}"
+                ));
             }
         }
         match python_agrees(&theirs, &ours) {
@@ -249,10 +254,13 @@ fn corpus() -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = rd
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|e| e == "cdl"))
-            // the big*.cdl cases define multi-GB variables: too slow for a unit test
+            // the big*.cdl cases define multi-GB variables: too slow for a unit test (unless
+            // asked for by NC_WRITE_ONLY)
             .filter(|p| {
-                !p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("big"))
+                std::env::var_os("NC_WRITE_ONLY").is_some()
+                    || !p
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("big"))
             })
             .filter(|p| {
                 std::env::var("NC_WRITE_ONLY")
@@ -308,10 +316,10 @@ fn ncdump_of_our_files_equals_ncdump_of_netcdf_c_files() {
     eprintln!("matched {matched} of {tried} (skipped {skipped}: netCDF-C or our parser refused)");
     // the floor grows as the writer does; it must never drop
     assert!(
-        matched >= MATCH_FLOOR,
+        matched >= MATCH_FLOOR || std::env::var_os("NC_WRITE_ONLY").is_some(),
         "only {matched} matched, floor is {MATCH_FLOOR}"
     );
 }
 
 /// Number of corpus files known to match.
-const MATCH_FLOOR: usize = 0;
+const MATCH_FLOOR: usize = 117;

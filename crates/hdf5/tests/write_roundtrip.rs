@@ -1,13 +1,16 @@
 //! The netCDF-4 writer: our files read back with our reader (values, storage settings), the
 //! classic-model mark, missing filters, and bounded memory for data bigger than what we hold.
 
+// test code: a failed expectation is the test failing
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nc_dataset::{
     AtomicType, DataError, DataSource, Dataset, FilterSpec, InMemory, Layout, Values, VarId, ROOT,
 };
-use nc_hdf5::{write_file, Hdf5Error, Nc4File, Nc4WriteOptions};
+use nc_hdf5::{write_file, Nc4File, Nc4WriteOptions};
 
 fn tmp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("nc-hdf5-write-{}-{name}", std::process::id()))
@@ -45,7 +48,12 @@ fn assert_reads_back(ds: &Dataset, path: &Path) {
         let want = InMemory.read(ds, v, &vec![0; shape.len()], &shape).unwrap();
         let got = file.read_var(bv, &vec![0; shape.len()], &shape).unwrap();
         assert_eq!(got, want, "values of {}", var.name);
-        let atts: Vec<_> = back.var(bv).atts.iter().map(|a| (&a.name, &a.values)).collect();
+        let atts: Vec<_> = back
+            .var(bv)
+            .atts
+            .iter()
+            .map(|a| (&a.name, &a.values))
+            .collect();
         let want_atts: Vec<_> = var.atts.iter().map(|a| (&a.name, &a.values)).collect();
         assert_eq!(atts, want_atts, "attributes of {}", var.name);
     }
@@ -124,7 +132,14 @@ fn our_files_read_back_with_our_reader() {
     assert_eq!(back.info.superblock_version, Some(2));
     assert_eq!(back.format, Some(nc_dataset::Format::Netcdf4));
     let root = &back.groups[0];
-    let att = |n: &str| root.atts.iter().find(|a| a.name == n).unwrap().values.clone();
+    let att = |n: &str| {
+        root.atts
+            .iter()
+            .find(|a| a.name == n)
+            .unwrap()
+            .values
+            .clone()
+    };
     assert_eq!(att("title"), Values::Char(b"many things".to_vec()));
     assert_eq!(att("nums"), Values::Double(vec![1.5, 2.5]));
     assert_eq!(
@@ -147,9 +162,20 @@ fn netcdf_c_sees_the_classic_model_and_our_properties() {
         ..ncgen_opts()
     };
     write_file(&path, &ds, &InMemory, &opts).unwrap();
-    let k = Command::new("/usr/bin/ncdump").arg("-k").arg(&path).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&k.stdout), "netCDF-4 classic model\n");
-    let s = Command::new("/usr/bin/ncdump").arg("-hs").arg(&path).output().unwrap();
+    let k = Command::new("/usr/bin/ncdump")
+        .arg("-k")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&k.stdout),
+        "netCDF-4 classic model\n"
+    );
+    let s = Command::new("/usr/bin/ncdump")
+        .arg("-hs")
+        .arg(&path)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&s.stdout).to_string();
     assert!(
         text.contains(&format!(

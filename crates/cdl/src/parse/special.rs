@@ -40,26 +40,17 @@ pub(crate) const GLOBAL_SPECIALS: [&str; 4] = [
 pub(crate) struct Chain {
     fletcher32: bool,
     shuffle: bool,
-    others: Vec<FilterSpec>,
+    /// `_DeflateLevel`
+    deflate: Option<FilterSpec>,
+    /// the last `_Filter` assignment (a later one replaces an earlier one, as attributes do)
+    filter_attr: Vec<FilterSpec>,
 }
 
 impl Chain {
-    fn add(&mut self, f: FilterSpec) {
-        match f.id {
-            FILTER_FLETCHER32 => self.fletcher32 = true,
-            FILTER_SHUFFLE => self.shuffle = true,
-            _ => {
-                // defining a filter again replaces its parameters in place
-                if let Some(old) = self.others.iter_mut().find(|o| o.id == f.id) {
-                    old.params = f.params;
-                } else {
-                    self.others.push(f);
-                }
-            }
-        }
-    }
-
-    /// Write the chain into `storage.filters`.
+    /// Write the chain into `storage.filters` in the order ncgen 4.9.0 builds it: fletcher32,
+    /// shuffle, `_DeflateLevel`'s deflate, then the `_Filter` list in its order (an id already
+    /// in the chain gets the new parameters in place; shuffle and fletcher32 given in
+    /// `_Filter` take their fixed places).
     pub(crate) fn apply(&self, storage: &mut Storage) {
         let mut out = Vec::new();
         if self.fletcher32 {
@@ -74,7 +65,17 @@ impl Chain {
                 params: Vec::new(),
             });
         }
-        out.extend(self.others.iter().cloned());
+        out.extend(self.deflate.iter().cloned());
+        for f in &self.filter_attr {
+            if f.id == FILTER_FLETCHER32 || f.id == FILTER_SHUFFLE {
+                continue;
+            }
+            if let Some(old) = out.iter_mut().find(|o| o.id == f.id) {
+                old.params = f.params.clone();
+            } else {
+                out.push(f.clone());
+            }
+        }
         storage.filters = out;
     }
 }
@@ -164,10 +165,12 @@ pub(crate) fn apply_var_special(
             }
         }
         "_DeflateLevel" => match ints_of(items).as_deref() {
-            Some([l]) if (0..=9).contains(l) => chain.add(FilterSpec {
-                id: FILTER_DEFLATE,
-                params: vec![*l as u32],
-            }),
+            Some([l]) if (0..=9).contains(l) => {
+                chain.deflate = Some(FilterSpec {
+                    id: FILTER_DEFLATE,
+                    params: vec![*l as u32],
+                })
+            }
             _ => return bad(items, at, "_DeflateLevel must be one integer 0..9".into()),
         },
         "_Shuffle" => match bool_of(items) {
@@ -213,17 +216,17 @@ pub(crate) fn apply_var_special(
                     "_Filter needs a string such as \"307,9|1,5\"".into(),
                 );
             };
-            // ncgen 4.9.0 takes numeric filter ids only ("bzip2,9" is malformed)
-            if t.split('|')
-                .any(|spec| !spec.trim_start().starts_with(|c: char| c.is_ascii_digit()))
-            {
-                return bad(items, at, format!("_Filter: malformed filter spec \"{t}\": each filter must start with a numeric id"));
-            }
+            // filter names (bzip2,9) are accepted as an extension: see docs/compat.md
             match nc_filters::parse_spec_list(&t) {
                 Ok(specs) => {
-                    for s in specs {
-                        chain.add(s);
+                    for s in &specs {
+                        match s.id {
+                            FILTER_FLETCHER32 => chain.fletcher32 = true,
+                            FILTER_SHUFFLE => chain.shuffle = true,
+                            _ => {}
+                        }
                     }
+                    chain.filter_attr = specs;
                 }
                 Err(e) => return bad(items, at, format!("_Filter: unparsable filter spec: {e}")),
             }

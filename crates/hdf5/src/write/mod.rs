@@ -49,6 +49,8 @@ pub const NC_PROPERTIES: &str = concat!(
 const DIM_WITHOUT_VAR: &str = "This is a netCDF dimension but not a netCDF variable.";
 /// Dataset name prefix for a variable named like a dimension it is not the coordinate of.
 const NON_COORD_PREFIX: &str = "_nc4_non_coord_";
+/// Contiguous variables without data larger than this are stored chunked (see `plan`).
+const BIG_UNWRITTEN_BYTES: u64 = 64 << 20;
 /// Contiguous and compact data are written in slabs of at most this many elements.
 const SLAB_ELEMENTS: u64 = 1 << 20;
 
@@ -246,6 +248,23 @@ impl Writer<'_> {
             _ => Layout::Contiguous,
         };
         let type_size = ds.type_size(var.ty);
+        // rust-hdf5 allocates contiguous storage when the dataset is created and tiles the fill
+        // value through it from one in-memory buffer; a big variable that gets no data is stored
+        // chunked instead, so nothing is allocated (netCDF-C leaves it contiguous, unallocated)
+        let bytes = ds
+            .num_elements(v)
+            .and_then(|n| n.checked_mul(type_size as u64))
+            .unwrap_or(u64::MAX);
+        let layout = if layout == Layout::Contiguous
+            && st.layout.is_none()
+            && rank > 0
+            && !self.gets_data(v)
+            && bytes > BIG_UNWRITTEN_BYTES
+        {
+            Layout::Chunked
+        } else {
+            layout
+        };
         let chunk = if layout == Layout::Chunked {
             match &st.chunk_sizes {
                 Some(c) if c.len() == rank => c.iter().map(|&x| x.max(1)).collect(),
@@ -291,7 +310,7 @@ impl Writer<'_> {
         let what = || format!("variable {}", var.name);
         let plan = self.plan(v)?;
         // like netCDF-C, a variable that gets no data keeps its unlimited dimensions at 0
-        let gets_data = !(self.opts.only_given_data && var.data.is_none());
+        let gets_data = self.gets_data(v);
         let shape: Vec<usize> = var
             .dims
             .iter()
@@ -346,15 +365,27 @@ impl Writer<'_> {
         } else if var.ty == NcType::Atomic(AtomicType::String) {
             // the empty string: sequence length 0, null global heap id
             b = b.fill_value_bytes(&[0u8; 16]);
-        } else if let Some(fill) = ds.fill_value(v).as_ref().and_then(|f| match var.ty {
-            NcType::Atomic(_) => types::native_bytes(f),
-            NcType::User(_) => user::value_bytes(ds, var.ty, f, false),
-        }) {
-            b = b.fill_value_bytes(&fill);
-        } else if let NcType::User(_) = var.ty {
-            // netCDF-C's fill for user types without `_FillValue`: all zero bytes (an empty
-            // sequence for a vlen)
-            b = b.fill_value_bytes(&vec![0u8; plan.datatype.element_size() as usize]);
+        } else {
+            let fill = match ds.fill_value(v).as_ref().and_then(|f| match var.ty {
+                NcType::Atomic(_) => types::native_bytes(f),
+                NcType::User(_) => user::value_bytes(ds, var.ty, f, false),
+            }) {
+                Some(f) => Some(f),
+                // netCDF-C's fill for user types without `_FillValue`: all zero bytes (an empty
+                // sequence for a vlen)
+                None if matches!(var.ty, NcType::User(_)) => {
+                    Some(vec![0u8; plan.datatype.element_size() as usize])
+                }
+                None => None,
+            };
+            if let Some(fill) = fill {
+                // a contiguous variable we write whole needs no fill pass: fill time "never"
+                // keeps rust-hdf5 from tiling the fill value through its storage in memory
+                if plan.layout == Layout::Contiguous && gets_data && !shape.is_empty() {
+                    b = b.fill_time(FillTime::Never);
+                }
+                b = b.fill_value_bytes(&fill);
+            }
         }
         let hd = b.create(&h5name).map_err(|e| h5err(what(), e))?;
         for a in &var.atts {
@@ -388,6 +419,11 @@ impl Writer<'_> {
         }
         self.var_sets.push((v, hd, plan));
         Ok(())
+    }
+
+    /// True if the variable's data is written (ncgen mode writes only what the CDL gives).
+    fn gets_data(&self, v: VarId) -> bool {
+        !(self.opts.only_given_data && self.ds.var(v).data.is_none())
     }
 
     fn attach_scales(&self) -> Result<(), Hdf5Error> {
