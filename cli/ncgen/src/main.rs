@@ -154,6 +154,14 @@ fn run(args: Args) -> anyhow::Result<()> {
     if let Some(n) = &args.name {
         ds.name = n.clone();
     }
+    // As in netCDF-C, a filter forces chunked storage, whatever _Storage said.
+    for v in &mut ds.vars {
+        if !v.storage.filters.is_empty()
+            && v.storage.layout == Some(nc_dataset::Layout::Contiguous)
+        {
+            v.storage.layout = Some(nc_dataset::Layout::Chunked);
+        }
+    }
     let format = nc_dispatch::choose_format(&ds, asked);
     if let Some(why) = nc_dispatch::model_conflict(&ds, format) {
         bail!("{why}");

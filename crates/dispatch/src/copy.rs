@@ -52,7 +52,8 @@ fn parse_chunk_specs(specs: &[String]) -> Result<ChunkSpec, String> {
     let mut out = ChunkSpec::default();
     for spec in specs {
         let spec = spec.trim();
-        if spec == "/" {
+        // "/" (and "//", as netCDF-C's tests write it): every variable contiguous
+        if !spec.is_empty() && spec.chars().all(|c| c == '/') {
             out.all_contiguous = true;
             continue;
         }
@@ -157,6 +158,13 @@ fn apply_storage_options(
                 .iter()
                 .map(|d| out.dim(*d).name.clone())
                 .collect();
+            let unlimited: Vec<bool> = out
+                .var(v)
+                .dims
+                .iter()
+                .map(|d| out.dim(*d).unlimited)
+                .collect();
+
             let by_var = spec.vars.iter().find(|(n, _)| *n == name || *n == path);
             let st = &mut out.vars[i].storage;
             if spec.all_contiguous || by_var.is_some_and(|(_, s)| s.is_empty()) {
@@ -191,6 +199,8 @@ fn apply_storage_options(
                 .enumerate()
                 .map(|(k, d)| match spec.dims.iter().find(|(n, _)| n == d) {
                     Some((_, 0)) => shape[k].max(1),
+                    // an unlimited dimension grows: its chunk size is not bounded by its length
+                    Some((_, n)) if unlimited[k] => *n,
                     Some((_, n)) => (*n).min(shape[k].max(1)),
                     None => current
                         .as_ref()
