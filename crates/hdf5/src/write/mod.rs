@@ -220,12 +220,22 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// The coordinate variable of dimension `d`: a 1-D variable of the same name in the
-    /// dimension's group, along `d`.
+    /// The coordinate variable of dimension `d`: the variable of the same name in the
+    /// dimension's group whose first dimension is `d` (netCDF-C makes a multi-dimensional one
+    /// the dimension scale too, and records its dimensions in `_Netcdf4Coordinates`).
     fn coord_var(&self, d: DimId) -> Option<VarId> {
         let dim = self.ds.dim(d);
         let v = self.ds.find_var(dim.group, &dim.name)?;
-        (self.ds.var(v).dims == [d]).then_some(v)
+        (self.ds.var(v).dims.first() == Some(&d)).then_some(v)
+    }
+
+    /// True if `v` is the coordinate variable of its first dimension.
+    fn is_coord(&self, v: VarId) -> bool {
+        self.ds
+            .var(v)
+            .dims
+            .first()
+            .is_some_and(|&d| self.coord_var(d) == Some(v))
     }
 
     fn plan(&self, v: VarId) -> Result<VarPlan, Hdf5Error> {
@@ -323,7 +333,7 @@ impl Writer<'_> {
                 }
             })
             .collect();
-        let is_coord = var.dims.len() == 1 && self.coord_var(var.dims[0]) == Some(v);
+        let is_coord = self.is_coord(v);
         // a variable named like a dimension it is not the coordinate of
         let clash = ds
             .find_dim(var.group, &var.name)
@@ -429,7 +439,9 @@ impl Writer<'_> {
     fn attach_scales(&self) -> Result<(), Hdf5Error> {
         for (v, hd, _) in &self.var_sets {
             let var = self.ds.var(*v);
-            if var.dims.len() == 1 && self.coord_var(var.dims[0]) == Some(*v) {
+            // a dimension scale cannot have scales attached: readers take the other
+            // dimensions of a multi-dimensional coordinate variable from _Netcdf4Coordinates
+            if self.is_coord(*v) {
                 continue;
             }
             for (axis, d) in var.dims.iter().enumerate() {
