@@ -404,6 +404,36 @@ impl Dataset {
         self.base_atomic(var.ty).map(default_fill)
     }
 
+    /// The value netCDF-C fills an element of type `t` with when the variable has no
+    /// `_FillValue`: the default fill of atomic types (and of an enum's base type), each
+    /// field's default fill for a compound, zero bytes for an opaque, an empty vlen.
+    pub fn default_value(&self, t: NcType) -> Values {
+        match t {
+            NcType::Atomic(a) => default_fill(a),
+            NcType::User(id) => match &self.types[id.0].kind {
+                UserTypeKind::Enum { base, .. } => default_fill(*base),
+                UserTypeKind::Opaque { size } => Values::Opaque {
+                    size: *size,
+                    bytes: vec![0; *size],
+                },
+                UserTypeKind::Vlen { base } => {
+                    Values::Vlen(vec![self.default_value(*base).slice(0, 0)])
+                }
+                UserTypeKind::Compound { fields, .. } => {
+                    let record = fields
+                        .iter()
+                        .map(|f| {
+                            let n: usize = f.dims.iter().product::<usize>().max(1);
+                            let one = self.default_value(f.ty);
+                            Values::repeat_first(&one, n).unwrap_or(one)
+                        })
+                        .collect();
+                    Values::Compound(vec![record])
+                }
+            },
+        }
+    }
+
     /// The type name as CDL writes it (`int`, `MyEnum`, ...).
     pub fn type_name(&self, t: NcType) -> &str {
         match t {

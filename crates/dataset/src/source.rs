@@ -55,7 +55,10 @@ impl DataSource for InMemory {
             }
         }
         let total: u64 = count.iter().product();
-        let fill = ds.fill_value(var);
+        // user types without a fill value read as netCDF-C fills them
+        let fill = ds
+            .fill_value(var)
+            .or_else(|| Some(ds.default_value(ds.var(var).ty)));
         let v = ds.var(var);
         let data = v.data.as_ref();
         let proto = match (data, &fill) {

@@ -225,7 +225,7 @@ impl Walker<'_> {
         }
         // layout messages of version 1/2 (object header version 1 files): decode them ourselves
         if hdr.version == 1 {
-            if let Some(l) = crate::ohdr::legacy_layout(&self.h5, addr)? {
+            if let Some(l) = crate::ohdr::legacy_layout(self.h5, addr)? {
                 layout = Some(l);
             }
         }

@@ -68,6 +68,7 @@ dimensions:
   x = 5 ;
   y = 3 ;
   t = UNLIMITED ;
+  t2 = UNLIMITED ;
 variables:
   float x(x) ;
     x:units = "m" ;
@@ -90,6 +91,7 @@ variables:
   color col(y) ;
   pair p(y) ;
   blob b(y) ;
+  int mm(t, t2) ;
   uint64 u(x) ;
     u:_Endianness = "big" ;
     u:_DeflateLevel = 1 ;
@@ -110,6 +112,7 @@ data:
   p = {1, {2, 3}}, {4, {5, 6}}, {7, {8, 9}} ;
   b = 0x010203, 0x040506, 0x070809 ;
   u = 1, 18446744073709551615, 3, 4, 5 ;
+  mm = {1, 2}, {3, 4}, {5, 6} ;
 }
 "#;
 

@@ -21,6 +21,8 @@ const ID: u32 = 4;
 const NAME: &str = "szip";
 
 const RAW_OPTION_MASK: u32 = 128;
+const ALLOW_K13_OPTION_MASK: u32 = 1;
+const CHIP_OPTION_MASK: u32 = 2;
 const NN_OPTION_MASK: u32 = 32;
 const MSB_OPTION_MASK: u32 = 16;
 const LSB_OPTION_MASK: u32 = 8;
@@ -47,7 +49,12 @@ pub(crate) fn working(visible: &[u32], ctx: &FilterContext) -> Vec<u32> {
             } else {
                 LSB_OPTION_MASK
             };
-            let mask = (*mask & !(MSB_OPTION_MASK | LSB_OPTION_MASK)) | RAW_OPTION_MASK | order;
+            // H5Pset_szip (which netCDF-C calls) always allows K13 and clears the chip option;
+            // set_local then adds raw mode and the native bit order
+            let mask = (*mask & !(MSB_OPTION_MASK | LSB_OPTION_MASK | CHIP_OPTION_MASK))
+                | ALLOW_K13_OPTION_MASK
+                | RAW_OPTION_MASK
+                | order;
             vec![mask, *ppb, bits, u32::try_from(scan).unwrap_or(u32::MAX)]
         }
         v => v.to_vec(),

@@ -4,6 +4,17 @@
 //! chunk by chunk: each chunk is read from the [`DataSource`], encoded by *our* filter engine
 //! (`nc-filters`, in parallel) and stored raw, so memory stays bounded by a few chunks.
 //!
+//! Deviations and gaps (rust-hdf5 0.7.9 limits, see the report in the issue):
+//! - string variables must be 1-D (scalar and N-D ones are refused: the crate's only public
+//!   vlen element writer, `write_vlen_strings_slice`, takes 1-D datasets);
+//! - data of vlen user types, vlen attributes and user-typed attributes with more than one
+//!   value are refused (the crate adds arbitrary attribute messages only as scalars);
+//! - a contiguous variable that gets no data and is bigger than 64 MiB is stored chunked: the
+//!   crate allocates contiguous storage at creation and fills it from one in-memory buffer;
+//! - an unknown filter is accepted only when no chunk has to be encoded (netCDF-C refuses it
+//!   at definition; we keep the metadata so such a variable can still be described);
+//! - filter pipeline entries carry no filter names (h5dump shows no `COMMENT`).
+//!
 //! ```no_run
 //! use nc_dataset::{AtomicType, Dataset, InMemory, Values, ROOT};
 //! let mut ds = Dataset::new("x");
@@ -54,8 +65,9 @@ const BIG_UNWRITTEN_BYTES: u64 = 64 << 20;
 /// Contiguous and compact data are written in slabs of at most this many elements.
 const SLAB_ELEMENTS: u64 = 1 << 20;
 
-/// Options of [`write_file`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Options of [`write_file`]. The default is netCDF's: enhanced model, fill on, every
+/// variable's data read from the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nc4WriteOptions {
     /// netCDF-4 classic model: marks the file with `_nc3_strict`.
     pub classic_model: bool,
@@ -65,6 +77,16 @@ pub struct Nc4WriteOptions {
     /// ncgen mode: variables whose `Variable::data` is None get no data at all (reads give
     /// the fill value); otherwise every variable's data is read from the source.
     pub only_given_data: bool,
+}
+
+impl Default for Nc4WriteOptions {
+    fn default() -> Self {
+        Nc4WriteOptions {
+            classic_model: false,
+            fill: true,
+            only_given_data: false,
+        }
+    }
 }
 
 /// Write `ds` as a netCDF-4 file at `path`, reading variable data from `src` chunk by chunk.
