@@ -298,7 +298,16 @@ pub fn create(
                 fill: opts.fill,
                 only_given_data: opts.only_given_data,
             };
-            nc_hdf5::write_file(&tmp, ds, src, &wopts).map_err(DispatchError::Hdf5)
+            nc_hdf5::write_file(&tmp, ds, src, &wopts).map_err(|e| match e {
+                // name the destination, not the temporary file the user never sees
+                nc_hdf5::Hdf5Error::InFile { inner, .. } => {
+                    DispatchError::Hdf5(nc_hdf5::Hdf5Error::InFile {
+                        path: path.to_path_buf(),
+                        inner,
+                    })
+                }
+                other => DispatchError::Hdf5(other),
+            })
         }
     };
     finish(path, &tmp, result)
