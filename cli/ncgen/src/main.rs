@@ -156,8 +156,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     // As in netCDF-C, a filter forces chunked storage, whatever _Storage said.
     for v in &mut ds.vars {
-        if !v.storage.filters.is_empty()
-            && v.storage.layout == Some(nc_dataset::Layout::Contiguous)
+        if !v.storage.filters.is_empty() && v.storage.layout == Some(nc_dataset::Layout::Contiguous)
         {
             v.storage.layout = Some(nc_dataset::Layout::Chunked);
         }
