@@ -50,7 +50,7 @@ fn parse_depth(h5: &H5, addr: u64, depth: usize) -> Result<ObjectHeader, Hdf5Err
     }
     let (version, refcount, raw) = collect_raw(h5, addr, &what)?;
     let mut messages = Vec::with_capacity(raw.len());
-    for (ty, flags, data) in raw {
+    for (ty, flags, data, _) in raw {
         if ty == MSG_CONTINUATION {
             continue;
         }
@@ -64,7 +64,8 @@ fn parse_depth(h5: &H5, addr: u64, depth: usize) -> Result<ObjectHeader, Hdf5Err
     })
 }
 
-type Raw = Vec<(u16, u8, Vec<u8>)>;
+/// Raw header messages: type, flags, bytes, and creation order (0 when not tracked).
+type Raw = Vec<(u16, u8, Vec<u8>, u16)>;
 
 fn continuation(data: &[u8], h5: &H5, what: &str) -> Result<(u64, u64), Hdf5Error> {
     let mut c = Cursor::new(data);
@@ -91,7 +92,7 @@ fn v1_messages(
         if ty == MSG_CONTINUATION {
             blocks.push(continuation(data, h5, what)?);
         }
-        raw.push((ty, flags, data.to_vec()));
+        raw.push((ty, flags, data.to_vec(), 0));
         p += 8 + size;
     }
     Ok(())
@@ -118,7 +119,12 @@ fn v2_messages(
         if ty == MSG_CONTINUATION {
             blocks.push(continuation(data, h5, what)?);
         }
-        raw.push((ty, flags, data.to_vec()));
+        let created = if order {
+            u16::from_le_bytes([body[p + 4], body[p + 5]])
+        } else {
+            0
+        };
+        raw.push((ty, flags, data.to_vec(), created));
         p += head + size;
     }
     Ok(())
@@ -292,7 +298,7 @@ pub(crate) fn attribute(
 }
 
 /// Creation-order index of each compact attribute of the object header at `addr`, by attribute
-/// name; empty when the header is version 1 or does not track creation order. hdf5-reader
+/// name (all 0 when the header is version 1 or does not track creation order). hdf5-reader
 /// drops the per-message creation order, and HDF5 reuses freed message slots, so header order
 /// is not creation order (netCDF-C lists attributes by creation order).
 pub(crate) fn attribute_orders(
@@ -300,72 +306,12 @@ pub(crate) fn attribute_orders(
     addr: u64,
 ) -> Result<std::collections::HashMap<Vec<u8>, u16>, Hdf5Error> {
     let what = format!("object header at {addr:#x}");
-    let mut out = std::collections::HashMap::new();
-    if h5.read(addr, 4, &what)? != b"OHDR" {
-        return Ok(out);
-    }
-    let pre = h5.read(addr, 6, &what)?;
-    let flags = pre[5];
-    if flags & 0x04 == 0 {
-        return Ok(out);
-    }
-    let mut off = 6u64;
-    if flags & 0x20 != 0 {
-        off += 16;
-    }
-    if flags & 0x10 != 0 {
-        off += 4;
-    }
-    let width = 1u64 << (flags & 3);
-    let sz = h5.read(addr + off, width, &what)?;
-    let mut b = [0u8; 8];
-    b[..sz.len()].copy_from_slice(&sz);
-    let chunk0 = u64::from_le_bytes(b);
-    off += width;
-    if chunk0 > MAX_BLOCK_BYTES {
-        return Err(Hdf5Error::invalid(
-            &what,
-            format!("first chunk of {chunk0} bytes"),
-        ));
-    }
-    let mut bodies = vec![h5.read(addr + off, chunk0, &what)?];
-    let mut seen = HashSet::new();
-    while let Some(body) = bodies.pop() {
-        let mut p = 0usize;
-        while p + 6 <= body.len() {
-            let ty = u16::from(body[p]);
-            let size = usize::from(u16::from_le_bytes([body[p + 1], body[p + 2]]));
-            let mflags = body[p + 3];
-            let order = u16::from_le_bytes([body[p + 4], body[p + 5]]);
-            let data = body
-                .get(p + 6..p + 6 + size)
-                .ok_or_else(|| Hdf5Error::invalid(&what, "message runs past its header chunk"))?;
-            if ty == MSG_CONTINUATION {
-                let (a, l) = continuation(data, h5, &what)?;
-                if !seen.insert(a) || seen.len() > MAX_BLOCKS || !(8..=MAX_BLOCK_BYTES).contains(&l)
-                {
-                    return Err(Hdf5Error::invalid(
-                        &what,
-                        "bad or repeated continuation block",
-                    ));
-                }
-                let blk = h5.read(a, l, &what)?;
-                if &blk[..4] != b"OCHK" {
-                    return Err(Hdf5Error::invalid(
-                        &what,
-                        format!("continuation at {a:#x} has no OCHK signature"),
-                    ));
-                }
-                bodies.push(blk[4..blk.len() - 4].to_vec());
-            } else if ty == MSG_ATTRIBUTE && mflags & 0x02 == 0 {
-                if let Some(name) = attribute_name(data) {
-                    out.insert(name, order);
-                }
-            }
-            p += 6 + size;
-        }
-    }
-    Ok(out)
+    let (_, _, raw) = collect_raw(h5, addr, &what)?;
+    Ok(raw
+        .iter()
+        .filter(|(ty, flags, _, _)| *ty == MSG_ATTRIBUTE && flags & 0x02 == 0)
+        .filter_map(|(_, _, data, order)| attribute_name(data).map(|n| (n, *order)))
+        .collect())
 }
 
 /// The name bytes of an attribute message (versions 1 to 3), without its terminating NUL.
@@ -386,7 +332,7 @@ fn attribute_name(data: &[u8]) -> Option<Vec<u8>> {
 fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Error> {
     let what = what.to_string();
     let sig = h5.read(addr, 4, &what)?;
-    let mut raw: Vec<(u16, u8, Vec<u8>)> = Vec::new();
+    let mut raw: Raw = Vec::new();
     let mut blocks: Vec<(u64, u64)> = Vec::new();
     let (version, refcount) = if sig == b"OHDR" {
         let pre = h5.read(addr, 6, &what)?;
@@ -488,7 +434,7 @@ pub(crate) fn legacy_layout(
     use hdf5_reader::messages::layout::DataLayout;
     let what = format!("object header at {addr:#x}");
     let (_, _, raw) = collect_raw(h5, addr, &what)?;
-    let Some((_, _, data)) = raw.iter().find(|(ty, flags, d)| {
+    let Some((_, _, data, _)) = raw.iter().find(|(ty, flags, d, _)| {
         *ty == MSG_LAYOUT && flags & 0x02 == 0 && matches!(d.first(), Some(1 | 2))
     }) else {
         return Ok(None);
