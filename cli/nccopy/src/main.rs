@@ -120,23 +120,15 @@ fn run(args: Args) -> anyhow::Result<()> {
     let (Some(infile), Some(outfile)) = (args.infile.clone(), args.outfile.clone()) else {
         bail!("usage: nccopy [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-F filterspec] [-Ln] [-Mn] infile outfile");
     };
-    let mut format = None;
-    if let Some(k) = &args.kind {
-        format = Some(nc_dispatch::parse_kind(k).with_context(|| {
-            format!("-k {k}: unknown format kind; use classic, '64-bit offset', cdf5, netCDF-4 or 'netCDF-4 classic model'")
-        })?);
-    }
-    for (flag, f) in [
+    let shortcuts = [
         (args.k3, Format::Classic),
         (args.k4, Format::Netcdf4),
         (args.k5, Format::Cdf5),
         (args.k6, Format::Offset64),
         (args.k7, Format::Netcdf4Classic),
-    ] {
-        if flag {
-            format = Some(f);
-        }
-    }
+    ];
+    let format =
+        nc_dispatch::asked_format(args.kind.as_deref(), &shortcuts).map_err(anyhow::Error::msg)?;
     if !args.data_groups.is_empty() || !args.only_groups.is_empty() {
         bail!("-g/-G (group selection) is not supported yet");
     }

@@ -94,28 +94,15 @@ fn main() -> ExitCode {
 }
 
 fn asked_format(args: &Args) -> anyhow::Result<Option<Format>> {
-    let mut asked = None;
-    if let Some(k) = &args.kind {
-        match nc_dispatch::parse_kind(k) {
-            Some(f) => asked = Some(f),
-            None => bail!(
-                "-k {k}: unknown format kind; use classic, '64-bit offset', cdf5, netCDF-4, 'netCDF-4 classic model', nc3, nc6, nc5, nc4, nc7 or 1..7"
-            ),
-        }
-    }
-    for (flag, f) in [
+    let shortcuts = [
         (args.k1, Format::Classic),
         (args.k3, Format::Classic),
         (args.k4, Format::Netcdf4),
         (args.k5, Format::Cdf5),
         (args.k6, Format::Offset64),
         (args.k7, Format::Netcdf4Classic),
-    ] {
-        if flag {
-            asked = Some(f);
-        }
-    }
-    Ok(asked)
+    ];
+    nc_dispatch::asked_format(args.kind.as_deref(), &shortcuts).map_err(anyhow::Error::msg)
 }
 
 fn run(args: Args) -> anyhow::Result<()> {

@@ -217,16 +217,9 @@ fn apply_storage_options(
 
 /// The variable matches a `-v`/`-V` entry: its plain name or its full path.
 fn var_matches(ds: &Dataset, v: VarId, names: &[String]) -> bool {
-    let var = ds.var(v);
-    let path = {
-        let g = ds.group_path(var.group);
-        if g == "/" {
-            format!("/{}", var.name)
-        } else {
-            format!("{g}/{}", var.name)
-        }
-    };
-    names.iter().any(|n| *n == var.name || *n == path)
+    let name = &ds.var(v).name;
+    let path = var_path(ds, v);
+    names.iter().any(|n| n == name || *n == path)
 }
 
 /// Build the output dataset's metadata from the input's and the mapping out-var → in-var.

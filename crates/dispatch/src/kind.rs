@@ -27,6 +27,31 @@ pub fn parse_kind(text: &str) -> Option<Format> {
     })
 }
 
+/// The output format a command line asks for: `-k KIND` (if given) and then the shortcut flags
+/// (`-3`, `-4`, ...) that are set, the last one winning, as netCDF-C's tools read them.
+///
+/// # Errors
+/// An unknown `-k` value, with the accepted names.
+pub fn asked_format(
+    kind: Option<&str>,
+    shortcuts: &[(bool, Format)],
+) -> Result<Option<Format>, String> {
+    let mut asked = match kind {
+        Some(k) => Some(parse_kind(k).ok_or_else(|| {
+            format!(
+                "-k {k}: unknown format kind; use classic, '64-bit offset', cdf5, netCDF-4, 'netCDF-4 classic model', nc3, nc6, nc5, nc4, nc7 or 1..7"
+            )
+        })?),
+        None => None,
+    };
+    for (set, f) in shortcuts {
+        if *set {
+            asked = Some(*f);
+        }
+    }
+    Ok(asked)
+}
+
 /// Parse the value of a CDL `_Format` attribute.
 pub fn parse_format_attribute(text: &str) -> Option<Format> {
     parse_kind(text)
