@@ -71,7 +71,11 @@ impl Default for ZarrWriteOptions {
         ZarrWriteOptions {
             layout: NczarrLayout::default(),
             dimension_separator: '.',
-            nc_properties: Some("version=2,netcdf=4.9.0,nczarr=2.0.0".into()),
+            // our own identity, in netCDF-C's key=value form (it never names netCDF-C)
+            nc_properties: Some(format!(
+                "version=2,ncgen-rs={},nczarr=2.0.0",
+                env!("CARGO_PKG_VERSION")
+            )),
             default_maxstrlen: 128,
             batch: 64,
             registry: None,
