@@ -317,6 +317,17 @@ impl Dataset {
         s
     }
 
+    /// The full path of a variable: `/v` in the root group, `/g/h/v` in a subgroup.
+    pub fn var_path(&self, v: VarId) -> String {
+        let var = &self.vars[v.0];
+        let g = self.group_path(var.group);
+        if g == "/" {
+            format!("/{}", var.name)
+        } else {
+            format!("{g}/{}", var.name)
+        }
+    }
+
     /// The dimension `name` as seen from group `g`: defined in `g` or an ancestor.
     pub fn find_dim(&self, g: GroupId, name: &str) -> Option<DimId> {
         self.ancestors(g).find_map(|g| {

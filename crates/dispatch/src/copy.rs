@@ -92,16 +92,6 @@ fn parse_chunk_specs(specs: &[String]) -> Result<ChunkSpec, String> {
     Ok(out)
 }
 
-fn var_path(ds: &Dataset, v: VarId) -> String {
-    let var = ds.var(v);
-    let g = ds.group_path(var.group);
-    if g == "/" {
-        format!("/{}", var.name)
-    } else {
-        format!("{g}/{}", var.name)
-    }
-}
-
 /// Apply `-F`/`-d`/`-s`/`-c` to the output variables' storage settings.
 fn apply_storage_options(
     out: &mut Dataset,
@@ -149,7 +139,7 @@ fn apply_storage_options(
         let spec = parse_chunk_specs(&opts.chunks)?;
         for i in 0..out.vars.len() {
             let v = VarId(i);
-            let path = var_path(out, v);
+            let path = out.var_path(v);
             let name = out.var(v).name.clone();
             let shape = out.shape(v);
             let dims: Vec<String> = out
@@ -218,7 +208,7 @@ fn apply_storage_options(
 /// The variable matches a `-v`/`-V` entry: its plain name or its full path.
 fn var_matches(ds: &Dataset, v: VarId, names: &[String]) -> bool {
     let name = &ds.var(v).name;
-    let path = var_path(ds, v);
+    let path = ds.var_path(v);
     names.iter().any(|n| n == name || *n == path)
 }
 

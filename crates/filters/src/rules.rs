@@ -191,12 +191,7 @@ impl VarInfo {
     /// The facts of variable `v` of `ds` (its chain from `storage.filters`).
     pub fn from_dataset(ds: &Dataset, v: VarId) -> VarInfo {
         let var = ds.var(v);
-        let g = ds.group_path(var.group);
-        let path = if g == "/" {
-            format!("/{}", var.name)
-        } else {
-            format!("{g}/{}", var.name)
-        };
+        let path = ds.var_path(v);
         let unfilterable = if var.dims.is_empty() {
             Some(Unfilterable::Scalar)
         } else {

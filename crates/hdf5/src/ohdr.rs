@@ -11,9 +11,8 @@ use std::collections::HashSet;
 
 use hdf5_reader::io::Cursor;
 use hdf5_reader::messages::attribute::AttributeMessage;
-use hdf5_reader::messages::datatype::DatatypeMessage;
 use hdf5_reader::messages::shared::{self, SharedMessage};
-use hdf5_reader::messages::{self, DataspaceMessage, HdfMessage};
+use hdf5_reader::messages::{self, HdfMessage};
 use hdf5_reader::object_header::ObjectHeader;
 
 use crate::h5::H5;
@@ -180,50 +179,18 @@ fn resolve_shared(
     })
 }
 
-fn shared_datatype(
+/// A shared message of type `ty` stored inline as a reference (`bytes`), resolved from the
+/// header it lives in.
+fn shared_message(
     h5: &H5,
     bytes: &[u8],
+    ty: u16,
     depth: usize,
     what: &str,
-) -> Result<DatatypeMessage, Hdf5Error> {
-    let sm = shared::parse(
-        &mut Cursor::new(bytes),
-        MSG_DATATYPE,
-        h5.os,
-        h5.ls,
-        bytes.len(),
-    )
-    .map_err(st(what))?;
-    match resolve_shared(h5, &sm, MSG_DATATYPE, depth, what)? {
-        HdfMessage::Datatype(d) => Ok(d),
-        _ => Err(Hdf5Error::invalid(
-            what,
-            "shared datatype is not a datatype",
-        )),
-    }
-}
-
-fn shared_dataspace(
-    h5: &H5,
-    bytes: &[u8],
-    depth: usize,
-    what: &str,
-) -> Result<DataspaceMessage, Hdf5Error> {
-    let sm = shared::parse(
-        &mut Cursor::new(bytes),
-        MSG_DATASPACE,
-        h5.os,
-        h5.ls,
-        bytes.len(),
-    )
-    .map_err(st(what))?;
-    match resolve_shared(h5, &sm, MSG_DATASPACE, depth, what)? {
-        HdfMessage::Dataspace(d) => Ok(d),
-        _ => Err(Hdf5Error::invalid(
-            what,
-            "shared dataspace is not a dataspace",
-        )),
-    }
+) -> Result<HdfMessage, Hdf5Error> {
+    let sm =
+        shared::parse(&mut Cursor::new(bytes), ty, h5.os, h5.ls, bytes.len()).map_err(st(what))?;
+    resolve_shared(h5, &sm, ty, depth, what)
 }
 
 /// An attribute message, versions 1 to 3, with shared datatype and dataspace allowed.
@@ -266,12 +233,28 @@ pub(crate) fn attribute(
     p += pad(ds_len) - ds_len;
     let awhat = format!("{what}: attribute \"{name}\"");
     let dt = if flags & 0x01 != 0 {
-        shared_datatype(h5, dt_bytes, depth, &awhat)?
+        match shared_message(h5, dt_bytes, MSG_DATATYPE, depth, &awhat)? {
+            HdfMessage::Datatype(d) => d,
+            _ => {
+                return Err(Hdf5Error::invalid(
+                    &awhat,
+                    "shared datatype is not a datatype",
+                ))
+            }
+        }
     } else {
         messages::datatype::parse(&mut Cursor::new(dt_bytes), dt_bytes.len()).map_err(st(&awhat))?
     };
     let ds = if flags & 0x02 != 0 {
-        shared_dataspace(h5, ds_bytes, depth, &awhat)?
+        match shared_message(h5, ds_bytes, MSG_DATASPACE, depth, &awhat)? {
+            HdfMessage::Dataspace(d) => d,
+            _ => {
+                return Err(Hdf5Error::invalid(
+                    &awhat,
+                    "shared dataspace is not a dataspace",
+                ))
+            }
+        }
     } else {
         messages::dataspace::parse(&mut Cursor::new(ds_bytes), h5.os, h5.ls, ds_bytes.len())
             .map_err(st(&awhat))?

@@ -298,13 +298,19 @@ impl<R: Read> Parser<R> {
         }
     }
 
-    fn check_new_type(&self, g: GroupId, name: &str, p: Pos) -> Result<(), CdlError> {
+    /// A reserved word cannot name a `what` (type, dimension, variable).
+    fn check_not_reserved(&self, name: &str, p: Pos, what: &str) -> Result<(), CdlError> {
         if is_reserved(name, self.opts.format) {
             return Err(self.syntax(
                 p,
-                format!("'{name}' is a reserved word and cannot name a type"),
+                format!("'{name}' is a reserved word and cannot name a {what}"),
             ));
         }
+        Ok(())
+    }
+
+    fn check_new_type(&self, g: GroupId, name: &str, p: Pos) -> Result<(), CdlError> {
+        self.check_not_reserved(name, p, "type")?;
         if self
             .ds
             .group(g)
@@ -573,12 +579,7 @@ impl<R: Read> Parser<R> {
             }
             loop {
                 let (name, p) = self.expect_name("a dimension name")?;
-                if is_reserved(&name, self.opts.format) {
-                    return Err(self.syntax(
-                        p,
-                        format!("'{name}' is a reserved word and cannot name a dimension"),
-                    ));
-                }
+                self.check_not_reserved(&name, p, "dimension")?;
                 if self
                     .ds
                     .group(g)
@@ -664,12 +665,7 @@ impl<R: Read> Parser<R> {
     fn var_decl(&mut self, g: GroupId, ty: NcType) -> Result<(), CdlError> {
         loop {
             let (name, p) = self.expect_name("a variable name")?;
-            if is_reserved(&name, self.opts.format) {
-                return Err(self.syntax(
-                    p,
-                    format!("'{name}' is a reserved word and cannot name a variable"),
-                ));
-            }
+            self.check_not_reserved(&name, p, "variable")?;
             if self.ds.find_var(g, &name).is_some() {
                 return Err(self.semantic(p, format!("duplicate variable name '{name}'")));
             }

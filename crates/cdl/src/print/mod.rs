@@ -258,12 +258,7 @@ impl Selection {
 
 fn var_matches(ds: &Dataset, id: VarId, vname: &str, want: &str) -> bool {
     if want.contains('/') {
-        let g = ds.group_path(ds.var(id).group);
-        let full = if g == "/" {
-            format!("/{vname}")
-        } else {
-            format!("{g}/{vname}")
-        };
+        let full = ds.var_path(id);
         let want = if want.starts_with('/') {
             want.to_string()
         } else {
