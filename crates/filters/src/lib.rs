@@ -6,7 +6,7 @@
 //! - [`Registry`] (built-in codecs and HDF5 plugins, by id and by Zarr codec name) and
 //!   [`Pipeline`] (a chain applied in order on encode, in reverse on decode).
 //! - Built-in codecs bit-compatible with the HDF5 filters: deflate 1, shuffle 2,
-//!   fletcher32 3, szip 4 (decode only), bzip2 307, blosc 32001, lz4 32004, zstd 32015.
+//!   fletcher32 3, szip 4, bzip2 307, blosc 32001, lz4 32004, zstd 32015.
 //! - [`plugin`]: HDF5 filter plugins loaded from `HDF5_PLUGIN_PATH`.
 //! - [`codec_json`]: numcodecs JSON ↔ HDF5 id + parameters.
 //! - [`rules`]: the `nccopy -F` rule engine.

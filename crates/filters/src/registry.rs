@@ -40,8 +40,8 @@ impl Registry {
         Registry::default()
     }
 
-    /// A registry holding the built-in codecs: deflate 1, shuffle 2, fletcher32 3, szip 4
-    /// (decode only), bzip2 307, blosc 32001, lz4 32004, zstd 32015. Reads
+    /// A registry holding the built-in codecs: deflate 1, shuffle 2, fletcher32 3, szip 4,
+    /// bzip2 307, blosc 32001, lz4 32004, zstd 32015. Reads
     /// [`PREFER_PLUGIN_ENV`] once.
     pub fn with_builtins() -> Registry {
         let mut r = Registry::empty();

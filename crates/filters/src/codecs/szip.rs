@@ -9,13 +9,15 @@
 //! the unit-delay predictor when the NN option (32) is set, 16-bit samples most significant
 //! byte first when the MSB option (16) is set.
 //!
-//! Decoding only, written from the CCSDS 121.0-B recommendation. TODO: encoding is missing
-//! (no pure-Rust szip encoder; libaec needs cmake): encode returns `Unsupported`, and an
-//! szip HDF5 plugin is used instead when one is loaded and preferred.
+//! Encoding and decoding, written from the CCSDS 121.0-B recommendation; the encoder is in
+//! [`encode`]. Encoded chunks decode with HDF5's szip filter (libaec's libsz); the encoder is
+//! not bit-identical to libaec (it picks each block's option by exact bit count).
 
 use super::{corrupt, Cursor};
 use crate::error::FilterError;
 use crate::filter::{Filter, FilterContext};
+
+mod encode;
 
 const ID: u32 = 4;
 const NAME: &str = "szip";
@@ -62,6 +64,8 @@ pub(crate) fn working(visible: &[u32], ctx: &FilterContext) -> Vec<u32> {
 }
 
 pub(crate) struct Szip {
+    /// The working parameters, for error messages.
+    params: [u32; 4],
     mask: u32,
     ppb: usize,
     bpp: usize,
@@ -69,7 +73,18 @@ pub(crate) struct Szip {
     limit: usize,
 }
 
+/// The configured filter for 4 working values; given only the 2 visible ones (an NCZarr
+/// codec's mask and pixels per block) and a chunk shape, adds the other two as `set_local`
+/// does (netCDF-C's NCZarr szip wrapper computes them the same way).
 pub(crate) fn build(params: &[u32], ctx: &FilterContext) -> Result<Box<dyn Filter>, FilterError> {
+    let full;
+    let params = match params {
+        [_, _] if !ctx.chunk_shape.is_empty() => {
+            full = working(params, ctx);
+            &full[..]
+        }
+        _ => params,
+    };
     let bad = |why: &str| super::bad_params(ID, NAME, params, why);
     let [mask, ppb, bpp, pps, ..] = *params else {
         return Err(bad(
@@ -86,6 +101,7 @@ pub(crate) fn build(params: &[u32], ctx: &FilterContext) -> Result<Box<dyn Filte
         return Err(bad("pixels per scanline is 0"));
     }
     Ok(Box::new(Szip {
+        params: [mask, ppb, bpp, pps],
         mask,
         ppb: ppb as usize,
         bpp: bpp as usize,
@@ -257,6 +273,91 @@ fn decode_samples(
     Some(out)
 }
 
+/// HDF5's largest pixels per block (`H5_SZIP_MAX_PIXELS_PER_BLOCK`).
+const MAX_PIXELS_PER_BLOCK: usize = 32;
+/// CCSDS 121.0's (and libaec's) largest reference sample interval, in blocks.
+const MAX_RSI: usize = 4096;
+
+impl Szip {
+    fn bad(&self, reason: String) -> FilterError {
+        super::bad_params(ID, NAME, &self.params, reason)
+    }
+
+    /// Encode one chunk: the 4-byte size, then the bitstream (see the module comment).
+    fn encode_chunk(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
+        if self.ppb > MAX_PIXELS_PER_BLOCK {
+            return Err(self.bad(format!(
+                "pixels per block {} is above HDF5's limit of {MAX_PIXELS_PER_BLOCK}: use 2 to 32 (even)",
+                self.ppb
+            )));
+        }
+        let rsi = self.pps.div_ceil(self.ppb);
+        if rsi > MAX_RSI {
+            return Err(self.bad(format!(
+                "pixels per scanline {} makes {rsi} blocks of {} pixels per scanline, more than the {MAX_RSI} blocks per reference sample interval CCSDS 121.0 allows",
+                self.pps, self.ppb
+            )));
+        }
+        let size = u32::try_from(chunk.len()).map_err(|_| {
+            self.bad(format!(
+                "a chunk of {} bytes is too large: szip's size field has 32 bits",
+                chunk.len()
+            ))
+        })?;
+        let interleave = self.bpp == 32 || self.bpp == 64;
+        let n = if interleave { 8 } else { self.bpp };
+        let sbytes = n / 8;
+        if !chunk.len().is_multiple_of(sbytes) {
+            return Err(self.bad(format!(
+                "a chunk of {} bytes is not whole pixels of bits per pixel {}",
+                chunk.len(),
+                self.bpp
+            )));
+        }
+        let mut shuffled = Vec::new();
+        let bytes = if interleave {
+            super::shuffle::shuffle_bytes(chunk, self.bpp / 8, &mut shuffled);
+            &shuffled[..]
+        } else {
+            chunk
+        };
+        let nn = self.mask & NN_OPTION_MASK != 0;
+        let msb = self.mask & MSB_OPTION_MASK != 0;
+        let k13 = self.mask & ALLOW_K13_OPTION_MASK != 0;
+        let coder = encode::Coder::new(n as u32, self.ppb, rsi, nn, k13);
+        let mut w = encode::BitWriter::with_capacity(chunk.len() / 2 + 16);
+        let mut line: Vec<u32> = Vec::with_capacity(coder.rsi_samples());
+        let mut scratch = Vec::with_capacity(coder.rsi_samples());
+        // each scanline of `pps` pixels is one RSI, padded to whole blocks with its last
+        // pixel (the predictor then codes zeros) or with 0 (without the predictor)
+        for raw in bytes.chunks(self.pps * sbytes) {
+            line.clear();
+            match (sbytes, msb) {
+                (1, _) => line.extend(raw.iter().map(|&b| u32::from(b))),
+                (_, true) => line.extend(
+                    raw.chunks_exact(2)
+                        .map(|p| u32::from(u16::from_be_bytes([p[0], p[1]]))),
+                ),
+                (_, false) => line.extend(
+                    raw.chunks_exact(2)
+                        .map(|p| u32::from(u16::from_le_bytes([p[0], p[1]]))),
+                ),
+            }
+            let pad = if nn {
+                line.last().copied().unwrap_or(0)
+            } else {
+                0
+            };
+            line.resize(coder.rsi_samples(), pad);
+            coder.encode_rsi(&line, &mut scratch, &mut w);
+        }
+        out.clear();
+        out.extend_from_slice(&size.to_le_bytes());
+        out.extend_from_slice(&w.finish());
+        Ok(())
+    }
+}
+
 impl Filter for Szip {
     fn id(&self) -> u32 {
         ID
@@ -264,12 +365,8 @@ impl Filter for Szip {
     fn name(&self) -> &str {
         NAME
     }
-    fn encode(&self, _chunk: &[u8], _out: &mut Vec<u8>) -> Result<(), FilterError> {
-        Err(FilterError::Unsupported {
-            id: ID,
-            name: NAME,
-            what: "szip encoding".into(),
-        })
+    fn encode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
+        self.encode_chunk(chunk, out)
     }
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
         let mut cur = Cursor::new(chunk, ID, NAME);
