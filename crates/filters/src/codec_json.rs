@@ -10,15 +10,26 @@
 //! | bz2 | `{"id":"bz2","level":L}` | `307,L` |
 //! | zstd | `{"id":"zstd","level":L}` | `32015,L` |
 //! | blosc | `{"id":"blosc","cname":C,"clevel":L,"shuffle":S,"blocksize":B}` | `32001,2,2,T,N,L,S,C` |
-//! | lz4 | `{"id":"lz4","acceleration":A}` | `32004` |
 //!
 //! Numbers written as JSON strings (older NCZarr) are accepted on read. Unknown codecs are
 //! kept verbatim ([`ZarrCodec::spec`] is `None`) so metadata can still show them.
 //!
-//! Note: numcodecs' own `lz4` chunks carry a 4-byte little-endian size and one LZ4 block,
-//! not the HDF5 lz4 filter's framing that filter 32004 uses, so they do not interoperate.
+//! **Zarr-only codecs**: numcodecs codecs whose chunk format no HDF5 filter has. They have no
+//! HDF5 id (so `_Filter` never shows them; `_Codecs` keeps their JSON) and are built directly
+//! from their JSON by [`zarr_only_filter`] (errors report them as filter 0):
+//!
+//! | codec | JSON | chunk |
+//! |---|---|---|
+//! | gzip | `{"id":"gzip","level":L}` | one gzip member (RFC 1952) |
+//! | lz4 | `{"id":"lz4","acceleration":A}` | 4-byte little-endian size + one LZ4 block |
+//! | delta | `{"id":"delta","dtype":"<i4","astype":"<i4"}` | differences of consecutive elements |
+//!
+//! numcodecs' `lz4` framing differs from the HDF5 lz4 filter's (32004: 8-byte big-endian
+//! size, block size, sized blocks), so a Zarr `lz4` codec is never filter 32004. Writing a
+//! chain holding filter 32004 to Zarr emits numcodecs' `lz4` ([`hdf5_to_codec`]), whose chunks
+//! are then in numcodecs' framing (the writer builds its pipeline from the JSON).
 
-use crate::filter::FilterContext;
+use crate::filter::{Filter, FilterContext};
 use nc_dataset::FilterSpec;
 use serde_json::{json, Map, Value};
 
@@ -58,6 +69,14 @@ pub enum CodecJsonError {
         /// Filter id.
         id: u32,
     },
+    /// A Zarr-only codec configuration we cannot apply (e.g. delta with another `astype`).
+    #[error("codec {json}: {why}")]
+    Unsupported {
+        /// The codec JSON.
+        json: String,
+        /// What is not supported.
+        why: String,
+    },
 }
 
 /// The HDF5 id of a standard numcodecs codec id (`"zlib"` → 1).
@@ -69,7 +88,6 @@ pub fn hdf5_id_for_codec(codec: &str) -> Option<u32> {
         "szip" => 4,
         "bz2" | "bzip2" => 307,
         "blosc" => 32001,
-        "lz4" => 32004,
         "zstd" => 32015,
         _ => return None,
     })
@@ -164,7 +182,6 @@ pub fn codec_to_hdf5(
             32015,
             vec![ranged(f("level")?, 1, -131072, 22, id, "level")?],
         ),
-        "lz4" => spec(32004, vec![]),
         "blosc" => {
             let cname = match obj.get("cname") {
                 None | Some(Value::Null) => "lz4".to_string(),
@@ -202,7 +219,8 @@ pub fn codec_to_hdf5(
     }
 }
 
-/// The numcodecs JSON for an HDF5 filter (working or visible parameters).
+/// The numcodecs JSON for an HDF5 filter (working or visible parameters). Filter 32004 (HDF5
+/// lz4) becomes numcodecs' `lz4`, a Zarr-only codec with its own chunk framing.
 ///
 /// # Errors
 /// [`CodecJsonError::NoCodec`] for ids without a standard codec.
@@ -219,7 +237,8 @@ pub fn hdf5_to_codec(spec: &FilterSpec, ctx: &FilterContext) -> Result<Value, Co
             json!({"id": "shuffle", "elementsize": size})
         }
         3 => json!({"id": "fletcher32"}),
-        4 => json!({"id": "szip", "mask": at(0, 32), "pixels-per-block": at(1, 32)}),
+        // the user's coding choice only (EC 4 / NN 32), not the working bits HDF5 adds
+        4 => json!({"id": "szip", "mask": at(0, 32) & (4 | 32), "pixels-per-block": at(1, 32)}),
         307 => json!({"id": "bz2", "level": at(0, 9)}),
         32015 => json!({"id": "zstd", "level": at(0, 1) as i32}),
         32004 => json!({"id": "lz4", "acceleration": 1}),
@@ -326,4 +345,199 @@ pub fn parse_codecs(text: &str) -> Result<Vec<Value>, CodecJsonError> {
         Value::Array(a) => a,
         v => vec![v],
     })
+}
+
+/// numcodecs ids of the Zarr-only codecs (no HDF5 filter id; see the module documentation).
+pub const ZARR_ONLY_CODECS: [&str; 3] = ["gzip", "lz4", "delta"];
+
+/// True when `codec` is an object whose `"id"` names a Zarr-only codec.
+pub fn is_zarr_only(codec: &Value) -> bool {
+    codec
+        .get("id")
+        .and_then(Value::as_str)
+        .is_some_and(|id| ZARR_ONLY_CODECS.contains(&id))
+}
+
+fn string_field<'a>(
+    obj: &'a Map<String, Value>,
+    codec: &str,
+    field: &str,
+) -> Result<Option<&'a str>, CodecJsonError> {
+    match obj.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(CodecJsonError::BadField {
+            codec: codec.into(),
+            field: field.into(),
+            value: v.to_string(),
+            expected: "a NumPy type string such as \"<i4\"",
+        }),
+    }
+}
+
+/// The configured filter of a Zarr-only codec (`gzip`, `lz4`, `delta`), `Ok(None)` for any
+/// other codec. Decoded chunks are bounded by `ctx.max_decoded`.
+///
+/// # Errors
+/// [`CodecJsonError::BadField`] for a malformed field, [`CodecJsonError::Unsupported`] for a
+/// configuration we cannot apply (a delta `dtype` that is not an integer or float type, an
+/// `astype` other than the `dtype`).
+pub fn zarr_only_filter(
+    codec: &Value,
+    ctx: &FilterContext,
+) -> Result<Option<Box<dyn Filter>>, CodecJsonError> {
+    let Some(obj) = codec.as_object() else {
+        return Ok(None);
+    };
+    let Some(id) = obj.get("id").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let f = |name: &str| field_i64(obj, id, name);
+    Ok(Some(match id {
+        "gzip" => {
+            let level = ranged(f("level")?, 1, 0, 9, id, "level")?;
+            Box::new(crate::codecs::GZip::new(level, ctx.max_decoded))
+        }
+        "lz4" => {
+            // acceleration only trades ratio for speed: any integer is accepted
+            f("acceleration")?;
+            Box::new(crate::codecs::NumcodecsLz4::new(ctx.max_decoded))
+        }
+        "delta" => {
+            let dtype =
+                string_field(obj, id, "dtype")?.ok_or_else(|| CodecJsonError::Unsupported {
+                    json: codec.to_string(),
+                    why: "no \"dtype\" (a NumPy type string such as \"<i4\")".into(),
+                })?;
+            let astype = string_field(obj, id, "astype")?.unwrap_or(dtype);
+            let d = crate::codecs::Delta::new(dtype, astype).map_err(|why| {
+                CodecJsonError::Unsupported {
+                    json: codec.to_string(),
+                    why,
+                }
+            })?;
+            Box::new(d)
+        }
+        _ => return Ok(None),
+    }))
+}
+
+#[cfg(test)]
+mod zarr_only_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+    use super::*;
+    use serde_json::json;
+
+    fn ctx() -> FilterContext {
+        let mut c = FilterContext::new(4, &[16]);
+        c.max_decoded = 64;
+        c
+    }
+
+    fn build(v: Value) -> Box<dyn Filter> {
+        zarr_only_filter(&v, &ctx()).unwrap().unwrap()
+    }
+
+    #[test]
+    fn zarr_only_codecs_have_no_hdf5_id() {
+        for v in [
+            json!({"id": "gzip", "level": 5}),
+            json!({"id": "lz4", "acceleration": 1}),
+            json!({"id": "delta", "dtype": "<i4", "astype": "<i4"}),
+        ] {
+            assert!(is_zarr_only(&v), "{v}");
+            assert_eq!(codec_to_hdf5(&v, &ctx()).unwrap(), None, "{v}");
+            let chain = zarr_to_chain(&v, &Value::Null, &ctx()).unwrap();
+            assert_eq!(chain[0].spec, None);
+            assert_eq!(chain[0].json, v);
+        }
+        assert_eq!(hdf5_id_for_codec("lz4"), None);
+        assert!(!is_zarr_only(&json!({"id": "zlib", "level": 1})));
+        assert!(!is_zarr_only(&json!("gzip")));
+        assert!(zarr_only_filter(&json!({"id": "zlib", "level": 1}), &ctx())
+            .unwrap()
+            .is_none());
+        assert!(zarr_only_filter(&json!([1]), &ctx()).unwrap().is_none());
+    }
+
+    #[test]
+    fn built_filters_round_trip_within_the_limit() {
+        let data: Vec<u8> = (0..64u8).collect();
+        for v in [
+            json!({"id": "gzip", "level": 5}),
+            json!({"id": "gzip"}),
+            json!({"id": "gzip", "level": "9"}),
+            json!({"id": "lz4", "acceleration": 1}),
+            json!({"id": "lz4"}),
+            json!({"id": "delta", "dtype": "<i4", "astype": "<i4"}),
+            json!({"id": "delta", "dtype": ">f8"}),
+            json!({"id": "delta", "dtype": "|u1", "astype": "|u1"}),
+        ] {
+            let f = build(v.clone());
+            assert_eq!(f.id(), 0, "{v}");
+            let (mut e, mut d) = (Vec::new(), Vec::new());
+            f.encode(&data, &mut e).unwrap();
+            f.decode(&e, &mut d).unwrap();
+            assert_eq!(d, data, "{v}");
+        }
+        // the limit of the context bounds decoding (65 bytes > 64)
+        for v in [json!({"id": "gzip"}), json!({"id": "lz4"})] {
+            let f = build(v.clone());
+            let mut e = Vec::new();
+            f.encode(&[0u8; 65], &mut e).unwrap();
+            assert!(
+                matches!(
+                    f.decode(&e, &mut Vec::new()),
+                    Err(crate::FilterError::TooLarge { .. })
+                ),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_configurations_are_errors() {
+        let err = |v: Value| zarr_only_filter(&v, &ctx()).err().unwrap();
+        assert!(matches!(
+            err(json!({"id": "gzip", "level": 10})),
+            CodecJsonError::BadField { .. }
+        ));
+        assert!(matches!(
+            err(json!({"id": "gzip", "level": "x"})),
+            CodecJsonError::BadField { .. }
+        ));
+        assert!(matches!(
+            err(json!({"id": "lz4", "acceleration": [1]})),
+            CodecJsonError::BadField { .. }
+        ));
+        assert!(matches!(
+            err(json!({"id": "delta"})),
+            CodecJsonError::Unsupported { .. }
+        ));
+        assert!(matches!(
+            err(json!({"id": "delta", "dtype": 4})),
+            CodecJsonError::BadField { .. }
+        ));
+        let e = err(json!({"id": "delta", "dtype": "<i8", "astype": "<i2"})).to_string();
+        assert!(e.starts_with(r#"codec {"#), "{e}");
+        assert!(
+            e.ends_with(r#"}: astype "<i2" differs from dtype "<i8": only astype equal to dtype (byte order aside) is supported"#),
+            "{e}"
+        );
+        assert!(err(json!({"id": "delta", "dtype": "<M8[ns]"}))
+            .to_string()
+            .contains("not supported"));
+    }
+
+    #[test]
+    fn hdf5_lz4_is_written_as_numcodecs_lz4() {
+        let spec = FilterSpec {
+            id: 32004,
+            params: vec![],
+        };
+        let j = hdf5_to_codec(&spec, &ctx()).unwrap();
+        assert_eq!(j, json!({"id": "lz4", "acceleration": 1}));
+        assert!(is_zarr_only(&j));
+    }
 }

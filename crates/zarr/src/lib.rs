@@ -12,6 +12,7 @@
 //! the Zarr v2 storage specification, and the NCZarr filter proposal.
 
 mod attrs;
+mod codecs;
 mod convert;
 mod dtype;
 mod error;

@@ -122,40 +122,13 @@ impl ZarrFile {
         if v.codecs.is_empty() {
             return Ok(None);
         }
-        let reg = self.registry();
-        let mut chain = Vec::with_capacity(v.codecs.len());
-        for c in &v.codecs {
-            match &c.spec {
-                Some(s) => chain.push(s.clone()),
-                None => {
-                    let searched: Vec<String> = reg
-                        .searched_dirs()
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect();
-                    return Err(ZarrError::UnknownCodec {
-                        var: v.path.clone(),
-                        codec: crate::json::compact(&c.json),
-                        searched: if searched.is_empty() {
-                            "none".into()
-                        } else {
-                            searched.join(":")
-                        },
-                    });
-                }
-            }
-        }
         let mut ctx = FilterContext::new(v.dtype.size(), &v.chunks);
         // decoded chunks are exactly one chunk (plus checksum framing): a larger claim is an error
         ctx.max_decoded = ctx
             .chunk_bytes()
             .map_or(ctx.max_decoded, |n| n.saturating_add(1024));
-        reg.pipeline_stored(&chain, ctx)
-            .map(Some)
-            .map_err(|e| ZarrError::Filter {
-                var: v.path.clone(),
-                source: e.for_variable(&v.path),
-            })
+        let akey = format!("{}/.zarray", v.key);
+        crate::codecs::pipeline(&v.codecs, self.registry(), ctx, &v.path, &akey).map(Some)
     }
 
     fn chunk_key(v: &VarInfo, idx: &[u64]) -> String {

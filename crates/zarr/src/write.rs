@@ -29,7 +29,6 @@ use nc_dataset::{
     default_fill, AtomicType, DataSource, Dataset, Endianness, GroupId, Layout, NcType, Values,
     VarId, ROOT,
 };
-use nc_filters::codec_json::chain_to_zarr;
 use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -505,28 +504,35 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
     convert::encode(&fill_vals, &dtype, &mut fill);
     fill.resize(dtype.size(), 0);
 
-    // filters: compressor = last, filters = the rest
-    let filterable = !scalar && t != AtomicType::String && !var.storage.filters.is_empty();
+    // filters: compressor = last, filters = the rest; Zarr-only codecs (gzip, numcodecs lz4,
+    // delta) come back from `_Codecs` when it still describes the chain
+    let zarr_only = var.storage.codecs.as_deref().is_some_and(|t| {
+        nc_filters::codec_json::parse_codecs(t)
+            .is_ok_and(|c| c.iter().any(nc_filters::codec_json::is_zarr_only))
+    });
+    let filterable =
+        !scalar && t != AtomicType::String && (!var.storage.filters.is_empty() || zarr_only);
     let (compressor, filters, pipe) = if filterable {
         let mut ctx = FilterContext::new(dtype.size(), &chunks);
         ctx.max_decoded = ctx
             .chunk_bytes()
             .map_or(ctx.max_decoded, |n| n.saturating_add(1024));
         let working = cx.registry.working_chain(&var.storage.filters, &ctx);
-        let (c, f) = chain_to_zarr(&working, &ctx).map_err(|e| ZarrError::NotRepresentable {
-            what: format!("the filters of variable \"{path}\""),
-            why: format!(
-                "{e}; NCZarr stores filters as Zarr codecs (use a filter with a standard codec)"
-            ),
-        })?;
-        let p = cx
-            .registry
-            .pipeline_stored(&working, ctx)
-            .map_err(|e| ZarrError::Filter {
-                var: path.clone(),
-                source: e.for_variable(&path),
+        let codecs = crate::codecs::output_codecs(&working, var.storage.codecs.as_deref(), &ctx)
+            .map_err(|e| ZarrError::NotRepresentable {
+                what: format!("the filters of variable \"{path}\""),
+                why: format!(
+                    "{e}; NCZarr stores filters as Zarr codecs (use a filter with a standard codec)"
+                ),
             })?;
-        (c, f, Some(p))
+        if codecs.is_empty() {
+            (Value::Null, Value::Null, None)
+        } else {
+            let (c, f) = crate::codecs::split_json(&codecs);
+            let akey = format!("{}/.zarray", join(prefix, &var.name));
+            let p = crate::codecs::pipeline(&codecs, &cx.registry, ctx, &path, &akey)?;
+            (c, f, Some(p))
+        }
     } else {
         (Value::Null, Value::Null, None)
     };

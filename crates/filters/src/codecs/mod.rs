@@ -4,8 +4,11 @@ mod blosc;
 mod blosclz;
 mod bzip2;
 mod deflate;
+mod delta;
 mod fletcher32;
+mod gzip;
 mod lz4;
+mod numcodecs_lz4;
 mod shuffle;
 mod szip;
 mod zstd;
@@ -13,6 +16,10 @@ mod zstd;
 pub use blosc::{BLOSC_MAX_OVERHEAD, BLOSC_VERSION_FORMAT};
 pub use fletcher32::fletcher32;
 pub use shuffle::{shuffle_bytes, unshuffle_bytes};
+// numcodecs codecs without an HDF5 filter id (Zarr only, built by crate::codec_json)
+pub(crate) use delta::Delta;
+pub(crate) use gzip::GZip;
+pub(crate) use numcodecs_lz4::NumcodecsLz4;
 
 use crate::error::FilterError;
 use crate::filter::{Filter, FilterContext, FilterFactory, FilterId, FilterSource};
