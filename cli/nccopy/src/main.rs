@@ -1,5 +1,6 @@
 //! nccopy-rs: copy a netCDF dataset, optionally converting its format (netCDF-C nccopy's options).
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -57,13 +58,13 @@ struct Args {
     #[arg(short = 'G', value_name = "grp1,...", action = clap::ArgAction::Append)]
     only_groups: Vec<String>,
     /// Copy buffer size in bytes (K, M, G suffixes).
-    #[arg(short = 'm', value_name = "n")]
+    #[arg(short = 'm', value_name = "n", allow_hyphen_values = true)]
     buffer: Option<String>,
     /// Chunk cache size in bytes.
-    #[arg(short = 'h', value_name = "n")]
+    #[arg(short = 'h', value_name = "n", allow_hyphen_values = true)]
     cache_size: Option<String>,
     /// Chunk cache element count.
-    #[arg(short = 'e', value_name = "n")]
+    #[arg(short = 'e', value_name = "n", allow_hyphen_values = true)]
     cache_elems: Option<String>,
     /// Read the whole input into memory first (accepted; no effect).
     #[arg(short = 'r')]
@@ -80,13 +81,23 @@ struct Args {
     /// Silence warnings.
     #[arg(short = 'q')]
     quiet: bool,
+    /// Print, per output variable, the -F rule row that fired, the filter chain, the chunk
+    /// shape and the storage layout, and copy nothing (outfile may be omitted).
+    #[arg(long = "explain")]
+    explain: bool,
     /// Input dataset.
     infile: Option<PathBuf>,
     /// Output dataset.
     outfile: Option<PathBuf>,
 }
 
+const USAGE: &str = "usage: nccopy [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] infile outfile";
+
 fn main() -> ExitCode {
+    nc_dispatch::tune_allocator();
+    if let Err(e) = nc_dispatch::install_interrupt_handler("nccopy") {
+        eprintln!("nccopy: warning: cannot install the interrupt handler ({e}); an interrupted copy may leave a temporary file");
+    }
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) => {
@@ -103,22 +114,141 @@ fn main() -> ExitCode {
     }
 }
 
+/// The last occurrence of a list option (as nccopy, a repeated `-v`/`-V`/`-g`/`-G` replaces
+/// the earlier one), split at commas.
 fn split_list(v: &[String]) -> Option<Vec<String>> {
-    if v.is_empty() {
-        return None;
-    }
+    let last = v.last()?;
     Some(
-        v.iter()
-            .flat_map(|s| s.split(','))
+        last.split(',')
             .filter(|s| !s.is_empty())
             .map(str::to_string)
             .collect(),
     )
 }
 
+/// Parse a `-m`/`-h`/`-e` value: a decimal number (fraction and exponent allowed) with an
+/// optional suffix K, M, G, T or P (powers of 1000, either case, optionally followed by `B`).
+fn parse_size(opt: &str, text: &str) -> Result<u64, String> {
+    let bad = |why: &str| {
+        format!("-{opt} {text:?}: {why}; expected a number with an optional K, M, G, T or P suffix (powers of 1000), such as 5000000 or 5M")
+    };
+    let t = text.trim_start();
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let num_len = {
+        let b = t.as_bytes();
+        let mut i = 0;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+            i += 1;
+        }
+        if i > 0 && i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+            let mut j = i + 1;
+            if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+                j += 1;
+            }
+            let digits = j;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > digits {
+                i = j;
+            }
+        }
+        i
+    };
+    let (num, suffix) = t.split_at(num_len);
+    if num.is_empty() {
+        return Err(bad(if text.trim().starts_with('-') {
+            "a size cannot be negative"
+        } else {
+            "no number"
+        }));
+    }
+    let x: f64 = num.parse().map_err(|_| bad("not a number"))?;
+    let mult = match suffix.to_ascii_uppercase().as_str() {
+        "" => 1e0,
+        "K" | "KB" => 1e3,
+        "M" | "MB" => 1e6,
+        "G" | "GB" => 1e9,
+        "T" | "TB" => 1e12,
+        "P" | "PB" => 1e15,
+        _ => return Err(bad(&format!("unknown suffix {suffix:?}"))),
+    };
+    let v = x * mult;
+    if !v.is_finite() || v >= u64::MAX as f64 {
+        return Err(bad("too large"));
+    }
+    Ok(v as u64)
+}
+
+fn size_opt(opt: &str, text: Option<&str>) -> anyhow::Result<Option<u64>> {
+    text.map(|t| parse_size(opt, t))
+        .transpose()
+        .map_err(anyhow::Error::msg)
+}
+
+/// A progress bar on stderr when it is a terminal, shown once the copy has taken a second.
+fn progress_bar() -> Option<nc_dispatch::ProgressFn> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use std::io::IsTerminal;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+    let style = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] [{wide_bar}] {bytes}/{total_bytes} {msg} {binary_bytes_per_sec} ETA {eta}",
+    )
+    .map(|s| s.progress_chars("=> "));
+    if let Ok(style) = style {
+        bar.set_style(style);
+    }
+    // shown from a timer, so a copy that is slow between reads still gets its bar after 1 s
+    // (NCCOPY_PROGRESS_DELAY_MS changes the delay, for tests)
+    let delay = std::env::var("NCCOPY_PROGRESS_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(Duration::from_secs(1), Duration::from_millis);
+    let finished = Arc::new(Mutex::new(false));
+    if delay.is_zero() {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+        bar.enable_steady_tick(Duration::from_millis(200));
+    } else {
+        let bar = bar.clone();
+        let finished = Arc::clone(&finished);
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let done = finished.lock().unwrap_or_else(|e| e.into_inner());
+            if !*done {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+                bar.enable_steady_tick(Duration::from_millis(200));
+            }
+        });
+    }
+    Some(nc_dispatch::ProgressFn(Arc::new(
+        move |e: nc_dispatch::ProgressEvent| {
+            if e.finished {
+                let mut done = finished.lock().unwrap_or_else(|e| e.into_inner());
+                *done = true;
+                bar.finish_and_clear();
+                return;
+            }
+            bar.set_length(e.bytes_total);
+            bar.set_position(e.bytes_done);
+            bar.set_message(format!("vars {}/{}", e.vars_done, e.vars_total));
+        },
+    )))
+}
+
 fn run(args: Args) -> anyhow::Result<()> {
-    let (Some(infile), Some(outfile)) = (args.infile.clone(), args.outfile.clone()) else {
-        bail!("usage: nccopy [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-F filterspec] [-Ln] [-Mn] infile outfile");
+    let (Some(infile), outfile) = (args.infile.clone(), args.outfile.clone()) else {
+        bail!("{USAGE}");
+    };
+    let outfile = match (outfile, args.explain) {
+        (Some(o), _) => o,
+        (None, true) => PathBuf::from("-"),
+        (None, false) => bail!("{USAGE}"),
     };
     let shortcuts = [
         (args.k3, Format::Classic),
@@ -129,36 +259,71 @@ fn run(args: Args) -> anyhow::Result<()> {
     ];
     let format =
         nc_dispatch::asked_format(args.kind.as_deref(), &shortcuts).map_err(anyhow::Error::msg)?;
-    if !args.data_groups.is_empty() || !args.only_groups.is_empty() {
-        bail!("-g/-G (group selection) is not supported yet");
-    }
-    if let (Ok(a), Ok(b)) = (
-        std::fs::canonicalize(&infile),
-        std::fs::canonicalize(&outfile),
-    ) {
-        if a == b {
-            bail!(
-                "{}: output is the input file; refusing to overwrite it",
-                outfile.display()
-            );
+    let buffer_size = size_opt("m", args.buffer.as_deref())?;
+    let cache_size = size_opt("h", args.cache_size.as_deref())?;
+    let cache_elems = size_opt("e", args.cache_elems.as_deref())?;
+    let min_chunk_bytes = size_opt("M", args.min_chunk.as_deref())?;
+    if !args.explain {
+        if let (Ok(a), Ok(b)) = (
+            std::fs::canonicalize(&infile),
+            std::fs::canonicalize(&outfile),
+        ) {
+            if a == b {
+                bail!(
+                    "{}: output is the input file; refusing to overwrite it",
+                    outfile.display()
+                );
+            }
         }
     }
     let input = nc_dispatch::open(&infile).context("cannot open input")?;
-    let opts = nc_dispatch::CopyOptions {
+    let mut opts = nc_dispatch::CopyOptions {
         format,
         fix_unlimited: args.fix_unlimited,
         data_vars: split_list(&args.data_vars),
         only_vars: split_list(&args.only_vars),
+        data_groups: split_list(&args.data_groups),
+        only_groups: split_list(&args.only_groups),
         filters: args.filters.clone(),
         deflate: args.deflate,
         shuffle: args.shuffle,
         chunks: args.chunk.clone(),
+        buffer_size,
+        cache_size,
+        cache_elems,
+        min_chunk_bytes,
+        ..Default::default()
     };
-    let report = nc_dispatch::copy(&input, &outfile, &opts).context("cannot write output")?;
+    if args.explain {
+        let report = nc_dispatch::explain(&input, &outfile, &opts).context("cannot plan output")?;
+        print_warnings(&args, &report);
+        let mut out = std::io::stdout().lock();
+        for line in &report.explain {
+            writeln!(out, "{line}").context("writing the explanation")?;
+        }
+        return Ok(());
+    }
+    opts.progress = progress_bar();
+    let result = nc_dispatch::copy(&input, &outfile, &opts);
+    if let (Err(_), Some(p)) = (&result, &opts.progress) {
+        // clear a bar left on screen before the error is printed
+        (p.0)(nc_dispatch::ProgressEvent {
+            bytes_done: 0,
+            bytes_total: 0,
+            vars_done: 0,
+            vars_total: 0,
+            finished: true,
+        });
+    }
+    let report = result.context("cannot write output")?;
+    print_warnings(&args, &report);
+    Ok(())
+}
+
+fn print_warnings(args: &Args, report: &nc_dispatch::CopyReport) {
     if !args.quiet {
         for w in &report.warnings {
             eprintln!("nccopy: warning: {w}");
         }
     }
-    Ok(())
 }

@@ -97,6 +97,7 @@ const USAGE: &str = "ncdump [-c|-h] [-v ...] [[-b|-f] [c|f]] [-l len] [-n name] 
 ";
 
 fn main() -> ExitCode {
+    nc_dispatch::tune_allocator();
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) => {

@@ -83,6 +83,11 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    nc_dispatch::tune_allocator();
+    // Ctrl-C / SIGTERM: remove the temporary output, leave the destination untouched
+    if let Err(e) = nc_dispatch::install_interrupt_handler("ncgen") {
+        eprintln!("ncgen: warning: cannot install the interrupt handler ({e}); an interrupted run may leave a temporary file");
+    }
     let args = Args::parse();
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,

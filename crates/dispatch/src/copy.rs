@@ -1,9 +1,13 @@
 //! The format-to-format copy loop behind nccopy-rs.
 
-use std::collections::HashSet;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
-use nc_dataset::{DataError, DataSource, Dataset, Format, InMemory, Values, VarId};
+use nc_dataset::{
+    DataError, DataSource, Dataset, DimId, Format, GroupId, InMemory, Layout, NcType, TypeId,
+    UserTypeKind, Values, VarId,
+};
 
 use crate::{create, CreateOptions, DispatchError, Opened};
 
@@ -18,6 +22,12 @@ pub struct CopyOptions {
     pub data_vars: Option<Vec<String>>,
     /// `-V`: copy definitions and data only for these variables.
     pub only_vars: Option<Vec<String>>,
+    /// `-g`: copy data only for variables in these groups (full paths such as `/g/h`, `/` for
+    /// the root, or plain names matching every group so named); all definitions are kept.
+    pub data_groups: Option<Vec<String>>,
+    /// `-G`: copy only these groups (same names as `data_groups`), with the root group's
+    /// definitions always; a listed group's parent must be listed too (or be the root).
+    pub only_groups: Option<Vec<String>>,
     /// `-F` options in command-line order.
     pub filters: Vec<String>,
     /// `-d n`: deflate level.
@@ -26,6 +36,44 @@ pub struct CopyOptions {
     pub shuffle: bool,
     /// `-c` chunking specs (`dim/N,…`, `var:N1,N2`, `var:` contiguous, `/` contiguous for all).
     pub chunks: Vec<String>,
+    /// `-M n`: non-record variables smaller than this many bytes stay contiguous when `-c`
+    /// chunks by dimension (`None`: nccopy's default, 8192).
+    pub min_chunk_bytes: Option<u64>,
+    /// `-m n`: copy buffer size in bytes. Accepted as a hint: the writers read their input in
+    /// slabs of their own fixed size (about 4 MiB classic, 2^20 elements netCDF-4).
+    pub buffer_size: Option<u64>,
+    /// `-h n`: chunk cache size in bytes. Accepted as a hint: the readers keep no chunk cache.
+    pub cache_size: Option<u64>,
+    /// `-e n`: chunk cache element count. Accepted as a hint, as `cache_size`.
+    pub cache_elems: Option<u64>,
+    /// Called as data is read for the output (from several threads at once).
+    pub progress: Option<ProgressFn>,
+}
+
+/// How far a copy has come: sent once before any data is read, after every read of the
+/// writers, and once at the end with `finished` set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProgressEvent {
+    /// Bytes of variable data read so far (elements × in-memory type size).
+    pub bytes_done: u64,
+    /// Bytes of variable data in the whole output.
+    pub bytes_total: u64,
+    /// Variables whose data has been read completely.
+    pub vars_done: usize,
+    /// Variables in the output.
+    pub vars_total: usize,
+    /// The output is complete and in place.
+    pub finished: bool,
+}
+
+/// A progress callback (see [`CopyOptions::progress`]).
+#[derive(Clone)]
+pub struct ProgressFn(pub Arc<dyn Fn(ProgressEvent) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressFn(..)")
+    }
 }
 
 /// What a copy did besides copying: the per-variable filter decisions and warnings.
@@ -33,7 +81,8 @@ pub struct CopyOptions {
 pub struct CopyReport {
     /// Warnings for the user (unfilterable variables, options matching nothing, dropped settings).
     pub warnings: Vec<String>,
-    /// One line per output variable: the -F rule row that fired and the chain.
+    /// One line per output variable: the -F rule row that fired, the filter chain, the chunk
+    /// shape and the storage layout (see [`explain`]).
     pub explain: Vec<String>,
 }
 
@@ -103,7 +152,12 @@ fn apply_storage_options(
     let can_filter = to_zarr || matches!(format, Format::Netcdf4 | Format::Netcdf4Classic);
     let asked_filters = !opts.filters.is_empty() || opts.deflate.is_some() || opts.shuffle;
     if !can_filter {
-        if asked_filters || !opts.chunks.is_empty() {
+        // -d 0 and -F none ask for no filters: nothing is lost, nothing to say
+        let asks_something = opts.filters.iter().any(|o| o.trim() != "none")
+            || opts.deflate.is_some_and(|d| d > 0)
+            || opts.shuffle
+            || !opts.chunks.is_empty();
+        if asks_something {
             report.warnings.push(format!(
                 "-d, -s, -c and -F have no effect: the {} output format has no chunking or filters",
                 format.kind_name()
@@ -123,7 +177,6 @@ fn apply_storage_options(
         let plan = nc_filters::rules::decide(&opts.filters, opts.deflate, opts.shuffle, &infos)
             .map_err(|e| format!("-F: {e}"))?;
         report.warnings.extend(plan.warnings.iter().cloned());
-        report.explain.extend(plan.explain());
         for (i, info) in infos.iter().enumerate() {
             if let Some(d) = plan.get(&info.path) {
                 let st = &mut out.vars[i].storage;
@@ -156,8 +209,19 @@ fn apply_storage_options(
                 .collect();
 
             let by_var = spec.vars.iter().find(|(n, _)| *n == name || *n == path);
+            let is_record = unlimited.iter().any(|&u| u);
+            let elem_size = out.type_size(out.var(v).ty) as u64;
             let st = &mut out.vars[i].storage;
             if spec.all_contiguous || by_var.is_some_and(|(_, s)| s.is_empty()) {
+                if is_record {
+                    // netCDF-4 keeps variables of an unlimited dimension chunked
+                    if by_var.is_some() {
+                        report.warnings.push(format!(
+                            "{path}: a variable of an unlimited dimension must be chunked; keeping it chunked"
+                        ));
+                    }
+                    continue;
+                }
                 if !st.filters.is_empty() {
                     report.warnings.push(format!(
                         "{path}: filters need chunked storage; keeping it chunked"
@@ -183,6 +247,12 @@ fn apply_storage_options(
             if dims.is_empty() || !dims.iter().any(|d| spec.dims.iter().any(|(n, _)| n == d)) {
                 continue;
             }
+            // nccopy's -M: small fixed-size variables are not worth chunking
+            let bytes = shape.iter().product::<u64>().saturating_mul(elem_size);
+            let min = opts.min_chunk_bytes.unwrap_or(DEFAULT_MIN_CHUNK_BYTES);
+            if !is_record && st.filters.is_empty() && bytes < min {
+                continue;
+            }
             let current = st.chunk_sizes.clone();
             let sizes: Vec<u64> = dims
                 .iter()
@@ -192,27 +262,192 @@ fn apply_storage_options(
                     // an unlimited dimension grows: its chunk size is not bounded by its length
                     Some((_, n)) if unlimited[k] => *n,
                     Some((_, n)) => (*n).min(shape[k].max(1)),
+                    // a dimension not named keeps the input's chunking, else the whole
+                    // length, or one record along an unlimited dimension
                     None => current
                         .as_ref()
                         .and_then(|c| c.get(k).copied())
-                        .unwrap_or(shape[k].max(1)),
+                        .unwrap_or(if unlimited[k] { 1 } else { shape[k].max(1) }),
                 })
                 .collect();
             st.layout = Some(nc_dataset::Layout::Chunked);
             st.chunk_sizes = Some(sizes);
         }
     }
+    clamp_chunks_to_fixed_dims(out);
     Ok(())
+}
+
+/// nccopy's default `-M`: non-record variables under 8192 bytes are not chunked by `-c dim/N`.
+const DEFAULT_MIN_CHUNK_BYTES: u64 = 8192;
+
+/// A chunk cannot be longer than a fixed dimension (HDF5 refuses it): an input chunk size that
+/// was fine along an unlimited dimension is cut to the length when `-u` makes it fixed.
+fn clamp_chunks_to_fixed_dims(out: &mut Dataset) {
+    for i in 0..out.vars.len() {
+        let dims: Vec<(bool, u64)> = out.vars[i]
+            .dims
+            .iter()
+            .map(|d| (out.dim(*d).unlimited, out.dim(*d).len))
+            .collect();
+        if let Some(sizes) = out.vars[i].storage.chunk_sizes.as_mut() {
+            for (c, &(unlimited, len)) in sizes.iter_mut().zip(&dims) {
+                if !unlimited && len > 0 {
+                    *c = (*c).min(len);
+                }
+            }
+        }
+    }
 }
 
 /// The variable matches a `-v`/`-V` entry: its plain name or its full path.
 fn var_matches(ds: &Dataset, v: VarId, names: &[String]) -> bool {
     let name = &ds.var(v).name;
     let path = ds.var_path(v);
-    names.iter().any(|n| n == name || *n == path)
+    // `grp/var` (relative to the root) as nccopy takes it, besides `/grp/var` and `var`
+    names.iter().any(|n| {
+        n == name || *n == path || (!n.starts_with('/') && path.strip_prefix('/') == Some(n))
+    })
 }
 
-/// Build the output dataset's metadata from the input's and the mapping out-var → in-var.
+/// The groups a `-g`/`-G` list names: `/` is the root, `/a/b` a full path, a plain name every
+/// group so named (at any depth). A relative path with a `/` names nothing, as in nccopy.
+fn resolve_groups(ds: &Dataset, names: &[String], opt: &str) -> Result<Vec<bool>, String> {
+    let mut sel = vec![false; ds.groups.len()];
+    for n in names {
+        let mut found = false;
+        for (g, grp) in ds.groups.iter().enumerate() {
+            let hit = if n.starts_with('/') {
+                ds.group_path(GroupId(g)) == *n
+            } else {
+                g != 0 && !n.contains('/') && grp.name == *n
+            };
+            if hit {
+                sel[g] = true;
+                found = true;
+            }
+        }
+        if !found {
+            let hint = if !n.starts_with('/') && n.contains('/') {
+                " (a group below the root is named by its full path, such as \"/g1/g2\", or by its plain name)"
+            } else {
+                ""
+            };
+            return Err(format!(
+                "group \"{n}\" given to {opt} is not in the input{hint}"
+            ));
+        }
+    }
+    Ok(sel)
+}
+
+/// Keep only the groups and variables marked, renumbering groups, dimensions, user types and
+/// variables in their original order. Returns the new id of each old variable.
+fn retain(ds: &mut Dataset, keep_group: &[bool], keep_var: &[bool]) -> Vec<Option<VarId>> {
+    fn renumber(keep: impl Iterator<Item = bool>) -> Vec<Option<usize>> {
+        let mut next = 0;
+        keep.map(|k| {
+            k.then(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect()
+    }
+    let gmap = renumber(keep_group.iter().copied());
+    let gkept = |g: GroupId| gmap.get(g.0).copied().flatten().map(GroupId);
+    let dmap = renumber(ds.dims.iter().map(|d| gkept(d.group).is_some()));
+    let tmap = renumber(ds.types.iter().map(|t| gkept(t.group).is_some()));
+    let vmap = renumber(
+        ds.vars
+            .iter()
+            .enumerate()
+            .map(|(i, v)| gkept(v.group).is_some() && keep_var.get(i).copied().unwrap_or(false)),
+    );
+    let ty = |t: NcType| match t {
+        // a kept variable's type is defined in a kept group (its own or an ancestor)
+        NcType::User(id) => NcType::User(TypeId(tmap.get(id.0).copied().flatten().unwrap_or(0))),
+        a => a,
+    };
+    let fix_atts = |atts: &mut Vec<nc_dataset::Attribute>| {
+        for a in atts {
+            a.ty = ty(a.ty);
+        }
+    };
+    let mut groups = Vec::new();
+    for (g, grp) in std::mem::take(&mut ds.groups).into_iter().enumerate() {
+        if gmap[g].is_none() {
+            continue;
+        }
+        let mut grp = grp;
+        grp.parent = grp.parent.and_then(gkept);
+        grp.dims = grp
+            .dims
+            .iter()
+            .filter_map(|d| dmap[d.0].map(DimId))
+            .collect();
+        grp.types = grp
+            .types
+            .iter()
+            .filter_map(|t| tmap[t.0].map(TypeId))
+            .collect();
+        grp.vars = grp
+            .vars
+            .iter()
+            .filter_map(|v| vmap[v.0].map(VarId))
+            .collect();
+        grp.groups = grp.groups.iter().filter_map(|c| gkept(*c)).collect();
+        fix_atts(&mut grp.atts);
+        groups.push(grp);
+    }
+    ds.groups = groups;
+    let dims = std::mem::take(&mut ds.dims);
+    ds.dims = dims
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| dmap[*i].is_some())
+        .map(|(_, mut d)| {
+            d.group = gkept(d.group).unwrap_or(GroupId(0));
+            d
+        })
+        .collect();
+    let types = std::mem::take(&mut ds.types);
+    ds.types = types
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| tmap[*i].is_some())
+        .map(|(_, mut t)| {
+            t.group = gkept(t.group).unwrap_or(GroupId(0));
+            match &mut t.kind {
+                UserTypeKind::Vlen { base } => *base = ty(*base),
+                UserTypeKind::Compound { fields, .. } => {
+                    for f in fields {
+                        f.ty = ty(f.ty);
+                    }
+                }
+                UserTypeKind::Enum { .. } | UserTypeKind::Opaque { .. } => {}
+            }
+            t
+        })
+        .collect();
+    let vars = std::mem::take(&mut ds.vars);
+    ds.vars = vars
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| vmap[*i].is_some())
+        .map(|(_, mut v)| {
+            v.group = gkept(v.group).unwrap_or(GroupId(0));
+            v.ty = ty(v.ty);
+            v.dims = v.dims.iter().filter_map(|d| dmap[d.0].map(DimId)).collect();
+            fix_atts(&mut v.atts);
+            v
+        })
+        .collect();
+    vmap.into_iter().map(|v| v.map(VarId)).collect()
+}
+
+/// Build the output dataset's metadata from the input's and the mapping out-var → in-var
+/// (`None`: the output variable gets no data, it reads as fill).
 fn plan(input: &Dataset, opts: &CopyOptions) -> Result<(Dataset, Vec<Option<VarId>>), String> {
     let mut out = input.clone();
     for v in &mut out.vars {
@@ -222,15 +457,21 @@ fn plan(input: &Dataset, opts: &CopyOptions) -> Result<(Dataset, Vec<Option<VarI
         for d in &mut out.dims {
             d.unlimited = false;
         }
+        // as in nccopy -u, a variable that had an unlimited dimension drops the input's chunk
+        // shape: contiguous when unfiltered, else the default chunking of its fixed shape
+        for v in &mut out.vars {
+            if v.dims.iter().any(|d| input.dim(*d).unlimited) {
+                v.storage.chunk_sizes = None;
+                if v.storage.filters.is_empty() && v.storage.codecs.is_none() {
+                    v.storage.layout = Some(nc_dataset::Layout::Contiguous);
+                }
+            }
+        }
     }
-    let mut map: Vec<Option<VarId>> = (0..input.vars.len()).map(|i| Some(VarId(i))).collect();
     for list in [&opts.data_vars, &opts.only_vars].into_iter().flatten() {
         for n in list {
-            let found = input
-                .vars
-                .iter()
-                .enumerate()
-                .any(|(i, _)| var_matches(input, VarId(i), std::slice::from_ref(n)));
+            let found = (0..input.vars.len())
+                .any(|i| var_matches(input, VarId(i), std::slice::from_ref(n)));
             if !found {
                 return Err(format!(
                     "variable \"{n}\" given to -v/-V is not in the input"
@@ -238,35 +479,137 @@ fn plan(input: &Dataset, opts: &CopyOptions) -> Result<(Dataset, Vec<Option<VarI
             }
         }
     }
-    if let Some(names) = &opts.data_vars {
-        for (i, m) in map.iter_mut().enumerate() {
-            if !var_matches(input, VarId(i), names) {
-                *m = None;
+    let data_groups = match &opts.data_groups {
+        Some(l) => Some(resolve_groups(input, l, "-g")?),
+        None => None,
+    };
+    let only_groups = match &opts.only_groups {
+        Some(l) => Some(resolve_groups(input, l, "-G")?),
+        None => None,
+    };
+    let n = input.vars.len();
+    // which input variables get their data copied
+    let gets_data = |i: usize| {
+        let v = VarId(i);
+        let g = input.var(v).group.0;
+        opts.data_vars
+            .as_ref()
+            .is_none_or(|l| var_matches(input, v, l))
+            && opts
+                .only_vars
+                .as_ref()
+                .is_none_or(|l| var_matches(input, v, l))
+            && data_groups.as_ref().is_none_or(|s| s[g])
+            && only_groups.as_ref().is_none_or(|s| s[g])
+    };
+    let data: Vec<bool> = (0..n).map(gets_data).collect();
+    if opts.only_vars.is_none() && only_groups.is_none() {
+        let map = (0..n).map(|i| data[i].then_some(VarId(i))).collect();
+        return Ok((out, map));
+    }
+    let keep_group: Vec<bool> = match &only_groups {
+        None => vec![true; input.groups.len()],
+        Some(sel) => {
+            let mut keep = sel.clone();
+            keep[0] = true;
+            for (g, grp) in input.groups.iter().enumerate() {
+                if let Some(p) = grp.parent {
+                    if keep[g] && !keep[p.0] {
+                        return Err(format!(
+                            "-G lists group \"{}\" but not its parent \"{}\"; list the parent too",
+                            input.group_path(GroupId(g)),
+                            input.group_path(p)
+                        ));
+                    }
+                }
             }
+            keep
+        }
+    };
+    let keep_var: Vec<bool> = (0..n)
+        .map(|i| {
+            opts.only_vars
+                .as_ref()
+                .is_none_or(|l| var_matches(input, VarId(i), l))
+        })
+        .collect();
+    let renumbered = retain(&mut out, &keep_group, &keep_var);
+    let mut map = vec![None; out.vars.len()];
+    for (i, new) in renumbered.iter().enumerate() {
+        if let Some(nv) = new {
+            map[nv.0] = data[i].then_some(VarId(i));
         }
     }
-    if let Some(names) = &opts.only_vars {
-        let keep: HashSet<usize> = (0..input.vars.len())
-            .filter(|&i| var_matches(input, VarId(i), names))
-            .collect();
-        // Rebuild the variable table keeping only the listed variables, in order.
-        let mut new_vars = Vec::new();
-        let mut new_map = Vec::new();
-        let mut renumber = vec![None; input.vars.len()];
-        for (i, v) in out.vars.iter().enumerate() {
-            if keep.contains(&i) {
-                renumber[i] = Some(VarId(new_vars.len()));
-                new_vars.push(v.clone());
-                new_map.push(map[i]);
-            }
+    // an unlimited dimension no copied variable uses has no records (nccopy's -V lat)
+    for d in 0..out.dims.len() {
+        let used = out.vars.iter().any(|v| v.dims.iter().any(|x| x.0 == d));
+        if out.dims[d].unlimited && !used {
+            out.dims[d].len = 0;
         }
-        for g in &mut out.groups {
-            g.vars = g.vars.iter().filter_map(|v| renumber[v.0]).collect();
-        }
-        out.vars = new_vars;
-        map = new_map;
     }
     Ok((out, map))
+}
+
+/// Counts the bytes the writers read, per variable, and reports them.
+struct Progress {
+    cb: ProgressFn,
+    var_total: Vec<u64>,
+    var_done: Vec<AtomicU64>,
+    elem_size: Vec<u64>,
+    bytes_total: u64,
+    bytes_done: AtomicU64,
+    vars_done: AtomicUsize,
+}
+
+impl Progress {
+    fn new(cb: ProgressFn, ds: &Dataset) -> Progress {
+        let elem_size: Vec<u64> = ds.vars.iter().map(|v| ds.type_size(v.ty) as u64).collect();
+        let var_total: Vec<u64> = (0..ds.vars.len())
+            .map(|i| {
+                ds.num_elements(VarId(i))
+                    .unwrap_or(0)
+                    .saturating_mul(elem_size[i])
+            })
+            .collect();
+        let bytes_total = var_total.iter().fold(0u64, |a, b| a.saturating_add(*b));
+        let empty = var_total.iter().filter(|&&t| t == 0).count();
+        Progress {
+            cb,
+            var_done: var_total.iter().map(|_| AtomicU64::new(0)).collect(),
+            var_total,
+            elem_size,
+            bytes_total,
+            bytes_done: AtomicU64::new(0),
+            vars_done: AtomicUsize::new(empty),
+        }
+    }
+
+    fn event(&self, finished: bool) -> ProgressEvent {
+        ProgressEvent {
+            bytes_done: self.bytes_done.load(Ordering::Relaxed),
+            bytes_total: self.bytes_total,
+            vars_done: self.vars_done.load(Ordering::Relaxed),
+            vars_total: self.var_total.len(),
+            finished,
+        }
+    }
+
+    fn read(&self, var: VarId, count: &[u64]) {
+        let Some(size) = self.elem_size.get(var.0) else {
+            return;
+        };
+        let n = count
+            .iter()
+            .fold(1u64, |a, c| a.saturating_mul(*c))
+            .saturating_mul(*size);
+        self.bytes_done.fetch_add(n, Ordering::Relaxed);
+        let total = self.var_total[var.0];
+        let before = self.var_done[var.0].fetch_add(n, Ordering::Relaxed);
+        if before < total && before.saturating_add(n) >= total {
+            self.vars_done.fetch_add(1, Ordering::Relaxed);
+        }
+        (self.cb.0)(self.event(false));
+    }
 }
 
 /// Reads the output variables' data from the input, or fill for variables not copied.
@@ -274,6 +617,7 @@ struct MappedSource<'a> {
     input: &'a Dataset,
     src: &'a dyn DataSource,
     map: Vec<Option<VarId>>,
+    progress: Option<Progress>,
 }
 
 impl DataSource for MappedSource<'_> {
@@ -284,11 +628,205 @@ impl DataSource for MappedSource<'_> {
         start: &[u64],
         count: &[u64],
     ) -> Result<Values, DataError> {
-        match self.map.get(var.0).copied().flatten() {
-            Some(iv) => self.src.read(self.input, iv, start, count),
-            None => InMemory.read(ds, var, start, count),
+        let values = match self.map.get(var.0).copied().flatten() {
+            Some(iv) => self.src.read(self.input, iv, start, count)?,
+            None => InMemory.read(ds, var, start, count)?,
+        };
+        if let Some(p) = &self.progress {
+            p.read(var, count);
         }
+        Ok(values)
     }
+
+    fn read_le_bytes(
+        &self,
+        _ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, DataError>> {
+        // variables whose data is not copied read as fill through `read`
+        let iv = self.map.get(var.0).copied().flatten()?;
+        let bytes = self.src.read_le_bytes(self.input, iv, start, count)?;
+        if let Some(p) = &self.progress {
+            p.read(var, count);
+        }
+        Some(bytes)
+    }
+}
+
+/// The output format: the asked one, else the input's, except that compression or chunking
+/// asked for a classic-format input gives netCDF-4 classic model (`-d n`, `-s`, `-c`) or
+/// netCDF-4 (`-F` other than `none`), as netCDF-C 4.9.0's nccopy does.
+fn output_format(input: Option<Format>, opts: &CopyOptions) -> Format {
+    if let Some(f) = opts.format {
+        return f;
+    }
+    let f = input.unwrap_or(Format::Classic);
+    if !f.is_classic_file() {
+        return f;
+    }
+    if opts.filters.iter().any(|o| o.trim() != "none") {
+        return Format::Netcdf4;
+    }
+    if opts.deflate.is_some_and(|d| d > 0) || opts.shuffle || !opts.chunks.is_empty() {
+        return Format::Netcdf4Classic;
+    }
+    f
+}
+
+/// The output dataset and where its data comes from, with the report so far.
+struct Prepared {
+    out: Dataset,
+    map: Vec<Option<VarId>>,
+    format: Format,
+    report: CopyReport,
+}
+
+/// Everything but the writing: selection, storage options, explanation lines.
+fn prepare(
+    in_ds: &Dataset,
+    out_path: &Path,
+    opts: &CopyOptions,
+) -> Result<Prepared, DispatchError> {
+    let conflict = |why| DispatchError::ModelConflict {
+        path: out_path.to_path_buf(),
+        why,
+    };
+    let (mut out, map) = plan(in_ds, opts).map_err(conflict)?;
+    let to_zarr = crate::open::is_zarr_output(out_path);
+    let format = output_format(in_ds.format, opts);
+    let mut report = CopyReport::default();
+    apply_storage_options(&mut out, format, to_zarr, opts, &mut report).map_err(conflict)?;
+    report.explain = explain_lines(&out, format, to_zarr, opts).map_err(conflict)?;
+    Ok(Prepared {
+        out,
+        map,
+        format,
+        report,
+    })
+}
+
+/// One `--explain` line per output variable, after `-F`/`-d`/`-s`/`-c` are applied.
+fn explain_lines(
+    out: &Dataset,
+    format: Format,
+    to_zarr: bool,
+    opts: &CopyOptions,
+) -> Result<Vec<String>, String> {
+    let all = out.all_vars();
+    let can_filter = to_zarr || matches!(format, Format::Netcdf4 | Format::Netcdf4Classic);
+    if !can_filter {
+        return Ok(all
+            .iter()
+            .map(|&v| {
+                format!(
+                    "{}: {} output format: unfiltered; storage contiguous",
+                    out.var_path(v),
+                    format.kind_name()
+                )
+            })
+            .collect());
+    }
+    // the decisions as the -F table made them (computed on the output's settings: with no
+    // -F/-d/-s options that is rows 4 and 7, input filters kept)
+    let infos: Vec<nc_filters::rules::VarInfo> = (0..out.vars.len())
+        .map(|i| nc_filters::rules::VarInfo::from_dataset(out, VarId(i)))
+        .collect();
+    let asked = !opts.filters.is_empty() || opts.deflate.is_some() || opts.shuffle;
+    let plan = if asked {
+        nc_filters::rules::decide(&opts.filters, opts.deflate, opts.shuffle, &infos)
+    } else {
+        nc_filters::rules::decide::<&str>(&[], None, false, &infos)
+    }
+    .map_err(|e| format!("-F: {e}"))?;
+    let mut lines = Vec::with_capacity(all.len());
+    for v in all {
+        let path = out.var_path(v);
+        let var = out.var(v);
+        let st = &var.storage;
+        let mut line = match plan.get(&path) {
+            Some(d) if asked => d.explain(),
+            Some(d) => {
+                // the decision says which row fired; the chain is what the output keeps
+                let mut d = d.clone();
+                d.chain = st.filters.clone();
+                d.explain()
+            }
+            None => format!("{path}: unfiltered"),
+        };
+        let rank = var.dims.len();
+        let unlim: Vec<bool> = var.dims.iter().map(|d| out.dim(*d).unlimited).collect();
+        // the layout rule of the netCDF-4 writer (NCZarr stores are always chunked)
+        let layout = match st.layout {
+            _ if to_zarr && rank > 0 => Layout::Chunked,
+            _ if to_zarr => Layout::Contiguous,
+            Some(l) if rank > 0 || l != Layout::Chunked => l,
+            _ if rank == 0 => Layout::Contiguous,
+            _ if unlim.iter().any(|&u| u) || !st.filters.is_empty() || st.chunk_sizes.is_some() => {
+                Layout::Chunked
+            }
+            _ => Layout::Contiguous,
+        };
+        match layout {
+            Layout::Chunked => {
+                let chunks = match &st.chunk_sizes {
+                    Some(c) if c.len() == rank => Some(c.clone()),
+                    _ if to_zarr => None,
+                    _ => {
+                        let shape: Vec<u64> = var
+                            .dims
+                            .iter()
+                            .map(|d| {
+                                let dim = out.dim(*d);
+                                if dim.unlimited {
+                                    0
+                                } else {
+                                    dim.len
+                                }
+                            })
+                            .collect();
+                        Some(nc_hdf5::write::default_chunk_sizes(
+                            &shape,
+                            &unlim,
+                            out.type_size(var.ty),
+                        ))
+                    }
+                };
+                match chunks {
+                    Some(c) => {
+                        let c: Vec<String> = c.iter().map(u64::to_string).collect();
+                        line.push_str(&format!("; chunks {}; storage chunked", c.join(",")));
+                    }
+                    None => line.push_str("; chunks NCZarr default; storage chunked"),
+                }
+            }
+            Layout::Contiguous => {
+                if !st.filters.is_empty() {
+                    line.push_str(" (not applied: contiguous storage has no filters)");
+                }
+                line.push_str("; storage contiguous");
+            }
+            Layout::Compact => line.push_str("; storage compact"),
+        }
+        lines.push(line);
+    }
+    Ok(lines)
+}
+
+/// What [`copy`] would do with these options, without writing anything: the report's
+/// `explain` holds one line per output variable — the `-F` rule row that fired, the filter
+/// chain, the chunk shape and the storage layout. `out_path` only tells whether the output
+/// would be an NCZarr store.
+///
+/// # Errors
+/// When the options do not fit the input.
+pub fn explain(
+    input: &Opened,
+    out_path: &Path,
+    opts: &CopyOptions,
+) -> Result<CopyReport, DispatchError> {
+    Ok(prepare(input.dataset(), out_path, opts)?.report)
 }
 
 /// Copy `input` to `out_path` as `opts` says; the output is written atomically.
@@ -301,19 +839,21 @@ pub fn copy(
     opts: &CopyOptions,
 ) -> Result<CopyReport, DispatchError> {
     let in_ds = input.dataset();
-    let conflict = |why| DispatchError::ModelConflict {
-        path: out_path.to_path_buf(),
-        why,
-    };
-    let (mut out_ds, map) = plan(in_ds, opts).map_err(conflict)?;
-    let to_zarr = crate::open::is_zarr_output(out_path);
-    let format = opts.format.or(in_ds.format).unwrap_or(Format::Classic);
-    let mut report = CopyReport::default();
-    apply_storage_options(&mut out_ds, format, to_zarr, opts, &mut report).map_err(conflict)?;
+    let Prepared {
+        out: out_ds,
+        map,
+        format,
+        report,
+    } = prepare(in_ds, out_path, opts)?;
+    let progress = opts.progress.clone().map(|cb| Progress::new(cb, &out_ds));
+    if let Some(p) = &progress {
+        (p.cb.0)(p.event(false));
+    }
     let src = MappedSource {
         input: in_ds,
         src: input.source(),
         map,
+        progress,
     };
     create(
         out_path,
@@ -326,5 +866,196 @@ pub fn copy(
             only_given_data: false,
         },
     )?;
+    if let Some(p) = &src.progress {
+        (p.cb.0)(p.event(true));
+    }
     Ok(report)
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::*;
+    use nc_dataset::{AtomicType, EnumMember, ROOT};
+
+    /// /v(d), /a/{e type, w(d2)}, /b/{f type, x(d3) of type f, subgroup c/{y}}.
+    fn sample() -> Dataset {
+        let mut ds = Dataset::new("s");
+        let d = ds.add_dim(ROOT, "d", 2, false);
+        ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Int), vec![d]);
+        let a = ds.add_group(ROOT, "a");
+        let enum_kind = |n: &str| UserTypeKind::Enum {
+            base: AtomicType::Int,
+            members: vec![EnumMember {
+                name: n.into(),
+                value: 1,
+            }],
+        };
+        ds.add_type(a, "e", enum_kind("A"));
+        let d2 = ds.add_dim(a, "d2", 3, false);
+        ds.add_var(a, "w", NcType::Atomic(AtomicType::Short), vec![d2]);
+        let b = ds.add_group(ROOT, "b");
+        let f = ds.add_type(b, "f", enum_kind("B"));
+        let d3 = ds.add_dim(b, "d3", 4, false);
+        ds.add_var(b, "x", NcType::User(f), vec![d3, d]);
+        let c = ds.add_group(b, "c");
+        ds.add_var(c, "y", NcType::Atomic(AtomicType::Int), vec![d3]);
+        ds
+    }
+
+    #[test]
+    fn big_g_drops_groups_and_renumbers_ids() {
+        let ds = sample();
+        let opts = CopyOptions {
+            only_groups: Some(vec!["/b".into(), "c".into()]),
+            ..CopyOptions::default()
+        };
+        let (out, map) = plan(&ds, &opts).unwrap();
+        let paths: Vec<String> = (0..out.groups.len())
+            .map(|g| out.group_path(GroupId(g)))
+            .collect();
+        assert_eq!(paths, ["/", "/b", "/b/c"]);
+        let vars: Vec<String> = out.all_vars().iter().map(|v| out.var_path(*v)).collect();
+        assert_eq!(vars, ["/v", "/b/x", "/b/c/y"]);
+        // the root's definitions stay, its data does not (not listed)
+        assert_eq!(map, [None, Some(VarId(2)), Some(VarId(3))]);
+        assert_eq!(out.types.len(), 1);
+        assert_eq!(out.types[0].name, "f");
+        assert_eq!(out.types[0].group, GroupId(1));
+        let x = out.var(VarId(1));
+        assert_eq!(x.ty, NcType::User(TypeId(0)));
+        let dims: Vec<(&str, u64)> = x
+            .dims
+            .iter()
+            .map(|d| (out.dim(*d).name.as_str(), out.dim(*d).len))
+            .collect();
+        assert_eq!(dims, [("d3", 4), ("d", 2)]);
+        assert_eq!(out.groups[1].dims, [DimId(1)]);
+        assert_eq!(out.groups[2].parent, Some(GroupId(1)));
+        assert_eq!(out.groups[0].groups, [GroupId(1)]);
+    }
+
+    #[test]
+    fn small_g_keeps_definitions_and_selects_data() {
+        let ds = sample();
+        let opts = CopyOptions {
+            data_groups: Some(vec!["/".into(), "c".into()]),
+            ..CopyOptions::default()
+        };
+        let (out, map) = plan(&ds, &opts).unwrap();
+        assert_eq!(out.vars.len(), 4);
+        assert_eq!(out.groups.len(), 4);
+        assert_eq!(map, [Some(VarId(0)), None, None, Some(VarId(3))]);
+    }
+
+    #[test]
+    fn group_names_that_match_nothing() {
+        let ds = sample();
+        for (list, opt, why) in [
+            (
+                vec!["b/c"],
+                "-g",
+                "group \"b/c\" given to -g is not in the input (a group below the root is named by its full path, such as \"/g1/g2\", or by its plain name)",
+            ),
+            (vec!["zz"], "-G", "group \"zz\" given to -G is not in the input"),
+            (
+                vec!["c"],
+                "-G",
+                "-G lists group \"/b/c\" but not its parent \"/b\"; list the parent too",
+            ),
+        ] {
+            let list: Vec<String> = list.into_iter().map(String::from).collect();
+            let opts = if opt == "-g" {
+                CopyOptions {
+                    data_groups: Some(list),
+                    ..CopyOptions::default()
+                }
+            } else {
+                CopyOptions {
+                    only_groups: Some(list),
+                    ..CopyOptions::default()
+                }
+            };
+            assert_eq!(plan(&ds, &opts).unwrap_err(), why);
+        }
+    }
+
+    #[test]
+    fn output_format_follows_nccopy() {
+        let with = |f: &dyn Fn(&mut CopyOptions)| {
+            let mut o = CopyOptions::default();
+            f(&mut o);
+            output_format(Some(Format::Classic), &o)
+        };
+        assert_eq!(with(&|_| {}), Format::Classic);
+        assert_eq!(with(&|o| o.deflate = Some(0)), Format::Classic);
+        assert_eq!(with(&|o| o.deflate = Some(1)), Format::Netcdf4Classic);
+        assert_eq!(with(&|o| o.shuffle = true), Format::Netcdf4Classic);
+        assert_eq!(
+            with(&|o| o.chunks = vec!["/".into()]),
+            Format::Netcdf4Classic
+        );
+        assert_eq!(with(&|o| o.filters = vec!["none".into()]), Format::Classic);
+        assert_eq!(with(&|o| o.filters = vec!["v,1,1".into()]), Format::Netcdf4);
+        assert_eq!(
+            with(&|o| {
+                o.format = Some(Format::Offset64);
+                o.deflate = Some(1);
+            }),
+            Format::Offset64
+        );
+    }
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::*;
+    use nc_dataset::{AtomicType, ROOT};
+    use std::sync::Mutex;
+
+    #[test]
+    fn progress_counts_every_byte_and_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ds = Dataset::new("p");
+        let n = ds.add_dim(ROOT, "n", 1000, false);
+        let a = ds.add_var(ROOT, "a", NcType::Atomic(AtomicType::Double), vec![n]);
+        ds.var_mut(a).data = Some(Values::Double((0..1000).map(f64::from).collect()));
+        ds.add_var(ROOT, "b", NcType::Atomic(AtomicType::Short), vec![n]);
+        ds.add_var(ROOT, "s", NcType::Atomic(AtomicType::Int), vec![]);
+        let src = dir.path().join("in.nc");
+        create(&src, &ds, &InMemory, &CreateOptions::default()).unwrap();
+        let input = crate::open(&src).unwrap();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&events);
+        let opts = CopyOptions {
+            format: Some(Format::Netcdf4),
+            data_vars: Some(vec!["a".into()]),
+            progress: Some(ProgressFn(Arc::new(move |e| {
+                sink.lock().unwrap().push(e);
+            }))),
+            ..CopyOptions::default()
+        };
+        copy(&input, &dir.path().join("out.nc"), &opts).unwrap();
+        let ev = events.lock().unwrap();
+        let total = 8000 + 2000 + 4;
+        assert_eq!(
+            ev.first(),
+            Some(&ProgressEvent {
+                bytes_done: 0,
+                bytes_total: total,
+                vars_done: 0,
+                vars_total: 3,
+                finished: false,
+            })
+        );
+        assert_eq!(
+            ev.last(),
+            Some(&ProgressEvent {
+                bytes_done: total,
+                bytes_total: total,
+                vars_done: 3,
+                vars_total: 3,
+                finished: true,
+            })
+        );
+    }
 }

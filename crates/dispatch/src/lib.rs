@@ -1,12 +1,19 @@
 //! Open datasets by their magic bytes (never by file extension), create them in a chosen
 //! format with atomic output, and choose formats as the tools' documented rules say.
 
+mod cleanup;
 mod copy;
 mod decode;
 mod kind;
 mod open;
+mod process;
 
+pub use cleanup::{
+    commit_unless_interrupted, install_interrupt_handler, interrupt, is_interrupted, register_temp,
+    temps_in_flight, TempGuard,
+};
 pub use copy::*;
 pub use decode::*;
 pub use kind::*;
 pub use open::*;
+pub use process::tune_allocator;

@@ -280,6 +280,7 @@ pub fn create(
         return create_zarr(&loc, ds, src);
     }
     let tmp = temp_path(path);
+    let _guard = crate::cleanup::register_temp(&tmp);
     let result = match opts.format {
         Format::Classic | Format::Offset64 | Format::Cdf5 => {
             let wopts = nc_classic::WriteOptions {
@@ -317,11 +318,16 @@ pub fn create(
 fn finish(path: &Path, tmp: &Path, result: Result<(), DispatchError>) -> Result<(), DispatchError> {
     match result {
         Ok(()) => {
-            if path.is_dir() {
-                // replacing a store: the old tree goes only once the new one is complete
-                let _ = std::fs::remove_dir_all(path);
-            }
-            std::fs::rename(tmp, path).map_err(|e| {
+            // under the interrupt registry's lock: an interrupt either comes first (and the
+            // destination stays untouched) or waits until the output is completely in place
+            crate::cleanup::commit_unless_interrupted(|| {
+                if path.is_dir() {
+                    // replacing a store: the old tree goes only once the new one is complete
+                    let _ = std::fs::remove_dir_all(path);
+                }
+                std::fs::rename(tmp, path)
+            })
+            .map_err(|e| {
                 remove_any(tmp);
                 io_err(path, e)
             })
@@ -334,11 +340,7 @@ fn finish(path: &Path, tmp: &Path, result: Result<(), DispatchError>) -> Result<
 }
 
 fn remove_any(p: &Path) {
-    if p.is_dir() {
-        let _ = std::fs::remove_dir_all(p);
-    } else {
-        let _ = std::fs::remove_file(p);
-    }
+    crate::cleanup::remove_path(p);
 }
 
 /// True when an output name asks for an NCZarr / Zarr store.
@@ -368,6 +370,7 @@ fn create_zarr(
     }
     let dest = loc.path.clone();
     let tmp = temp_path(&dest);
+    let _guard = crate::cleanup::register_temp(&tmp);
     let mut tmp_loc = loc.clone();
     tmp_loc.path = tmp.clone();
     let result = nc_zarr::write_store(&tmp_loc, ds, src, &nc_zarr::ZarrWriteOptions::default())

@@ -1,0 +1,170 @@
+//! Temporary outputs in flight, and their removal when the process is interrupted.
+//!
+//! [`crate::create`] writes beside the destination under a temporary name, registers that
+//! name here before writing, and renames it into place through [`commit_unless_interrupted`],
+//! which refuses once an interrupt has been seen. A binary that calls
+//! [`install_interrupt_handler`] gets a thread that, on SIGINT, SIGTERM or SIGHUP, marks the
+//! process interrupted, removes every registered temporary file or directory and exits with
+//! 128 + the signal number: the destination is either untouched or already completely
+//! replaced, never partial.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// The registry: temporary paths being written, and whether an interrupt was seen.
+#[derive(Default)]
+struct Registry {
+    paths: Vec<(u64, PathBuf)>,
+    interrupted: bool,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    paths: Vec::new(),
+    interrupted: false,
+});
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn registry() -> MutexGuard<'static, Registry> {
+    // a panic while holding the lock leaves the list intact: keep using it
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A registered temporary output; dropping it unregisters the path (it does not remove it).
+#[derive(Debug)]
+#[must_use = "the path is unregistered when the guard is dropped"]
+pub struct TempGuard {
+    id: u64,
+}
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        registry().paths.retain(|(id, _)| *id != self.id);
+    }
+}
+
+/// Register `path` as a temporary output being written, to be removed on interrupt.
+pub fn register_temp(path: &Path) -> TempGuard {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    registry().paths.push((id, path.to_path_buf()));
+    TempGuard { id }
+}
+
+/// The temporary paths currently registered (for tests and diagnostics).
+pub fn temps_in_flight() -> Vec<PathBuf> {
+    registry().paths.iter().map(|(_, p)| p.clone()).collect()
+}
+
+/// True once [`interrupt`] has run.
+pub fn is_interrupted() -> bool {
+    registry().interrupted
+}
+
+/// Run `rename` (moving a finished temporary output into place) unless the process has been
+/// interrupted; holds the registry lock so an interrupt cannot remove the file half way.
+///
+/// # Errors
+/// `ErrorKind::Interrupted` when an interrupt came first; otherwise what `rename` returns.
+pub fn commit_unless_interrupted(
+    rename: impl FnOnce() -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let reg = registry();
+    if reg.interrupted {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "interrupted before the output was complete",
+        ));
+    }
+    let r = rename();
+    drop(reg);
+    r
+}
+
+/// Mark the process interrupted and remove every registered temporary output (file or
+/// directory). Returns the paths that were there and got removed. Later
+/// [`commit_unless_interrupted`] calls fail.
+pub fn interrupt() -> Vec<PathBuf> {
+    let mut reg = registry();
+    reg.interrupted = true;
+    let mut removed = Vec::new();
+    for (_, p) in &reg.paths {
+        // a path already renamed into place (the guard not yet dropped) is not there any more
+        if std::fs::symlink_metadata(p).is_ok() {
+            remove_path(p);
+            removed.push(p.clone());
+        }
+    }
+    removed
+}
+
+/// Remove a file or a directory tree; a writer may still be adding files to a directory
+/// being removed, so retry a few times.
+pub(crate) fn remove_path(p: &Path) {
+    for _ in 0..20 {
+        let meta = match std::fs::symlink_metadata(p) {
+            Ok(m) => m,
+            Err(_) => return,
+        };
+        let r = if meta.is_dir() {
+            std::fs::remove_dir_all(p)
+        } else {
+            std::fs::remove_file(p)
+        };
+        if r.is_ok() {
+            return;
+        }
+    }
+}
+
+/// Start a thread that handles SIGINT, SIGTERM and SIGHUP: it removes the temporary outputs
+/// in flight (see [`interrupt`]), prints `{tool}: interrupted by SIGINT; temporary output removed, destination
+/// untouched` (or `...; no output written` when nothing was being written) to stderr and exits with status 128 + the signal number (130 for SIGINT).
+///
+/// # Errors
+/// When the signal handlers cannot be installed.
+pub fn install_interrupt_handler(tool: &'static str) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("interrupt-cleanup".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                let removed = interrupt();
+                let name = match sig {
+                    SIGINT => "SIGINT",
+                    SIGTERM => "SIGTERM",
+                    _ => "SIGHUP",
+                };
+                let what = if removed.is_empty() {
+                    "no output written"
+                } else {
+                    "temporary output removed, destination untouched"
+                };
+                // start on a clean line when a progress bar may be on screen
+                let clear = if std::io::stderr().is_terminal() {
+                    "\r\x1b[2K"
+                } else {
+                    ""
+                };
+                eprintln!("{clear}{tool}: interrupted by {name}; {what}");
+                std::process::exit(128 + sig);
+            }
+        })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guard_registers_and_unregisters() {
+        let p = PathBuf::from("/nonexistent/.x.tmp-1");
+        {
+            let _g = register_temp(&p);
+            assert!(temps_in_flight().contains(&p));
+        }
+        assert!(!temps_in_flight().contains(&p));
+    }
+}

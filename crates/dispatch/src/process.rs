@@ -1,0 +1,28 @@
+//! Process-wide settings the command-line tools apply at start-up.
+
+/// Keep freed copy buffers in the heap for reuse instead of returning them to the kernel.
+///
+/// The tools move data in slabs of a few MiB: a fresh buffer per slab. With glibc's defaults a
+/// freed slab at the top of the heap is trimmed (or unmapped) and the next one is faulted in and
+/// zeroed again page by page, which cost nccopy-rs more system time than the copy itself (0.7 s
+/// of 0.8 s for 512 MiB). Raising the trim threshold and fixing the mmap threshold at its
+/// 32 MiB maximum keeps the pages; peak memory is unchanged since the largest live set is what
+/// the heap holds anyway. Other platforms and allocators: no-op.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    glibc::tune();
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod glibc {
+    #![allow(unsafe_code)]
+
+    pub(super) fn tune() {
+        // SAFETY: mallopt only changes malloc's tuning parameters; it is called at start-up, with
+        // valid parameter codes and values, and its failure (return 0) leaves the defaults.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+        }
+    }
+}
