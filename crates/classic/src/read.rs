@@ -557,6 +557,38 @@ impl ClassicFile {
         start: &[u64],
         count: &[u64],
     ) -> Result<Values, ClassicError> {
+        let (ty, raw) = self.read_slab_raw(var, start, count)?;
+        Ok(decode_be(ty, &raw))
+    }
+
+    /// [`Self::read_slab`] as little-endian element bytes (the stored big-endian bytes swapped
+    /// in place): what a little-endian writer stores, without a typed vector in between.
+    ///
+    /// # Errors
+    /// As [`Self::read_slab`].
+    pub fn read_slab_le(
+        &self,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Vec<u8>, ClassicError> {
+        let (ty, mut raw) = self.read_slab_raw(var, start, count)?;
+        let size = ext_size(ty) as usize;
+        if size > 1 {
+            for e in raw.chunks_exact_mut(size) {
+                e.reverse();
+            }
+        }
+        Ok(raw)
+    }
+
+    /// The stored (big-endian) bytes of a hyperslab, and the variable's type.
+    fn read_slab_raw(
+        &self,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<(AtomicType, Vec<u8>), ClassicError> {
         let vh = self
             .header
             .vars
@@ -592,7 +624,7 @@ impl ClassicFile {
                 bytes: total_bytes.unwrap_or(u64::MAX),
             })?;
         if total_bytes == 0 {
-            return Ok(decode_be(vh.ty, &[]));
+            return Ok((vh.ty, Vec::new()));
         }
         // byte strides per dimension; the record dimension steps by recsize
         let mut strides = vec![0u64; rank];
@@ -666,7 +698,7 @@ impl ClassicFile {
             let mut d = m;
             loop {
                 if d == 0 {
-                    return Ok(decode_be(vh.ty, &out));
+                    return Ok((vh.ty, out));
                 }
                 d -= 1;
                 idx[d] += 1;
@@ -689,7 +721,30 @@ impl DataSource for ClassicFile {
         start: &[u64],
         count: &[u64],
     ) -> Result<Values, DataError> {
-        let own = match ds.vars.get(var.0) {
+        let own = self.own_var(ds, var);
+        self.read_slab(own, start, count).map_err(DataError::from)
+    }
+
+    fn read_le_bytes(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, DataError>> {
+        let own = self.own_var(ds, var);
+        Some(
+            self.read_slab_le(own, start, count)
+                .map_err(DataError::from),
+        )
+    }
+}
+
+impl ClassicFile {
+    /// `var` of `ds` as a variable of this file: the same index when the names agree, else
+    /// found by name (a subset or modified copy of this file's dataset).
+    fn own_var(&self, ds: &Dataset, var: VarId) -> VarId {
+        match ds.vars.get(var.0) {
             Some(v) if self.ds.vars.get(var.0).is_some_and(|m| m.name == v.name) => var,
             Some(v) => self
                 .ds
@@ -698,7 +753,6 @@ impl DataSource for ClassicFile {
                 .position(|m| m.name == v.name)
                 .map_or(var, VarId),
             None => var,
-        };
-        self.read_slab(own, start, count).map_err(DataError::from)
+        }
     }
 }

@@ -702,16 +702,53 @@ fn record_bytes(
         let mut count = v.shape.clone();
         start[0] = r0;
         count[0] = have;
-        let vals = read_checked(ds, src, v, &start, &count)?;
-        encode_be(&vals, &mut buf);
+        buf = read_be(ds, src, v, &start, &count)?;
     }
-    let missing = total - buf.len();
+    let missing = total.saturating_sub(buf.len());
     if fill {
         buf.extend(v.fill.iter().cycle().take(missing));
     } else {
         buf.resize(total, 0);
     }
     Ok(buf)
+}
+
+/// A slab from the source as big-endian bytes: the source's little-endian bytes swapped in
+/// place when it offers them, else its typed values encoded.
+fn read_be(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    v: &PlanVar,
+    start: &[u64],
+    count: &[u64],
+) -> Result<Vec<u8>, ClassicError> {
+    let Some(le) = src.read_le_bytes(ds, v.id, start, count) else {
+        let vals = read_checked(ds, src, v, start, count)?;
+        let mut buf = Vec::new();
+        encode_be(&vals, &mut buf);
+        return Ok(buf);
+    };
+    let mut bytes = le.map_err(|source| ClassicError::Source {
+        var: v.name.clone(),
+        source,
+    })?;
+    let expected: u64 = count.iter().product();
+    let size = ext_size(v.ty);
+    if bytes.len() as u64 != expected * size {
+        return Err(ClassicError::SourceMismatch {
+            var: v.name.clone(),
+            expected,
+            got: bytes.len() as u64 / size,
+            ty: v.ty.cdl_name(),
+            got_ty: v.ty.cdl_name(),
+        });
+    }
+    if size > 1 {
+        for e in bytes.chunks_exact_mut(size as usize) {
+            e.reverse();
+        }
+    }
+    Ok(bytes)
 }
 
 /// Read a slab from the source and check its type and length.
@@ -783,9 +820,7 @@ fn stream<W: Write>(
         while k < count[j] {
             s[j] = start[j] + k;
             c[j] = step.min(count[j] - k);
-            let vals = read_checked(ds, src, v, &s, &c)?;
-            buf.clear();
-            encode_be(&vals, &mut buf);
+            buf = read_be(ds, src, v, &s, &c)?;
             w.put(&buf)?;
             k += c[j];
         }

@@ -18,6 +18,21 @@ pub trait DataSource: Sync {
         start: &[u64],
         count: &[u64],
     ) -> Result<Values, DataError>;
+
+    /// The same hyperslab as little-endian element bytes, row-major, for variables of a
+    /// fixed-size atomic type (not `string`), when the source has the bytes at hand more cheaply
+    /// than a typed vector (a copy then moves bytes without converting them twice).
+    /// `None`: not offered here, use [`DataSource::read`].
+    fn read_le_bytes(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, DataError>> {
+        let _ = (ds, var, start, count);
+        None
+    }
 }
 
 /// Data held in memory in [`crate::Variable::data`]; missing data and missing tails read as fill.

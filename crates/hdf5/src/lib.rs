@@ -175,4 +175,21 @@ impl DataSource for Nc4File {
     ) -> Result<Values, DataError> {
         Ok(self.read_in(ds, var, start, count)?)
     }
+
+    fn read_le_bytes(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, DataError>> {
+        let info = self.vars.get(var.0).and_then(Option::as_ref)?;
+        let reader = read::Reader {
+            h5: &self.h5,
+            decoder: self.decoder.as_ref(),
+            cache: &self.cache,
+        };
+        let r = reader.read_le(ds, var, info, start, count)?;
+        Some(r.map_err(DataError::from))
+    }
 }

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use hdf5_reader::chunk_index::{self, ChunkEntry};
 use hdf5_reader::io::Cursor;
+use hdf5_reader::messages::datatype::{Datatype, StringSize};
 use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
+use hdf5_reader::ByteOrder;
 use nc_dataset::{Dataset, FilterSpec, VarId};
 use rayon::prelude::*;
 
@@ -53,6 +55,63 @@ impl Reader<'_> {
         start: &[u64],
         count: &[u64],
     ) -> Result<nc_dataset::Values, Hdf5Error> {
+        let (total, out) = self.read_stored(ds, var, info, start, count)?;
+        let what = format!("variable \"{}\"", ds.var(var).name);
+        let dec = Decoder {
+            h5: self.h5,
+            what: &what,
+        };
+        dec.decode(&info.dt, &out, total as usize, true)
+    }
+
+    /// [`Self::read`] as little-endian element bytes, for integer, float and char variables
+    /// (`None` for other types): the stored bytes, swapped in place when big-endian.
+    pub fn read_le(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        info: &VarInfo,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, Hdf5Error>> {
+        let (size, order) = match &info.dt {
+            Datatype::FixedPoint {
+                size, byte_order, ..
+            } if matches!(size, 1 | 2 | 4 | 8) => (*size as usize, *byte_order),
+            Datatype::FloatingPoint { size, byte_order } if matches!(size, 4 | 8) => {
+                (*size as usize, *byte_order)
+            }
+            Datatype::String {
+                size: StringSize::Fixed(1),
+                ..
+            } => (1, ByteOrder::LittleEndian),
+            _ => return None,
+        };
+        if size != info.elem_size {
+            return None;
+        }
+        Some(
+            self.read_stored(ds, var, info, start, count)
+                .map(|(_, mut out)| {
+                    if size > 1 && order == ByteOrder::BigEndian {
+                        for e in out.chunks_exact_mut(size) {
+                            e.reverse();
+                        }
+                    }
+                    out
+                }),
+        )
+    }
+
+    /// The stored bytes of a hyperslab (fill where nothing is stored) and its element count.
+    fn read_stored(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        info: &VarInfo,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<(u64, Vec<u8>), Hdf5Error> {
         let v = ds.var(var);
         let bad = |message: String| Hdf5Error::BadRequest {
             var: v.name.clone(),
@@ -87,18 +146,16 @@ impl Reader<'_> {
                 limit: MAX_READ_BYTES,
             });
         }
+        if let Some(whole) = self.whole_chunk(var, &v.name, info, start, count)? {
+            return Ok((total, whole));
+        }
         let fill = info.fill.clone().unwrap_or_else(|| vec![0u8; es]);
         let mut out = fill.repeat(total as usize);
         if total > 0 {
             let slab = Slab { start, count };
             self.fill_from_storage(var, &v.name, info, &slab, &mut out)?;
         }
-        let what = format!("variable \"{}\"", v.name);
-        let dec = Decoder {
-            h5: self.h5,
-            what: &what,
-        };
-        dec.decode(&info.dt, &out, total as usize, true)
+        Ok((total, out))
     }
 
     fn fill_from_storage(
@@ -209,6 +266,74 @@ impl Reader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A request that is exactly one stored chunk inside the extent (what a copy with the same
+    /// chunk shape asks for): the decoded chunk itself, with no fill pass and no copy (not
+    /// cached: a copy reads each chunk once). `None` for any other request.
+    fn whole_chunk(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Option<Vec<u8>>, Hdf5Error> {
+        let DataLayout::Chunked {
+            address,
+            dims,
+            chunk_indexing,
+            ..
+        } = &info.layout
+        else {
+            return Ok(None);
+        };
+        let ext = &info.shape;
+        let rank = ext.len();
+        if rank == 0
+            || dims.len() != rank
+            || Cursor::is_undefined_offset(*address, self.h5.os)
+            || (0..rank).any(|d| {
+                let c = u64::from(dims[d]);
+                c == 0 || !start[d].is_multiple_of(c) || count[d] != c || start[d] + c > ext[d]
+            })
+        {
+            return Ok(None);
+        }
+        let chunk: Vec<u64> = dims.iter().map(|&c| u64::from(c)).collect();
+        let Some(chunk_bytes) = chunk
+            .iter()
+            .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(b))
+            .filter(|&b| b <= MAX_READ_BYTES)
+        else {
+            return Ok(None);
+        };
+        let what = format!("variable \"{name}\"");
+        let entries = self.entries(
+            var,
+            info,
+            *address,
+            dims,
+            chunk_indexing.as_ref(),
+            chunk_bytes,
+            &what,
+        )?;
+        let Some(e) = entries.iter().find(|e| e.offsets.as_slice() == start) else {
+            return Ok(None);
+        };
+        let key = (var.0, e.address);
+        if let Some(c) = self
+            .cache
+            .chunks
+            .lock()
+            .ok()
+            .and_then(|m| m.1.get(&key).cloned())
+        {
+            return Ok(Some(c[..chunk_bytes as usize].to_vec()));
+        }
+        let mut data = self.decode_chunk(name, info, e, &chunk, chunk_bytes)?;
+        data.truncate(chunk_bytes as usize);
+        Ok(Some(data))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -356,6 +481,29 @@ impl Reader<'_> {
         {
             return Ok(c);
         }
+        let data = Arc::new(self.decode_chunk(name, info, e, chunk, chunk_bytes)?);
+        if let Ok(mut m) = self.cache.chunks.lock() {
+            if m.0 + data.len() > CHUNK_CACHE_BYTES {
+                m.1.clear();
+                m.0 = 0;
+            }
+            if data.len() <= CHUNK_CACHE_BYTES / 4 {
+                m.0 += data.len();
+                m.1.insert(key, data.clone());
+            }
+        }
+        Ok(data)
+    }
+
+    /// Read and decode one chunk (no cache).
+    fn decode_chunk(
+        &self,
+        name: &str,
+        info: &VarInfo,
+        e: &ChunkEntry,
+        chunk: &[u64],
+        chunk_bytes: u64,
+    ) -> Result<Vec<u8>, Hdf5Error> {
         let what = format!("variable \"{name}\"");
         // an unfiltered chunk is never larger than its logical size; a filtered one is bounded
         // by the read limit
@@ -403,17 +551,6 @@ impl Reader<'_> {
                     data.len()
                 ),
             });
-        }
-        let data = Arc::new(data);
-        if let Ok(mut m) = self.cache.chunks.lock() {
-            if m.0 + data.len() > CHUNK_CACHE_BYTES {
-                m.1.clear();
-                m.0 = 0;
-            }
-            if data.len() <= CHUNK_CACHE_BYTES / 4 {
-                m.0 += data.len();
-                m.1.insert(key, data.clone());
-            }
         }
         Ok(data)
     }

@@ -1,10 +1,10 @@
 //! Deflate, HDF5 filter 1 (`H5Z_FILTER_DEFLATE`): one parameter, the zlib level 0-9; the chunk
 //! is a zlib stream (RFC 1950 header, deflate data, Adler-32), as zlib's `compress2` writes.
 
-use super::{bad_params, read_limited};
+use super::bad_params;
 use crate::error::FilterError;
 use crate::filter::{Filter, FilterContext};
-use std::io::Write;
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 const ID: u32 = 1;
 const NAME: &str = "deflate";
@@ -12,6 +12,8 @@ const NAME: &str = "deflate";
 pub(crate) struct Deflate {
     level: u32,
     limit: usize,
+    /// Decoded size of a full chunk, when known: the output buffer is sized once.
+    hint: Option<usize>,
 }
 
 pub(crate) fn build(params: &[u32], ctx: &FilterContext) -> Result<Box<dyn Filter>, FilterError> {
@@ -23,6 +25,7 @@ pub(crate) fn build(params: &[u32], ctx: &FilterContext) -> Result<Box<dyn Filte
     Ok(Box::new(Deflate {
         level,
         limit: ctx.max_decoded,
+        hint: ctx.chunk_bytes(),
     }))
 }
 
@@ -35,22 +38,53 @@ impl Filter for Deflate {
     }
     fn encode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
         out.clear();
-        let mut e = flate2::write::ZlibEncoder::new(
-            std::mem::take(out),
-            flate2::Compression::new(self.level),
-        );
-        e.write_all(chunk)
-            .map_err(|err| super::corrupt(ID, NAME, err))?;
-        *out = e.finish().map_err(|err| super::corrupt(ID, NAME, err))?;
-        Ok(())
+        // zlib's compressBound: stored blocks never grow the data by more than this
+        out.reserve(chunk.len() + chunk.len() / 1000 + 64);
+        let mut z = Compress::new(Compression::new(self.level), true);
+        loop {
+            let done = z.total_in() as usize;
+            let status = z
+                .compress_vec(&chunk[done..], out, FlushCompress::Finish)
+                .map_err(|err| super::corrupt(ID, NAME, err))?;
+            if status == Status::StreamEnd {
+                return Ok(());
+            }
+            out.reserve(out.capacity().max(64));
+        }
     }
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
-        read_limited(
-            flate2::read::ZlibDecoder::new(chunk),
-            out,
-            self.limit,
-            ID,
-            NAME,
-        )
+        out.clear();
+        let first = self
+            .hint
+            .unwrap_or(chunk.len().saturating_mul(4))
+            .min(self.limit);
+        out.reserve(first.max(64));
+        let mut z = Decompress::new(true);
+        loop {
+            let (was_in, was_out) = (z.total_in(), z.total_out());
+            let status = z
+                .decompress_vec(&chunk[was_in as usize..], out, FlushDecompress::Finish)
+                .map_err(|err| super::corrupt(ID, NAME, err))?;
+            if out.len() > self.limit {
+                return Err(FilterError::TooLarge {
+                    id: ID,
+                    name: NAME,
+                    claimed: out.len() as u64,
+                    limit: self.limit,
+                });
+            }
+            if status == Status::StreamEnd {
+                return Ok(());
+            }
+            if out.len() == out.capacity() {
+                out.reserve(out.capacity().min(self.limit + 1 - out.len()).max(64));
+            } else if z.total_in() == was_in && z.total_out() == was_out {
+                return Err(super::corrupt(
+                    ID,
+                    NAME,
+                    "the zlib stream ends before its end marker (truncated chunk)",
+                ));
+            }
+        }
     }
 }

@@ -2,6 +2,8 @@
 //! u32; default 3 here); the chunk is one zstd frame with its content size, as `ZSTD_compress`
 //! writes.
 
+use std::cell::RefCell;
+
 use super::read_limited;
 use crate::error::FilterError;
 use crate::filter::{Filter, FilterContext};
@@ -33,8 +35,28 @@ impl Filter for Zstd {
         NAME
     }
     fn encode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
-        *out = zstd::bulk::compress(chunk, self.level).map_err(|e| super::corrupt(ID, NAME, e))?;
-        Ok(())
+        // one compression context per thread and level: creating one costs more than a
+        // small chunk's compression
+        thread_local! {
+            static CCTX: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+                const { RefCell::new(None) };
+        }
+        CCTX.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            if slot.as_ref().is_none_or(|(l, _)| *l != self.level) {
+                let c = zstd::bulk::Compressor::new(self.level)
+                    .map_err(|e| super::corrupt(ID, NAME, e))?;
+                *slot = Some((self.level, c));
+            }
+            let Some((_, c)) = slot.as_mut() else {
+                return Err(super::corrupt(ID, NAME, "no compression context"));
+            };
+            out.clear();
+            out.reserve(zstd::zstd_safe::compress_bound(chunk.len()));
+            c.compress_to_buffer(chunk, out)
+                .map_err(|e| super::corrupt(ID, NAME, e))?;
+            Ok(())
+        })
     }
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
         // one frame with its content size (what ZSTD_compress writes): decode in one call

@@ -391,7 +391,11 @@ impl Writer<'_> {
             Layout::Contiguous => {}
         }
         // netCDF-C: a fill value on every variable, or (no fill) fill time "never" and no value
-        let no_fill = var.storage.no_fill == Some(true) || !self.opts.fill;
+        // file-level "no fill" (nccopy) applies to fixed-size atomic types only, as in netCDF-C:
+        // strings, vlens and user types keep their fill value
+        let file_nofill =
+            !self.opts.fill && matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String);
+        let no_fill = var.storage.no_fill == Some(true) || file_nofill;
         if no_fill {
             b = b.fill_time(FillTime::Never);
         } else if var.ty == NcType::Atomic(AtomicType::String) {
@@ -603,61 +607,133 @@ impl Writer<'_> {
             .map(|(&n, &c)| n.div_ceil(c))
             .collect();
         let n_chunks: u64 = grid.iter().product();
-        let batch = (rayon::current_num_threads() * 4).max(1) as u64;
+        // a batch: a few chunks per thread and at least ~8 MiB, so small chunks do not pay a
+        // thread hand-over each
+        let chunk_bytes = plan.chunk.iter().product::<u64>().max(1) * type_size.max(1) as u64;
+        let batch = ((rayon::current_num_threads() * 4) as u64)
+            .max((8 << 20) / chunk_bytes)
+            .clamp(1, 1 << 16);
+        // little-endian output of an integer, float or char type: take the source's bytes as
+        // they are when it offers them (no typed vector in between)
+        let raw_le = !plan.big
+            && matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String)
+            && type_size == var.ty.as_atomic().map_or(0, AtomicType::size);
         let src = self.src;
         let ty = var.ty;
         let pipeline = &pipeline;
         let fill = &fill;
         let grid = &grid;
-        let mut first = 0u64;
-        while first < n_chunks {
-            let last = (first + batch).min(n_chunks);
-            let encoded: Result<Vec<EncodedChunk>, Hdf5Error> = (first..last)
-                .into_par_iter()
-                .map(|k| {
-                    let coords = unravel(k, grid);
-                    let start: Vec<u64> = coords
-                        .iter()
-                        .zip(&plan.chunk)
-                        .map(|(&i, &c)| i * c)
-                        .collect();
-                    let count: Vec<u64> = start
-                        .iter()
-                        .zip(&plan.chunk)
-                        .zip(shape)
-                        .map(|((&s, &c), &n)| c.min(n - s))
-                        .collect();
+        // Set the final extent first. Writing a chunk past the end of an unlimited dimension
+        // would grow the extent to the chunk's end, and cutting it back afterwards makes
+        // rust-hdf5 re-filter the edge chunks with its own codecs (which know only a few ids).
+        // So edge chunks of the one unlimited dimension are placed by their linear index,
+        // which does not move the extent.
+        let dims: Vec<usize> = shape.iter().map(|&x| x as usize).collect();
+        hd.set_extent(&dims)
+            .map_err(|e| h5err(format!("variable {name}: setting the extent"), e))?;
+        let unlimited: Vec<usize> = (0..var.dims.len())
+            .filter(|&k| ds.dim(var.dims[k]).unlimited)
+            .collect();
+        let edge_axis = match unlimited.as_slice() {
+            [u] if !shape[*u].is_multiple_of(plan.chunk[*u]) => Some(*u),
+            _ => None,
+        };
+        let encode_one = |k: u64| -> Result<EncodedChunk, Hdf5Error> {
+            let coords = unravel(k, grid);
+            let start: Vec<u64> = coords
+                .iter()
+                .zip(&plan.chunk)
+                .map(|(&i, &c)| i * c)
+                .collect();
+            let count: Vec<u64> = start
+                .iter()
+                .zip(&plan.chunk)
+                .zip(shape)
+                .map(|((&s, &c), &n)| c.min(n - s))
+                .collect();
+            let le = if raw_le {
+                src.read_le_bytes(ds, v, &start, &count)
+            } else {
+                None
+            };
+            let bytes = match le {
+                Some(r) => {
+                    let b = r.map_err(|e| Hdf5Error::Source {
+                        var: name.clone(),
+                        message: e.to_string(),
+                    })?;
+                    let want = count.iter().product::<u64>() * type_size as u64;
+                    if b.len() as u64 != want {
+                        return Err(Hdf5Error::Source {
+                            var: name.clone(),
+                            message: format!(
+                                "the source gave {} bytes for {want} bytes of data",
+                                b.len()
+                            ),
+                        });
+                    }
+                    b
+                }
+                None => {
                     let vals = read_slab(ds, src, v, &start, &count)?;
-                    let bytes = user::value_bytes(ds, ty, &vals, plan.big).ok_or_else(|| {
+                    user::value_bytes(ds, ty, &vals, plan.big).ok_or_else(|| {
                         Hdf5Error::unsupported(
                             format!("variable {name}"),
                             "chunked data of this type is not written yet",
                         )
-                    })?;
-                    let full = pad_chunk(&bytes, &count, &plan.chunk, fill);
-                    let stored = match pipeline {
-                        Some(p) => p.encode(&full).map_err(|e| Hdf5Error::Filter {
-                            var: name.clone(),
-                            offsets: start.clone(),
-                            message: e.to_string(),
-                        })?,
-                        None => full,
-                    };
-                    Ok((coords.iter().map(|&c| c as usize).collect(), stored))
-                })
-                .collect();
-            for (coords, bytes) in encoded? {
-                let r = if pipeline.is_some() {
+                    })?
+                }
+            };
+            let full = pad_chunk(bytes, &count, &plan.chunk, fill);
+            let stored = match pipeline {
+                Some(p) => p.encode(&full).map_err(|e| Hdf5Error::Filter {
+                    var: name.clone(),
+                    offsets: start.clone(),
+                    message: e.to_string(),
+                })?,
+                None => full,
+            };
+            Ok((coords.iter().map(|&c| c as usize).collect(), stored))
+        };
+        let encode_batch = |first: u64| -> Result<Vec<EncodedChunk>, Hdf5Error> {
+            let last = (first + batch).min(n_chunks);
+            (first..last).into_par_iter().map(encode_one).collect()
+        };
+        let write_batch = |encoded: Vec<EncodedChunk>| -> Result<(), Hdf5Error> {
+            for (coords, bytes) in encoded {
+                let edge = edge_axis.filter(|&u| coords[u] as u64 + 1 == grid[u]);
+                let r = if let (Some(u), Some(_)) = (edge, pipeline) {
+                    hd.write_chunk_raw(linear_slot(&coords, u, grid), &bytes, 0)
+                } else if pipeline.is_some() {
                     hd.write_chunk_raw_at(&coords, &bytes, 0)
                 } else {
                     hd.write_chunk_at(&coords, &bytes)
                 };
                 r.map_err(|e| h5err(format!("variable {name}: chunk {coords:?}"), e))?;
             }
-            first = last;
+            Ok(())
+        };
+        // Two batches in flight: the next one is read and encoded on the pool while this thread
+        // writes the current one (memory: two batches of chunks).
+        let mut current = encode_batch(0)?;
+        let mut first = batch;
+        while first < n_chunks {
+            let (next, written) = std::thread::scope(|scope| {
+                let job = scope.spawn(|| encode_batch(first));
+                let written = write_batch(std::mem::take(&mut current));
+                (job.join(), written)
+            });
+            written?;
+            current = next.map_err(|_| {
+                Hdf5Error::invalid(
+                    format!("variable {name}"),
+                    "a chunk encoder thread panicked",
+                )
+            })??;
+            first += batch;
         }
-        // writing a chunk grows the extent to the chunk's end: cut it back
-        let dims: Vec<usize> = shape.iter().map(|&x| x as usize).collect();
+        write_batch(current)?;
+        // an unfiltered edge chunk grew the extent to the chunk's end: cut it back
         hd.set_extent(&dims)
             .map_err(|e| h5err(format!("variable {name}: setting the extent"), e))?;
         Ok(())
@@ -786,6 +862,18 @@ fn missing_filter(
 }
 
 /// Chunk index `k` (row-major over `grid`) as chunk coordinates.
+/// The chunk index's linear slot of chunk `coords` when dimension `seed` is the one unlimited
+/// dimension: its coordinate varies slowest, the others row-major over the chunk grid.
+fn linear_slot(coords: &[usize], seed: usize, grid: &[u64]) -> usize {
+    let mut k = coords[seed];
+    for (d, &c) in coords.iter().enumerate() {
+        if d != seed {
+            k = k * grid[d] as usize + c;
+        }
+    }
+    k
+}
+
 fn unravel(mut k: u64, grid: &[u64]) -> Vec<u64> {
     let mut out = vec![0; grid.len()];
     for i in (0..grid.len()).rev() {
@@ -798,9 +886,9 @@ fn unravel(mut k: u64, grid: &[u64]) -> Vec<u64> {
 
 /// A full chunk of `chunk` elements holding the `count`-shaped slab `bytes` at its origin,
 /// the rest filled with `fill` (one element's bytes).
-fn pad_chunk(bytes: &[u8], count: &[u64], chunk: &[u64], fill: &[u8]) -> Vec<u8> {
+fn pad_chunk(bytes: Vec<u8>, count: &[u64], chunk: &[u64], fill: &[u8]) -> Vec<u8> {
     if count == chunk {
-        return bytes.to_vec();
+        return bytes;
     }
     let es = fill.len();
     let total: u64 = chunk.iter().product();
@@ -995,7 +1083,7 @@ mod tests {
 
     #[test]
     fn edge_chunks_are_padded_with_fill() {
-        let got = pad_chunk(&[1, 2, 3, 4], &[2, 2], &[3, 3], &[9]);
+        let got = pad_chunk(vec![1, 2, 3, 4], &[2, 2], &[3, 3], &[9]);
         assert_eq!(got, vec![1, 2, 9, 3, 4, 9, 9, 9, 9]);
     }
 
