@@ -368,13 +368,16 @@ fn create_zarr(
         return nc_zarr::write_store(loc, ds, src, &nc_zarr::ZarrWriteOptions::default())
             .map_err(DispatchError::Zarr);
     }
+    let opts = nc_zarr::ZarrWriteOptions {
+        layout: loc.write_layout().map_err(DispatchError::Zarr)?,
+        ..Default::default()
+    };
     let dest = loc.path.clone();
     let tmp = temp_path(&dest);
     let _guard = crate::cleanup::register_temp(&tmp);
     let mut tmp_loc = loc.clone();
     tmp_loc.path = tmp.clone();
-    let result = nc_zarr::write_store(&tmp_loc, ds, src, &nc_zarr::ZarrWriteOptions::default())
-        .map_err(DispatchError::Zarr);
+    let result = nc_zarr::write_store(&tmp_loc, ds, src, &opts).map_err(DispatchError::Zarr);
     finish(&dest, &tmp, result)
 }
 

@@ -33,6 +33,9 @@ pub struct ZarrLocation {
     pub xarray: bool,
     /// `Some(scheme)` for a remote store (`s3`, `https`): recognised but not supported yet.
     pub remote: Option<String>,
+    /// Our extension `layout=4.9|4.10|documented` in the fragment: the NCZarr metadata
+    /// spelling to write (see [`crate::NczarrLayout`]); `None` = netCDF-C 4.9.0's.
+    pub layout: Option<String>,
 }
 
 const FLAGS: [&str; 7] = ["nczarr", "zarr", "xarray", "noxarray", "file", "zip", "s3"];
@@ -50,6 +53,16 @@ fn mode_flags(fragment: &str) -> Vec<String> {
         }
     }
     flags
+}
+
+/// The value of fragment key `key` (last one wins), if present.
+fn fragment_value(fragment: &str, key: &str) -> Option<String> {
+    fragment
+        .split('&')
+        .filter_map(|part| part.split_once('='))
+        .filter(|(k, _)| k.trim().eq_ignore_ascii_case(key))
+        .map(|(_, v)| v.trim().to_string())
+        .next_back()
 }
 
 fn percent_decode(s: &str) -> String {
@@ -112,6 +125,7 @@ pub fn parse_location(s: &str) -> Option<ZarrLocation> {
             pure_zarr: flags.iter().any(|f| f == "zarr"),
             xarray: !flags.iter().any(|f| f == "noxarray"),
             remote,
+            layout: fragment.and_then(|f| fragment_value(f, "layout")),
         }
     };
     if lower.starts_with("s3://") {
@@ -180,6 +194,31 @@ impl ZarrLocation {
             .or_else(|| p.file_name())
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "dataset".into())
+    }
+
+    /// The metadata layout to write: netCDF-C 4.9.0's unless the fragment asks for
+    /// `layout=4.10` (netCDF-C 4.10, netCDF4-python) or `layout=documented`.
+    ///
+    /// # Errors
+    /// [`ZarrError::BadLocation`] for another `layout=` value.
+    pub fn write_layout(&self) -> Result<crate::NczarrLayout, ZarrError> {
+        match self
+            .layout
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None | Some("4.9") => Ok(crate::NczarrLayout::NetcdfC490),
+            Some("4.10") => Ok(crate::NczarrLayout::NetcdfC410),
+            Some("documented") => Ok(crate::NczarrLayout::Documented),
+            Some(other) => Err(ZarrError::BadLocation {
+                location: self.text.clone(),
+                reason: format!(
+                    "layout={other}: use layout=4.9 (netCDF-C 4.9, the default), layout=4.10 \
+                     (netCDF-C 4.10 and netCDF4-python) or layout=documented"
+                ),
+            }),
+        }
     }
 
     fn check_local(&self) -> Result<(), ZarrError> {

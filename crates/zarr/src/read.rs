@@ -74,6 +74,7 @@ impl ZarrFile {
             pure_zarr,
             xarray,
             remote: None,
+            layout: None,
         };
         let l = Loader::load(store.as_ref(), &location)?;
         let (ds, vars) = (l.ds, l.vars);

@@ -1,0 +1,111 @@
+//! End-to-end: the `layout=` fragment key (our extension) selects the NCZarr metadata spelling
+//! the tools write. `layout=4.10` stores are what netCDF-C 4.10 reads: netCDF4-python (which
+//! bundles it, with its codec plugins) must read our filtered store with the same values and
+//! filters. Skips with a message when netCDF4-python with netCDF-C >= 4.10 is absent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+use common::*;
+
+use std::process::Command;
+
+fn have_netcdf4_python_410() -> bool {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import netCDF4; v = netCDF4.__netcdf4libversion__.split('.'); \
+             assert (int(v[0]), int(v[1])) >= (4, 10)",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipping: python3 with netCDF4 (netCDF-C >= 4.10) is not available");
+    }
+    ok
+}
+
+#[test]
+fn layout_410_is_read_by_netcdf4_python() {
+    if !have_netcdf4_python_410() {
+        return;
+    }
+    let dir = tempdir("nczarr-layout");
+    let store = dir.join("lay.file");
+    let url = format!("file://{}#mode=nczarr,file&layout=4.10", store.display());
+    let cdl = testdata("cdl/nczarr/layout410.cdl");
+    let o = run(
+        "ncgen-rs",
+        &["-4", "-b", "-o", &url, cdl.to_str().unwrap()],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let script = format!(
+        "import netCDF4, json\n\
+         d = netCDF4.Dataset('file://{}#mode=nczarr,file')\n\
+         f = lambda v: sorted(k for k, on in v.filters().items() if on and k != 'complevel')\n\
+         print(json.dumps({{'t': d['t'][:].tolist(), 'z': d['z'][:].tolist(), \
+         'tf': f(d['t']), 'zf': f(d['z']), 'units': d['t'].units}}))",
+        store.display()
+    );
+    let o = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t: Vec<Vec<f64>> = (0..4)
+        .map(|r| {
+            (0..5)
+                .map(|c| {
+                    if r == 3 && c == 4 {
+                        19.5
+                    } else {
+                        f64::from(r * 5 + c)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let z: Vec<Vec<i32>> = (0..4)
+        .map(|r| {
+            (0..5)
+                .map(|c| {
+                    let i = r * 5 + c;
+                    if i % 2 == 0 {
+                        i
+                    } else {
+                        -i
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(got["t"], serde_json::json!(t));
+    assert_eq!(got["z"], serde_json::json!(z));
+    assert_eq!(got["tf"], serde_json::json!(["bzip2"]));
+    assert_eq!(got["zf"], serde_json::json!(["shuffle", "zlib"]));
+    assert_eq!(got["units"], serde_json::json!("K"));
+}
+
+#[test]
+fn unknown_layout_is_refused_and_writes_nothing() {
+    let dir = tempdir("nczarr-badlayout");
+    let store = dir.join("bad.file");
+    let url = format!("file://{}#mode=nczarr,file&layout=5", store.display());
+    let cdl = testdata("cdl/nczarr/layout410.cdl");
+    let o = run(
+        "ncgen-rs",
+        &["-4", "-b", "-o", &url, cdl.to_str().unwrap()],
+        &dir,
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("layout=5: use layout=4.9 (netCDF-C 4.9, the default), layout=4.10"),
+        "{err}"
+    );
+    assert!(!store.exists());
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
