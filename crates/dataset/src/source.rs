@@ -33,6 +33,23 @@ pub trait DataSource: Sync {
         let _ = (ds, var, start, count);
         None
     }
+
+    /// The stored bytes of the chunk whose first element is at `offsets`, still filtered, when
+    /// this source stores the variable in little-endian chunks of exactly `chunk` with exactly
+    /// `chain` (filter ids and stored parameters, in application order) applied to that chunk:
+    /// a copy to the same chunking and filters then moves the bytes without decoding them.
+    /// `None`: not offered for this chunk (decode through [`DataSource::read`]).
+    fn raw_chunk(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        offsets: &[u64],
+        chunk: &[u64],
+        chain: &[crate::FilterSpec],
+    ) -> Option<Vec<u8>> {
+        let _ = (ds, var, offsets, chunk, chain);
+        None
+    }
 }
 
 /// Data held in memory in [`crate::Variable::data`]; missing data and missing tails read as fill.

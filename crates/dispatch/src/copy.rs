@@ -653,6 +653,34 @@ impl DataSource for MappedSource<'_> {
         }
         Some(bytes)
     }
+
+    fn raw_chunk(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        offsets: &[u64],
+        chunk: &[u64],
+        chain: &[nc_dataset::FilterSpec],
+    ) -> Option<Vec<u8>> {
+        let iv = self.map.get(var.0).copied().flatten()?;
+        // the input's type must be the output's (a raw chunk is not converted)
+        if self.input.vars.get(iv.0)?.ty != ds.vars.get(var.0)?.ty {
+            return None;
+        }
+        let bytes = self.src.raw_chunk(self.input, iv, offsets, chunk, chain)?;
+        if let Some(p) = &self.progress {
+            // progress counts the chunk's elements inside the variable
+            let shape = ds.shape(var);
+            let count: Vec<u64> = offsets
+                .iter()
+                .zip(chunk)
+                .zip(&shape)
+                .map(|((&o, &c), &n)| c.min(n.saturating_sub(o)))
+                .collect();
+            p.read(var, &count);
+        }
+        Some(bytes)
+    }
 }
 
 /// The output format: the asked one, else the input's, except that compression or chunking

@@ -192,4 +192,22 @@ impl DataSource for Nc4File {
         let r = reader.read_le(ds, var, info, start, count)?;
         Some(r.map_err(DataError::from))
     }
+
+    fn raw_chunk(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        offsets: &[u64],
+        chunk: &[u64],
+        chain: &[nc_dataset::FilterSpec],
+    ) -> Option<Vec<u8>> {
+        let info = self.vars.get(var.0).and_then(Option::as_ref)?;
+        let reader = read::Reader {
+            h5: &self.h5,
+            decoder: self.decoder.as_ref(),
+            cache: &self.cache,
+        };
+        let name = &ds.vars.get(var.0)?.name;
+        reader.raw_chunk(var, name, info, offsets, chunk, chain)
+    }
 }

@@ -268,6 +268,72 @@ impl Reader<'_> {
         Ok(())
     }
 
+    /// The stored bytes of the chunk at `offsets` when the variable is stored little-endian in
+    /// chunks of `chunk` with exactly `chain` applied (see `DataSource::raw_chunk`).
+    pub fn raw_chunk(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+        offsets: &[u64],
+        chunk: &[u64],
+        chain: &[FilterSpec],
+    ) -> Option<Vec<u8>> {
+        let DataLayout::Chunked {
+            address,
+            dims,
+            chunk_indexing,
+            ..
+        } = &info.layout
+        else {
+            return None;
+        };
+        let little = match &info.dt {
+            Datatype::FixedPoint { byte_order, .. }
+            | Datatype::FloatingPoint { byte_order, .. } => {
+                info.elem_size == 1 || *byte_order == ByteOrder::LittleEndian
+            }
+            Datatype::String {
+                size: StringSize::Fixed(1),
+                ..
+            } => true,
+            _ => false,
+        };
+        if !little
+            || info.filters.as_slice() != chain
+            || dims.len() != chunk.len()
+            || dims.iter().zip(chunk).any(|(&d, &c)| u64::from(d) != c)
+            || Cursor::is_undefined_offset(*address, self.h5.os)
+        {
+            return None;
+        }
+        let chunk_bytes = chunk
+            .iter()
+            .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(b))
+            .filter(|&b| b <= MAX_READ_BYTES)?;
+        let what = format!("variable \"{name}\"");
+        let entries = self
+            .entries(
+                var,
+                info,
+                *address,
+                dims,
+                chunk_indexing.as_ref(),
+                chunk_bytes,
+                &what,
+            )
+            .ok()?;
+        let e = entries.iter().find(|e| e.offsets.as_slice() == offsets)?;
+        // every filter applied, and a size the decoder would accept
+        if e.filter_mask != 0
+            || e.size > MAX_READ_BYTES
+            || (chain.is_empty() && e.size != chunk_bytes)
+        {
+            return None;
+        }
+        self.h5.read(e.address, e.size, &what).ok()
+    }
+
     /// A request that is exactly one stored chunk inside the extent (what a copy with the same
     /// chunk shape asks for): the decoded chunk itself, with no fill pass and no copy (not
     /// cached: a copy reads each chunk once). `None` for any other request.

@@ -645,6 +645,29 @@ impl Writer<'_> {
                 .zip(&plan.chunk)
                 .map(|(&i, &c)| i * c)
                 .collect();
+            // Same chunk shape and filters in the source: its stored bytes as they are. They are
+            // still decoded once (not re-encoded) so that a corrupt chunk fails the copy here
+            // instead of passing on to the output.
+            if raw_le {
+                if let Some(stored) = src.raw_chunk(ds, v, &start, &plan.chunk, &plan.chain) {
+                    if let Some(p) = pipeline {
+                        let want = plan.chunk.iter().product::<u64>() * type_size as u64;
+                        // worded as the reader words it: the input is what is corrupt
+                        let corrupt = |message: String| Hdf5Error::Source {
+                            var: name.clone(),
+                            message: format!("variable \"{name}\": chunk at {start:?}: {message}"),
+                        };
+                        let decoded = p.decode(&stored).map_err(|e| corrupt(e.to_string()))?;
+                        if (decoded.len() as u64) < want {
+                            return Err(corrupt(format!(
+                                "decoded chunk has {} bytes, expected {want}",
+                                decoded.len()
+                            )));
+                        }
+                    }
+                    return Ok((coords.iter().map(|&c| c as usize).collect(), stored));
+                }
+            }
             let count: Vec<u64> = start
                 .iter()
                 .zip(&plan.chunk)
