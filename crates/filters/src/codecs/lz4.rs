@@ -43,13 +43,20 @@ impl Filter for Lz4 {
         out.extend_from_slice(&(chunk.len() as u64).to_be_bytes());
         out.extend_from_slice(&block32.to_be_bytes());
         for piece in chunk.chunks(block) {
-            let c = lz4_flex::block::compress(piece);
-            if c.is_empty() || c.len() >= piece.len() {
+            // compress straight into the output after a size slot; a block that does not
+            // shrink is stored as it is (what the HDF5 lz4 filter reads as uncompressed)
+            let slot = out.len();
+            let bound = lz4_flex::block::get_maximum_output_size(piece.len());
+            out.resize(slot + 4 + bound, 0);
+            let n = lz4_flex::block::compress_into(piece, &mut out[slot + 4..])
+                .map_err(|e| corrupt(ID, NAME, e))?;
+            if n == 0 || n >= piece.len() {
+                out.truncate(slot);
                 out.extend_from_slice(&(piece.len() as u32).to_be_bytes());
                 out.extend_from_slice(piece);
             } else {
-                out.extend_from_slice(&(c.len() as u32).to_be_bytes());
-                out.extend_from_slice(&c);
+                out.truncate(slot + 4 + n);
+                out[slot..slot + 4].copy_from_slice(&(n as u32).to_be_bytes());
             }
         }
         Ok(())
