@@ -109,3 +109,51 @@ fn unknown_layout_is_refused_and_writes_nothing() {
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// numcodecs' gzip (no HDF5 filter) cannot go into a netCDF-4 file: the copy keeps the values,
+/// drops the codec and says so.
+#[test]
+fn zarr_only_codecs_warn_when_copied_to_netcdf4() {
+    let have = Command::new("python3")
+        .args([
+            "-c",
+            "import zarr, numcodecs; assert zarr.__version__.startswith('2')",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        eprintln!("skipping: python3 with zarr-python 2 and numcodecs is not available");
+        return;
+    }
+    let dir = tempdir("nczarr-gzip-copy");
+    let script = "import zarr, numpy as np, numcodecs as nc
+root = zarr.open_group('gz.zarr', mode='w')
+z = root.create_dataset('v', shape=(6,), chunks=(4,), dtype='<i4', compressor=nc.GZip(5))
+z[...] = np.arange(6, dtype='<i4') * 3 - 5
+z.attrs['_ARRAY_DIMENSIONS'] = ['x']";
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let src = format!("file://{}#mode=zarr,file", dir.join("gz.zarr").display());
+    let out = dir.join("out.nc");
+    let o = run("nccopy-rs", &["-4", &src, out.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "nccopy: warning: /v: Zarr codec(s) gzip have no HDF5 filter; the output stores the data without them\n"
+    );
+    let o = run("ncdump-rs", &["-v", "v", out.to_str().unwrap()], &dir);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(" v = -5, -2, 1, 4, 7, 10 ;"), "{text}");
+    // -q silences it
+    let o = run(
+        "nccopy-rs",
+        &["-q", "-4", &src, dir.join("q.nc").to_str().unwrap()],
+        &dir,
+    );
+    assert!(o.status.success());
+    assert!(o.stderr.is_empty());
+}

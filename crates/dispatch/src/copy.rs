@@ -149,6 +149,22 @@ fn apply_storage_options(
     opts: &CopyOptions,
     report: &mut CopyReport,
 ) -> Result<(), String> {
+    if !to_zarr {
+        // numcodecs' gzip, lz4 and delta have no HDF5 filter: say so instead of dropping them
+        for i in 0..out.vars.len() {
+            let Some(text) = out.vars[i].storage.codecs.as_deref() else {
+                continue;
+            };
+            let lost = nc_filters::codec_json::zarr_only_ids(text);
+            if !lost.is_empty() {
+                report.warnings.push(format!(
+                    "{}: Zarr codec(s) {} have no HDF5 filter; the output stores the data without them",
+                    out.var_path(VarId(i)),
+                    lost.join(", ")
+                ));
+            }
+        }
+    }
     let can_filter = to_zarr || matches!(format, Format::Netcdf4 | Format::Netcdf4Classic);
     let asked_filters = !opts.filters.is_empty() || opts.deflate.is_some() || opts.shuffle;
     if !can_filter {

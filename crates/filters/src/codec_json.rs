@@ -350,6 +350,18 @@ pub fn parse_codecs(text: &str) -> Result<Vec<Value>, CodecJsonError> {
 /// numcodecs ids of the Zarr-only codecs (no HDF5 filter id; see the module documentation).
 pub const ZARR_ONLY_CODECS: [&str; 3] = ["gzip", "lz4", "delta"];
 
+/// The ids of the Zarr-only codecs in a `_Codecs` text (a JSON array of codec objects), in
+/// order; empty when there are none or the text is not such an array.
+pub fn zarr_only_ids(codecs: &str) -> Vec<String> {
+    let Ok(Value::Array(list)) = serde_json::from_str::<Value>(codecs) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter(|c| is_zarr_only(c))
+        .filter_map(|c| c.get("id").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
 /// True when `codec` is an object whose `"id"` names a Zarr-only codec.
 pub fn is_zarr_only(codec: &Value) -> bool {
     codec
