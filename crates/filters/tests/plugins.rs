@@ -226,3 +226,40 @@ fn plugin_preference() {
     // a corrupt chunk makes the plugin fail, reported as an error
     assert!(p.decode(&[1, 2, 3, 4]).is_err());
 }
+
+/// An lz4 block that grows under compression stays compressed in our chunks (HDF5's filter
+/// would store it raw): the real plugin must still decode it.
+#[test]
+fn lz4_plugin_decodes_our_grown_blocks() {
+    let dir = std::path::PathBuf::from(DEBIAN);
+    if !dir.is_dir() {
+        eprintln!("skipping: {DEBIAN} is absent (apt-get install hdf5-filter-plugin)");
+        return;
+    }
+    let r = registry_for(&dir);
+    let Some(theirs) = r.plugin(32004) else {
+        panic!("the Debian lz4 plugin did not load");
+    };
+    let ctx = FilterContext::new(1, &[5000]);
+    let mut x: u32 = 99;
+    let noise: Vec<u8> = (0..5000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect();
+    let ours = r.builtin(32004).unwrap().build(&[], &ctx).unwrap();
+    let mut enc = Vec::new();
+    ours.encode(&noise, &mut enc).unwrap();
+    let stored = u32::from_be_bytes(enc[12..16].try_into().unwrap()) as usize;
+    assert!(stored > 5000, "the block was expected to grow: {stored}");
+    let theirs = theirs.build(&[], &ctx).unwrap();
+    let mut dec = Vec::new();
+    theirs.decode(&enc, &mut dec).unwrap();
+    assert!(
+        dec == noise,
+        "the plugin decodes our grown block differently"
+    );
+}

@@ -43,20 +43,23 @@ impl Filter for Lz4 {
         out.extend_from_slice(&(chunk.len() as u64).to_be_bytes());
         out.extend_from_slice(&block32.to_be_bytes());
         for piece in chunk.chunks(block) {
-            // compress straight into the output after a size slot; a block that does not
-            // shrink is stored as it is (what the HDF5 lz4 filter reads as uncompressed)
+            // Compress straight into the output after a size slot. A compressed size equal to
+            // the block's marks a block stored as it is, so only that case (and an empty
+            // result) is stored raw; a block that grows under lz4 stays compressed (HDF5's lz4
+            // filter decodes every other size as lz4), which saves copying incompressible data.
             let slot = out.len();
             let bound = lz4_flex::block::get_maximum_output_size(piece.len());
             out.resize(slot + 4 + bound, 0);
             let n = lz4_flex::block::compress_into(piece, &mut out[slot + 4..])
                 .map_err(|e| corrupt(ID, NAME, e))?;
-            if n == 0 || n >= piece.len() {
+            if n == 0 || n == piece.len() {
                 out.truncate(slot);
                 out.extend_from_slice(&(piece.len() as u32).to_be_bytes());
                 out.extend_from_slice(piece);
             } else {
+                let n32 = u32::try_from(n).map_err(|_| corrupt(ID, NAME, "block too large"))?;
                 out.truncate(slot + 4 + n);
-                out[slot..slot + 4].copy_from_slice(&(n as u32).to_be_bytes());
+                out[slot..slot + 4].copy_from_slice(&n32.to_be_bytes());
             }
         }
         Ok(())
