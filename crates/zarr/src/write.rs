@@ -652,14 +652,50 @@ fn write_one_chunk(
     } else {
         (&start, &count)
     };
-    let vals = cx
-        .src
-        .read(cx.ds, v, rs, rc)
-        .map_err(|e| ZarrError::Source {
-            var: p.path.clone(),
-            msg: e.to_string(),
-        })?;
-    if let (Some(max), Values::String(s)) = (p.maxlen, &vals) {
+    let es = p.dtype.size();
+    // a little-endian numeric dtype of the variable's own type: the source's bytes as they are
+    let le_ok = match p.dtype.kind {
+        crate::dtype::Kind::Num(t) => {
+            cx.ds.var(v).ty == nc_dataset::NcType::Atomic(t)
+                && (p.dtype.endian == crate::dtype::Endian::Little || t.size() == 1)
+                && t.size() == es
+        }
+        _ => false,
+    };
+    let le = if le_ok {
+        cx.src.read_le_bytes(cx.ds, v, rs, rc)
+    } else {
+        None
+    };
+    let (vals, region) = match le {
+        Some(bytes) => (
+            None,
+            bytes.map_err(|e| ZarrError::Source {
+                var: p.path.clone(),
+                msg: e.to_string(),
+            })?,
+        ),
+        None => {
+            let vals = cx
+                .src
+                .read(cx.ds, v, rs, rc)
+                .map_err(|e| ZarrError::Source {
+                    var: p.path.clone(),
+                    msg: e.to_string(),
+                })?;
+            (Some(vals), Vec::new())
+        }
+    };
+    let region = match vals {
+        Some(vals) => encode_values(p, lin, &vals)?,
+        None => region,
+    };
+    finish_chunk(cx, p, &idx, &count, region)
+}
+
+/// Typed values of one chunk's region as dtype bytes (checking string lengths).
+fn encode_values(p: &VarPlan, lin: u64, vals: &Values) -> Result<Vec<u8>, ZarrError> {
+    if let (Some(max), Values::String(s)) = (p.maxlen, vals) {
         for (i, x) in s.iter().enumerate() {
             let len = x.as_ref().map_or(0, String::len);
             if len > max {
@@ -672,17 +708,28 @@ fn write_one_chunk(
             }
         }
     }
+    let mut region = Vec::with_capacity(vals.len() * p.dtype.size());
+    convert::encode(vals, &p.dtype, &mut region);
+    Ok(region)
+}
+
+/// Pad a chunk's region to the whole chunk, skip all-fill chunks, filter and store it.
+fn finish_chunk(
+    cx: &Ctx,
+    p: &VarPlan,
+    idx: &[u64],
+    count: &[u64],
+    region: Vec<u8>,
+) -> Result<(), ZarrError> {
     let es = p.dtype.size();
-    let mut region = Vec::with_capacity(vals.len() * es);
-    convert::encode(&vals, &p.dtype, &mut region);
     let chunk_elems: u64 = p.chunks.iter().product();
     let region_elems: u64 = count.iter().product();
     if region.len() as u64 != region_elems * es as u64 {
         return Err(ZarrError::Source {
             var: p.path.clone(),
             msg: format!(
-                "returned {} values for a {}-element hyperslab",
-                vals.len(),
+                "returned {} bytes for a {}-element hyperslab of {es}-byte elements",
+                region.len(),
                 region_elems
             ),
         });
@@ -694,7 +741,7 @@ fn write_one_chunk(
         for _ in 0..chunk_elems {
             buf.extend_from_slice(&p.fill);
         }
-        place(&region, &count, &p.chunks, es, &mut buf);
+        place(&region, count, &p.chunks, es, &mut buf);
         buf
     };
     if p.skip_fill_chunks && buf.chunks_exact(es).all(|e| e == p.fill.as_slice()) {
