@@ -121,7 +121,9 @@ pub fn write_file(
         var_sets: Vec::new(),
     };
     w.write_all(&file).map_err(in_file)?;
-    file.close()
+    // no fsync, as netCDF-C (and our classic writer): the data is in the page cache and the
+    // rename that publishes the file follows; a forced flush of a large file costs seconds
+    file.close_no_sync()
         .map_err(|e| in_file(h5err("closing the file", e)))?;
     Ok(())
 }
@@ -517,18 +519,44 @@ impl Writer<'_> {
     }
 
     /// Contiguous / compact data: hyperslabs of at most [`SLAB_ELEMENTS`] elements.
+    /// The next slab is read on another thread while this one is written.
     fn write_slabs(&self, v: VarId, hd: &H5Dataset, shape: &[u64]) -> Result<(), Hdf5Error> {
         let name = &self.ds.var(v).name;
-        for (start, count) in slabs(shape, SLAB_ELEMENTS) {
-            let vals = self.read(v, &start, &count)?;
+        let (ds, src) = (self.ds, self.src);
+        let list = slabs(shape, SLAB_ELEMENTS);
+        let write = |k: usize, vals: &Values| -> Result<(), Hdf5Error> {
+            let (start, count) = &list[k];
             let s: Vec<usize> = start.iter().map(|&x| x as usize).collect();
             let c: Vec<usize> = count.iter().map(|&x| x as usize).collect();
             let r = if shape.is_empty() {
-                write_scalar(hd, &vals)
+                write_scalar(hd, vals)
             } else {
-                write_slice(hd, &s, &c, &vals)
+                write_slice(hd, &s, &c, vals)
             };
-            r.map_err(|e| h5err(format!("variable {name}: writing data"), e))?;
+            r.map_err(|e| h5err(format!("variable {name}: writing data"), e))
+        };
+        let Some((s0, c0)) = list.first() else {
+            return Ok(());
+        };
+        let mut current = read_slab(ds, src, v, s0, c0)?;
+        for k in 0..list.len() {
+            let next = list.get(k + 1);
+            let (read, written) = std::thread::scope(|scope| {
+                let job = next.map(|(s, c)| scope.spawn(move || read_slab(ds, src, v, s, c)));
+                let written = write(k, &current);
+                (job.map(|j| j.join()), written)
+            });
+            written?;
+            match read {
+                Some(Ok(vals)) => current = vals?,
+                Some(Err(_)) => {
+                    return Err(Hdf5Error::invalid(
+                        format!("variable {name}"),
+                        "a slab reader thread panicked",
+                    ))
+                }
+                None => {}
+            }
         }
         Ok(())
     }
