@@ -656,13 +656,17 @@ impl DataSource for MappedSource<'_> {
 
     fn read_le_bytes(
         &self,
-        _ds: &Dataset,
+        ds: &Dataset,
         var: VarId,
         start: &[u64],
         count: &[u64],
     ) -> Option<Result<Vec<u8>, DataError>> {
         // variables whose data is not copied read as fill through `read`
         let iv = self.map.get(var.0).copied().flatten()?;
+        // bytes are not converted: only for the same type on both sides
+        if self.input.vars.get(iv.0)?.ty != ds.vars.get(var.0)?.ty {
+            return None;
+        }
         let bytes = self.src.read_le_bytes(self.input, iv, start, count)?;
         if let Some(p) = &self.progress {
             p.read(var, count);
