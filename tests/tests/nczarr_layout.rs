@@ -157,3 +157,114 @@ z.attrs['_ARRAY_DIMENSIONS'] = ['x']";
     assert!(o.status.success());
     assert!(o.stderr.is_empty());
 }
+
+/// zarr-python 2 and xarray open what ncgen-rs and nccopy-rs write, with every standard codec
+/// chain (zlib, shuffle+zlib, bzip2, zstd, blosc, lz4, fletcher32+zlib), and get the CDL's values.
+#[test]
+fn zarr_python_and_xarray_read_what_the_tools_write() {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import zarr, numcodecs, xarray; assert zarr.__version__.startswith('2'); \
+             import tempfile, os; d = tempfile.mkdtemp(); zarr.open_group(d, mode='w'); \
+             xarray.open_zarr(d, consolidated=False)",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!(
+            "skipping: python3 with zarr-python 2, numcodecs and an xarray that reads zarr 2 \
+             stores (xarray < 2025.2) is not available"
+        );
+        return;
+    }
+    let dir = tempdir("nczarr-interop-cli");
+    let cdl = testdata("cdl/nczarr/codecs.cdl");
+    let gen = dir.join("gen.file");
+    let o = run(
+        "ncgen-rs",
+        &[
+            "-4",
+            "-b",
+            "-o",
+            &format!("file://{}#mode=nczarr,file", gen.display()),
+            cdl.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let nc = dir.join("codecs.nc");
+    let o = run(
+        "ncgen-rs",
+        &[
+            "-4",
+            "-b",
+            "-o",
+            nc.to_str().unwrap(),
+            cdl.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let copied = dir.join("copied.file");
+    let o = run(
+        "nccopy-rs",
+        &[
+            nc.to_str().unwrap(),
+            &format!("file://{}#mode=nczarr,file", copied.display()),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let names = ["zl", "sz", "bz", "zs", "bl", "l4", "fl"];
+    for store in [&gen, &copied] {
+        let script = format!(
+            "import zarr, xarray, json\n\
+             g = zarr.open_group({p:?}, mode='r')\n\
+             x = xarray.open_zarr({p:?}, consolidated=False, mask_and_scale=False)\n\
+             names = {names:?}\n\
+             out = {{n: [g[n][...].reshape(-1).tolist(), x[n].values.reshape(-1).tolist(), \
+             list(x[n].dims), [c.codec_id for c in (g[n].filters or [])] + \
+             ([g[n].compressor.codec_id] if g[n].compressor else [])] for n in names}}\n\
+             print(json.dumps(out))",
+            p = store.display().to_string(),
+        );
+        let o = Command::new("python3")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            store.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let codecs = [
+            vec!["zlib"],
+            vec!["shuffle", "zlib"],
+            vec!["bz2"],
+            vec!["zstd"],
+            vec!["blosc"],
+            vec!["lz4"],
+            vec!["fletcher32", "zlib"],
+        ];
+        for (k, n) in names.iter().enumerate() {
+            let want: Vec<i64> = (0..60).map(|i| i * (k as i64 + 2) - 50).collect();
+            assert_eq!(
+                got[n][0],
+                serde_json::json!(want),
+                "{} {n} (zarr)",
+                store.display()
+            );
+            assert_eq!(
+                got[n][1],
+                serde_json::json!(want),
+                "{} {n} (xarray)",
+                store.display()
+            );
+            assert_eq!(got[n][2], serde_json::json!(["x", "y"]), "{n} dims");
+            assert_eq!(got[n][3], serde_json::json!(codecs[k]), "{n} codecs");
+        }
+    }
+}
