@@ -593,7 +593,7 @@ impl Reader<'_> {
                     var: name.to_string(),
                     id: f.id,
                     name: filter_name(f.id).to_string(),
-                    cure: "add its plugin directory to HDF5_PLUGIN_PATH".to_string(),
+                    cure: missing_filter_cure(),
                 });
             }
         }
@@ -735,5 +735,21 @@ fn copy_linear(slab: &Slab<'_>, ext: &[u64], base: u64, data: &[u8], out: &mut [
         if !advance(&mut idx, &lo, &hi) {
             return;
         }
+    }
+}
+
+/// Where plugins were looked for, and what to do: the cure of a missing-filter error.
+pub(crate) fn missing_filter_cure() -> String {
+    let dirs: Vec<String> = nc_filters::plugin::default_plugin_dirs()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    if dirs.is_empty() {
+        "no built-in codec and no plugin (no plugin directory searched); add its plugin directory to HDF5_PLUGIN_PATH".to_string()
+    } else {
+        format!(
+            "no built-in codec and no plugin in {}; add its plugin directory to HDF5_PLUGIN_PATH",
+            dirs.join(":")
+        )
     }
 }

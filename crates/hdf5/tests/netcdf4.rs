@@ -460,9 +460,17 @@ fn missing_filter_is_named() {
         matches!(e, Hdf5Error::MissingFilter { id: 307, .. }),
         "{e:?}"
     );
+    let searched: Vec<String> = nc_filters::plugin::default_plugin_dirs()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     assert_eq!(
         e.to_string(),
-        "variable \"z\" needs filter 307 (bzip2), not available: add its plugin directory to HDF5_PLUGIN_PATH"
+        format!(
+            "variable \"z\" needs filter 307 (bzip2), not available: no built-in codec and no \
+             plugin in {}; add its plugin directory to HDF5_PLUGIN_PATH",
+            searched.join(":")
+        )
     );
     assert_eq!(
         all(&f, var(ds, GroupId(0), "ok")),
