@@ -5,36 +5,7 @@
 mod common;
 use common::*;
 use nc_dataset::{AtomicType, Dataset, FilterSpec, Values, ROOT};
-use std::path::Path;
 use std::process::Command;
-
-fn have_zarr() -> bool {
-    let ok = Command::new("python3")
-        .args([
-            "-c",
-            "import zarr, numcodecs; assert zarr.__version__.startswith('2')",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipping: python3 with zarr 2 and numcodecs not available");
-    }
-    ok
-}
-
-fn python(script: &str, dir: &Path) -> String {
-    let o = Command::new("python3")
-        .args(["-c", script])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "python failed: {}\n{script}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn dataset(filters: Vec<FilterSpec>) -> Dataset {
     let mut ds = Dataset::new("interop");

@@ -11,36 +11,6 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Command;
 
-// copied from interop.rs
-fn have_zarr() -> bool {
-    let ok = Command::new("python3")
-        .args([
-            "-c",
-            "import zarr, numcodecs; assert zarr.__version__.startswith('2')",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipping: python3 with zarr 2 and numcodecs not available");
-    }
-    ok
-}
-
-// copied from interop.rs
-fn python(script: &str, dir: &Path) -> String {
-    let o = Command::new("python3")
-        .args(["-c", script])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "python failed: {}\n{script}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 /// Every array of a store as zarr-python reads it: name → (dtype, shape, the values as
 /// little-endian bytes in hex). Bytes, not JSON numbers, so that floats compare exactly.
 const DUMP: &str = r#"

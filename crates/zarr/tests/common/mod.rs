@@ -4,6 +4,7 @@
 use nc_dataset::{DataSource, Dataset};
 use nc_zarr::{parse_location, write_store, ZarrFile, ZarrWriteOptions};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The shared conformance cases, if present.
 pub fn cases() -> Option<PathBuf> {
@@ -133,6 +134,36 @@ pub fn run(cmd: &str, args: &[&str], dir: &Path) -> String {
     assert!(
         o.status.success(),
         "{cmd} {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Is python3 with zarr-python 2 and numcodecs installed? (Says so when not.)
+pub fn have_zarr() -> bool {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import zarr, numcodecs; assert zarr.__version__.startswith('2')",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipping: python3 with zarr 2 and numcodecs not available");
+    }
+    ok
+}
+
+/// Run a python script in `dir`; it must succeed. Its standard output.
+pub fn python(script: &str, dir: &Path) -> String {
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "python failed: {}\n{script}",
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
