@@ -279,15 +279,6 @@ impl Reader<'_> {
         chunk: &[u64],
         chain: &[FilterSpec],
     ) -> Option<Vec<u8>> {
-        let DataLayout::Chunked {
-            address,
-            dims,
-            chunk_indexing,
-            ..
-        } = &info.layout
-        else {
-            return None;
-        };
         let little = match &info.dt {
             Datatype::FixedPoint { byte_order, .. }
             | Datatype::FloatingPoint { byte_order, .. } => {
@@ -299,31 +290,12 @@ impl Reader<'_> {
             } => true,
             _ => false,
         };
-        if !little
-            || info.filters.as_slice() != chain
-            || dims.len() != chunk.len()
-            || dims.iter().zip(chunk).any(|(&d, &c)| u64::from(d) != c)
-            || Cursor::is_undefined_offset(*address, self.h5.os)
-        {
+        if !little || info.filters.as_slice() != chain {
             return None;
         }
-        let chunk_bytes = chunk
-            .iter()
-            .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(b))
-            .filter(|&b| b <= MAX_READ_BYTES)?;
-        let what = format!("variable \"{name}\"");
-        let entries = self
-            .entries(
-                var,
-                info,
-                *address,
-                dims,
-                chunk_indexing.as_ref(),
-                chunk_bytes,
-                &what,
-            )
-            .ok()?;
-        let e = entries.iter().find(|e| e.offsets.as_slice() == offsets)?;
+        let (e, _, chunk_bytes) = self
+            .chunk_at(var, name, info, offsets, |stored| stored == chunk)
+            .ok()??;
         // every filter applied, and a size the decoder would accept
         if e.filter_mask != 0
             || e.size > MAX_READ_BYTES
@@ -331,7 +303,9 @@ impl Reader<'_> {
         {
             return None;
         }
-        self.h5.read(e.address, e.size, &what).ok()
+        self.h5
+            .read(e.address, e.size, &format!("variable \"{name}\""))
+            .ok()
     }
 
     /// A request that is exactly one stored chunk inside the extent (what a copy with the same
@@ -345,6 +319,39 @@ impl Reader<'_> {
         start: &[u64],
         count: &[u64],
     ) -> Result<Option<Vec<u8>>, Hdf5Error> {
+        let ext = &info.shape;
+        if start.is_empty() || start.len() != ext.len() {
+            return Ok(None);
+        }
+        let exact = |chunk: &[u64]| {
+            (0..ext.len()).all(|d| {
+                let c = chunk[d];
+                start[d].is_multiple_of(c) && count[d] == c && start[d] + c <= ext[d]
+            })
+        };
+        let Some((e, chunk, chunk_bytes)) = self.chunk_at(var, name, info, start, exact)? else {
+            return Ok(None);
+        };
+        if let Some(c) = self.cached((var.0, e.address)) {
+            return Ok(Some(c[..chunk_bytes as usize].to_vec()));
+        }
+        let mut data = self.decode_chunk(name, info, &e, &chunk, chunk_bytes)?;
+        data.truncate(chunk_bytes as usize);
+        Ok(Some(data))
+    }
+
+    /// The index entry of the stored chunk of a chunked variable whose first element is at
+    /// `offsets`, with the chunk shape and its decoded size in bytes, when `accept` takes the
+    /// chunk shape. `None` for other layouts, a dataset with no storage yet, a shape not
+    /// accepted, or no chunk stored there.
+    fn chunk_at(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+        offsets: &[u64],
+        accept: impl Fn(&[u64]) -> bool,
+    ) -> Result<Option<(ChunkEntry, Vec<u64>, u64)>, Hdf5Error> {
         let DataLayout::Chunked {
             address,
             dims,
@@ -354,19 +361,16 @@ impl Reader<'_> {
         else {
             return Ok(None);
         };
-        let ext = &info.shape;
-        let rank = ext.len();
-        if rank == 0
-            || dims.len() != rank
+        if dims.len() != offsets.len()
+            || dims.contains(&0)
             || Cursor::is_undefined_offset(*address, self.h5.os)
-            || (0..rank).any(|d| {
-                let c = u64::from(dims[d]);
-                c == 0 || !start[d].is_multiple_of(c) || count[d] != c || start[d] + c > ext[d]
-            })
         {
             return Ok(None);
         }
         let chunk: Vec<u64> = dims.iter().map(|&c| u64::from(c)).collect();
+        if !accept(&chunk) {
+            return Ok(None);
+        }
         let Some(chunk_bytes) = chunk
             .iter()
             .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(b))
@@ -374,7 +378,6 @@ impl Reader<'_> {
         else {
             return Ok(None);
         };
-        let what = format!("variable \"{name}\"");
         let entries = self.entries(
             var,
             info,
@@ -382,24 +385,21 @@ impl Reader<'_> {
             dims,
             chunk_indexing.as_ref(),
             chunk_bytes,
-            &what,
+            &format!("variable \"{name}\""),
         )?;
-        let Some(e) = entries.iter().find(|e| e.offsets.as_slice() == start) else {
-            return Ok(None);
-        };
-        let key = (var.0, e.address);
-        if let Some(c) = self
-            .cache
+        Ok(entries
+            .iter()
+            .find(|e| e.offsets.as_slice() == offsets)
+            .map(|e| (e.clone(), chunk, chunk_bytes)))
+    }
+
+    /// A decoded chunk from the cache.
+    fn cached(&self, key: (usize, u64)) -> Option<Arc<Vec<u8>>> {
+        self.cache
             .chunks
             .lock()
             .ok()
             .and_then(|m| m.1.get(&key).cloned())
-        {
-            return Ok(Some(c[..chunk_bytes as usize].to_vec()));
-        }
-        let mut data = self.decode_chunk(name, info, e, &chunk, chunk_bytes)?;
-        data.truncate(chunk_bytes as usize);
-        Ok(Some(data))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -538,13 +538,7 @@ impl Reader<'_> {
         chunk_bytes: u64,
     ) -> Result<Arc<Vec<u8>>, Hdf5Error> {
         let key = (var.0, e.address);
-        if let Some(c) = self
-            .cache
-            .chunks
-            .lock()
-            .ok()
-            .and_then(|m| m.1.get(&key).cloned())
-        {
+        if let Some(c) = self.cached(key) {
             return Ok(c);
         }
         let data = Arc::new(self.decode_chunk(name, info, e, chunk, chunk_bytes)?);
