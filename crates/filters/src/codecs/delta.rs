@@ -196,13 +196,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
     use super::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::codecs::test_hex::hex;
 
     fn enc(d: &Delta, data: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();

@@ -243,3 +243,16 @@ pub(crate) fn working_for(id: FilterId, visible: &[u32], ctx: &FilterContext) ->
         _ => visible.to_vec(),
     }
 }
+
+/// Test vectors written as hex (numcodecs' bytes in the codec tests).
+#[cfg(test)]
+mod test_hex {
+    #![allow(clippy::unwrap_used)] // test code
+
+    pub(crate) fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+}
