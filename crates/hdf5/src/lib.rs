@@ -135,6 +135,15 @@ impl Nc4File {
         self.read_in(&self.ds, var, start, count)
     }
 
+    /// The data reader over this file's storage, decoder and caches.
+    fn reader(&self) -> read::Reader<'_> {
+        read::Reader {
+            h5: &self.h5,
+            decoder: self.decoder.as_ref(),
+            cache: &self.cache,
+        }
+    }
+
     fn read_in(
         &self,
         ds: &Dataset,
@@ -156,12 +165,7 @@ impl Nc4File {
                 var: name(),
                 message: "not a variable of this file, or its storage cannot be read".to_string(),
             })?;
-        let reader = read::Reader {
-            h5: &self.h5,
-            decoder: self.decoder.as_ref(),
-            cache: &self.cache,
-        };
-        reader.read(ds, var, info, start, count)
+        self.reader().read(ds, var, info, start, count)
     }
 }
 
@@ -184,12 +188,7 @@ impl DataSource for Nc4File {
         count: &[u64],
     ) -> Option<Result<Vec<u8>, DataError>> {
         let info = self.vars.get(var.0).and_then(Option::as_ref)?;
-        let reader = read::Reader {
-            h5: &self.h5,
-            decoder: self.decoder.as_ref(),
-            cache: &self.cache,
-        };
-        let r = reader.read_le(ds, var, info, start, count)?;
+        let r = self.reader().read_le(ds, var, info, start, count)?;
         Some(r.map_err(DataError::from))
     }
 
@@ -202,12 +201,8 @@ impl DataSource for Nc4File {
         chain: &[nc_dataset::FilterSpec],
     ) -> Option<Vec<u8>> {
         let info = self.vars.get(var.0).and_then(Option::as_ref)?;
-        let reader = read::Reader {
-            h5: &self.h5,
-            decoder: self.decoder.as_ref(),
-            cache: &self.cache,
-        };
         let name = &ds.vars.get(var.0)?.name;
-        reader.raw_chunk(var, name, info, offsets, chunk, chain)
+        self.reader()
+            .raw_chunk(var, name, info, offsets, chunk, chain)
     }
 }
