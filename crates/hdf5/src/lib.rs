@@ -144,6 +144,15 @@ impl Nc4File {
         }
     }
 
+    /// Where variable `var` (of this file's dataset) is stored.
+    pub(crate) fn places(&self, var: VarId) -> Result<read::Places, Hdf5Error> {
+        let name = self.ds.var(var).name.clone();
+        match self.vars.get(var.0).and_then(Option::as_ref) {
+            Some(info) => self.reader().places(var, &name, info),
+            None => Ok(read::Places::Elsewhere),
+        }
+    }
+
     fn read_in(
         &self,
         ds: &Dataset,

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use hdf5_reader::messages::attribute::AttributeMessage;
 use hdf5_reader::messages::dataspace::{DataspaceMessage, DataspaceType};
-use hdf5_reader::messages::datatype::{Datatype, VarLenKind};
+use hdf5_reader::messages::datatype::{Datatype, StringSize, VarLenKind};
 use hdf5_reader::messages::fill_value::FillTime;
 use hdf5_reader::messages::layout::DataLayout;
 use hdf5_reader::messages::HdfMessage;
@@ -604,28 +604,70 @@ fn user_kind(dt: &Datatype, table: &TypeTable) -> Option<UserTypeKind> {
         Datatype::VarLen { base, .. } => UserTypeKind::Vlen {
             base: table.nc_type(base, false)?,
         },
-        Datatype::Compound { size, fields } => UserTypeKind::Compound {
-            size: *size as usize,
-            fields: fields
-                .iter()
-                .filter_map(|f| {
-                    let (base, dims) = match &f.datatype {
-                        Datatype::Array { base, dims } => {
-                            (base.as_ref(), dims.iter().map(|&d| d as usize).collect())
-                        }
-                        other => (other, Vec::new()),
-                    };
-                    Some(CompoundField {
-                        name: f.name.clone(),
-                        ty: table.nc_type(base, false)?,
-                        dims,
-                        offset: f.byte_offset as usize,
+        Datatype::Compound { size, fields } => {
+            // netCDF's layout: a string field is a C pointer (8 bytes) where HDF5 stores a
+            // 16-byte heap reference, and the later fields sit lower by the difference
+            let mut order: Vec<usize> = (0..fields.len()).collect();
+            order.sort_by_key(|&i| fields[i].byte_offset);
+            let mut nc_offset = vec![0u64; fields.len()];
+            let mut shrunk = 0u64;
+            for i in order {
+                let f = &fields[i];
+                nc_offset[i] = u64::from(f.byte_offset).saturating_sub(shrunk);
+                shrunk += heap_growth(&f.datatype, 0);
+            }
+            UserTypeKind::Compound {
+                size: (u64::from(*size).saturating_sub(shrunk)) as usize,
+                fields: fields
+                    .iter()
+                    .zip(nc_offset)
+                    .filter_map(|(f, offset)| {
+                        let (base, dims) = match &f.datatype {
+                            Datatype::Array { base, dims } => {
+                                (base.as_ref(), dims.iter().map(|&d| d as usize).collect())
+                            }
+                            other => (other, Vec::new()),
+                        };
+                        Some(CompoundField {
+                            name: f.name.clone(),
+                            ty: table.nc_type(base, false)?,
+                            dims,
+                            offset: offset as usize,
+                        })
                     })
-                })
-                .collect(),
-        },
+                    .collect(),
+            }
+        }
         _ => return None,
     })
+}
+
+/// How much bigger a stored value of `dt` is than netCDF's in-memory one: 8 bytes per
+/// variable-length string (a 16-byte heap reference for an 8-byte pointer).
+fn heap_growth(dt: &Datatype, depth: usize) -> u64 {
+    if depth > 32 {
+        return 0;
+    }
+    match dt {
+        Datatype::String {
+            size: StringSize::Variable,
+            ..
+        }
+        | Datatype::VarLen {
+            kind: VarLenKind::String,
+            ..
+        } => 8,
+        Datatype::Compound { fields, .. } => fields
+            .iter()
+            .map(|f| heap_growth(&f.datatype, depth + 1))
+            .sum(),
+        Datatype::Array { base, dims } => dims
+            .iter()
+            .copied()
+            .product::<u64>()
+            .saturating_mul(heap_growth(base, depth + 1)),
+        _ => 0,
+    }
 }
 
 fn int_value(bytes: &[u8], size: usize, signed: bool, order: ByteOrder) -> i128 {

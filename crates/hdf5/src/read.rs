@@ -27,6 +27,20 @@ const BATCH: usize = 64;
 /// Decoded chunks by (variable, chunk address), with the bytes they hold in total.
 type ChunkCache = (usize, HashMap<(usize, u64), Arc<Vec<u8>>>);
 
+/// Where a variable's stored bytes are.
+pub(crate) enum Places {
+    /// One contiguous block at this address.
+    Contiguous(u64),
+    /// Chunks of shape `chunk` (`chunk_bytes` each, unfiltered): element offsets, address, size.
+    Chunks {
+        chunk: Vec<u64>,
+        chunk_bytes: u64,
+        entries: Vec<(Vec<u64>, u64, u64)>,
+    },
+    /// Compact, unallocated or otherwise not in a block of its own.
+    Elsewhere,
+}
+
 /// Per-file caches of the data reader.
 #[derive(Default)]
 pub(crate) struct ReadCache {
@@ -391,6 +405,59 @@ impl Reader<'_> {
             .iter()
             .find(|e| e.offsets.as_slice() == offsets)
             .map(|e| (e.clone(), chunk, chunk_bytes)))
+    }
+
+    /// Where the stored bytes of variable `var` are (for the writer's heap pass, which fills in
+    /// heap references after rust-hdf5 has closed the file).
+    pub(crate) fn places(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+    ) -> Result<Places, Hdf5Error> {
+        Ok(match &info.layout {
+            DataLayout::Contiguous { address, .. }
+                if !Cursor::is_undefined_offset(*address, self.h5.os) =>
+            {
+                Places::Contiguous(*address)
+            }
+            DataLayout::Chunked {
+                address,
+                dims,
+                chunk_indexing,
+                ..
+            } if !Cursor::is_undefined_offset(*address, self.h5.os)
+                && dims.len() == info.shape.len()
+                && !dims.contains(&0) =>
+            {
+                let chunk: Vec<u64> = dims.iter().map(|&c| u64::from(c)).collect();
+                let chunk_bytes = chunk
+                    .iter()
+                    .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(b))
+                    .filter(|&b| b <= MAX_READ_BYTES)
+                    .ok_or_else(|| {
+                        Hdf5Error::invalid(format!("variable {name}"), "chunk too large")
+                    })?;
+                let entries = self.entries(
+                    var,
+                    info,
+                    *address,
+                    dims,
+                    chunk_indexing.as_ref(),
+                    chunk_bytes,
+                    &format!("variable \"{name}\""),
+                )?;
+                Places::Chunks {
+                    chunk,
+                    chunk_bytes,
+                    entries: entries
+                        .iter()
+                        .map(|e| (e.offsets.clone(), e.address, e.size))
+                        .collect(),
+                }
+            }
+            _ => Places::Elsewhere,
+        })
     }
 
     /// A decoded chunk from the cache.

@@ -175,6 +175,7 @@ impl<R: Read> Parser<R> {
             return Err(self.expected("end of file after the closing '}'", &t, p));
         }
         self.finish()?;
+        order_types_like_ncgen(&mut self.ds);
         Ok(std::mem::replace(&mut self.ds, Dataset::new("")))
     }
 
@@ -963,5 +964,53 @@ impl<R: Read> Parser<R> {
             other => return Err(self.expected("a value", &other, p)),
         };
         Ok(PItem { item, pos: p })
+    }
+}
+
+/// Define the user types in the order netCDF-C's ncgen does (it shows in the file's creation
+/// order, so in ncdump's `types:` list): first, in CDL order, every type that uses no other
+/// user type (enums, opaques, vlens of an atomic type, compounds of atomic fields); then, pass
+/// after pass in CDL order, every type whose user types are all defined already.
+pub(crate) fn order_types_like_ncgen(ds: &mut Dataset) {
+    use nc_dataset::{NcType, UserTypeKind};
+    let n = ds.types.len();
+    let user_deps = |k: usize| -> Vec<usize> {
+        let ids = |t: &NcType| match t {
+            NcType::User(id) => Some(id.0),
+            NcType::Atomic(_) => None,
+        };
+        match &ds.types[k].kind {
+            UserTypeKind::Vlen { base } => ids(base).into_iter().collect(),
+            UserTypeKind::Compound { fields, .. } => {
+                fields.iter().filter_map(|f| ids(&f.ty)).collect()
+            }
+            UserTypeKind::Enum { .. } | UserTypeKind::Opaque { .. } => Vec::new(),
+        }
+    };
+    let deps: Vec<Vec<usize>> = (0..n).map(user_deps).collect();
+    let mut rank = vec![usize::MAX; n];
+    let mut next = 0;
+    for k in 0..n {
+        if deps[k].is_empty() {
+            rank[k] = next;
+            next += 1;
+        }
+    }
+    loop {
+        let mut progress = false;
+        for k in 0..n {
+            if rank[k] == usize::MAX && deps[k].iter().all(|&d| rank[d] != usize::MAX) {
+                rank[k] = next;
+                next += 1;
+                progress = true;
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    for g in &mut ds.groups {
+        // anything left (a cycle cannot be written in CDL) keeps its place at the end
+        g.types.sort_by_key(|t| (rank[t.0], t.0));
     }
 }

@@ -4,11 +4,13 @@
 //! chunk by chunk: each chunk is read from the [`DataSource`], encoded by *our* filter engine
 //! (`nc-filters`, in parallel) and stored raw, so memory stays bounded by a few chunks.
 //!
-//! Deviations and gaps (rust-hdf5 0.7.9 limits, see the report in the issue):
-//! - string variables must be 1-D (scalar and N-D ones are refused: the crate's only public
-//!   vlen element writer, `write_vlen_strings_slice`, takes 1-D datasets);
-//! - data of vlen user types, vlen attributes and user-typed attributes with more than one
-//!   value are refused (the crate adds arbitrary attribute messages only as scalars);
+//! What rust-hdf5 0.7.9 cannot write — global heap data (strings of any rank, vlens, compounds
+//! holding them) and attributes that are arrays of a user type or hold heap references — is
+//! written by the [`heap`] pass after the crate closes the file.
+//!
+//! Deviations (rust-hdf5 0.7.9 limits):
+//! - variables holding heap references are never compact (stored contiguous) nor filtered
+//!   (netCDF-C refuses filters on them too), and their fill value is the null reference;
 //! - a contiguous variable that gets no data and is bigger than 64 MiB is stored chunked: the
 //!   crate allocates contiguous storage at creation and fills it from one in-memory buffer;
 //! - an unknown filter is accepted only when no chunk has to be encoded (netCDF-C refuses it
@@ -26,6 +28,7 @@
 //! ```
 
 mod chunking;
+mod heap;
 mod types;
 mod user;
 
@@ -119,12 +122,15 @@ pub fn write_file(
         registry,
         dim_scales: HashMap::new(),
         var_sets: Vec::new(),
+        deferred: heap::Deferred::new(),
     };
     w.write_all(&file).map_err(in_file)?;
     // no fsync, as netCDF-C (and our classic writer): the data is in the page cache and the
     // rename that publishes the file follows; a forced flush of a large file costs seconds
     file.close_no_sync()
         .map_err(|e| in_file(h5err("closing the file", e)))?;
+    // strings, vlens and user-typed attribute arrays: what rust-hdf5 cannot write
+    w.deferred.finish(path, ds, src).map_err(in_file)?;
     Ok(())
 }
 
@@ -157,6 +163,8 @@ struct Writer<'a> {
     registry: Registry,
     dim_scales: HashMap<DimId, H5Dataset>,
     var_sets: Vec<(VarId, H5Dataset, VarPlan)>,
+    /// Heap data and attributes written after rust-hdf5 closes the file.
+    deferred: heap::Deferred,
 }
 
 impl Writer<'_> {
@@ -194,8 +202,14 @@ impl Writer<'_> {
         let grp = ds.group(g);
         let gpath = ds.group_path(g);
         for a in &grp.atts {
-            group_attr(h, a, ds)
-                .map_err(|e| h5err(format!("group {gpath}: attribute {}", a.name), e))?;
+            let what = || format!("group {gpath}: attribute {}", a.name);
+            if heap::attr_is_deferred(ds, a) {
+                let (dt, value) = self.deferred.placeholder(ds, format!("group {gpath}"), a)?;
+                h.set_attr_typed(&a.name, dt, value)
+                    .map_err(|e| h5err(what(), e))?;
+            } else {
+                group_attr(h, a, ds).map_err(|e| h5err(what(), e))?;
+            }
         }
         for &t in &grp.types {
             let ut = ds.user_type(t);
@@ -275,7 +289,10 @@ impl Writer<'_> {
             NcType::User(t) => Some(type_path(ds, t)),
             NcType::Atomic(_) => None,
         };
+        let heap_refs = heap::var_is_deferred(ds, var.ty);
         let layout = match st.layout {
+            // heap references are filled in after close, in blocks of their own
+            Some(Layout::Compact) if heap_refs => Layout::Contiguous,
             Some(l) if rank > 0 || l != Layout::Chunked => l,
             _ if rank == 0 => Layout::Contiguous,
             _ if any_unlim || !st.filters.is_empty() || st.chunk_sizes.is_some() => Layout::Chunked,
@@ -321,7 +338,8 @@ impl Writer<'_> {
         } else {
             Vec::new()
         };
-        let chain = if layout == Layout::Chunked {
+        // netCDF-C refuses filters on variable-length data
+        let chain = if layout == Layout::Chunked && !heap_refs {
             let ordered = netcdf_filter_order(&st.filters);
             let ctx = FilterContext::new(type_size, &chunk);
             self.registry.working_chain(&ordered, &ctx)
@@ -427,8 +445,16 @@ impl Writer<'_> {
         }
         let hd = b.create(&h5name).map_err(|e| h5err(what(), e))?;
         for a in &var.atts {
-            var_attr(&hd, a, ds)
-                .map_err(|e| h5err(format!("{}: attribute {}", what(), a.name), e))?;
+            let what = || format!("variable {}: attribute {}", var.name, a.name);
+            if heap::attr_is_deferred(ds, a) {
+                let (dt, value) =
+                    self.deferred
+                        .placeholder(ds, format!("variable {}", var.name), a)?;
+                hd.set_attr_typed(&a.name, dt, value)
+                    .map_err(|e| h5err(what(), e))?;
+            } else {
+                var_attr(&hd, a, ds).map_err(|e| h5err(what(), e))?;
+            }
         }
         if is_coord {
             hd.set_scale(Some(&var.name))
@@ -482,7 +508,7 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn write_data(&self, v: VarId, hd: &H5Dataset, plan: &VarPlan) -> Result<(), Hdf5Error> {
+    fn write_data(&mut self, v: VarId, hd: &H5Dataset, plan: &VarPlan) -> Result<(), Hdf5Error> {
         let ds = self.ds;
         let var = ds.var(v);
         if self.opts.only_given_data && var.data.is_none() {
@@ -492,17 +518,11 @@ impl Writer<'_> {
         if shape.contains(&0) {
             return Ok(());
         }
-        if var.ty == NcType::Atomic(AtomicType::String) {
-            return self.write_strings(v, hd, &shape);
-        }
-        if !user::is_fixed_size(ds, var.ty) {
-            return Err(Hdf5Error::unsupported(
-                format!("variable {}", var.name),
-                "data of variable-length user types is not written yet",
-            ));
+        if heap::var_is_deferred(ds, var.ty) {
+            return self.write_heap_placeholders(v, hd, plan, &shape);
         }
         match plan.layout {
-            Layout::Chunked => self.write_chunked(v, hd, plan, &shape),
+            Layout::Chunked => self.write_chunked(v, hd, plan, &shape, false),
             Layout::Contiguous if var.ty.as_atomic().is_some() => self.write_slabs(v, hd, &shape),
             // compact data lives in the object header (at most 64 KiB): one piece
             Layout::Compact if var.ty.as_atomic().is_some() => {
@@ -580,27 +600,34 @@ impl Writer<'_> {
             .map_err(|e| h5err(format!("variable {name}: writing data"), e))
     }
 
-    fn write_strings(&self, v: VarId, hd: &H5Dataset, shape: &[u64]) -> Result<(), Hdf5Error> {
-        let name = &self.ds.var(v).name;
-        let what = || format!("variable {name}: writing strings");
-        if shape.len() > 1 {
-            return Err(Hdf5Error::unsupported(
-                what(),
-                "string variables of rank > 1 are not written yet",
-            ));
+    /// Storage for a variable whose elements are heap references: allocated here with null
+    /// references, filled in by [`heap::Deferred::finish`] after close.
+    fn write_heap_placeholders(
+        &mut self,
+        v: VarId,
+        hd: &H5Dataset,
+        plan: &VarPlan,
+        shape: &[u64],
+    ) -> Result<(), Hdf5Error> {
+        let ds = self.ds;
+        let var = ds.var(v);
+        let name = &var.name;
+        match plan.layout {
+            Layout::Chunked => self.write_chunked(v, hd, plan, shape, true)?,
+            _ => {
+                let n: u64 = shape.iter().product();
+                let es = plan.datatype.element_size() as u64;
+                let bytes = n
+                    .checked_mul(es)
+                    .and_then(|b| usize::try_from(b).ok())
+                    .ok_or_else(|| {
+                        Hdf5Error::invalid(format!("variable {name}"), "too large to store")
+                    })?;
+                hd.write_raw_bytes(&vec![0u8; bytes])
+                    .map_err(|e| h5err(format!("variable {name}: writing data"), e))?;
+            }
         }
-        for (start, count) in slabs(shape, SLAB_ELEMENTS) {
-            let vals = self.read(v, &start, &count)?;
-            let Values::String(xs) = vals else {
-                return Err(Hdf5Error::invalid(
-                    what(),
-                    "the source gave non-string values",
-                ));
-            };
-            let strs: Vec<&str> = xs.iter().map(|s| s.as_deref().unwrap_or("")).collect();
-            hd.write_vlen_strings_slice(start.first().copied().unwrap_or(0) as usize, &strs)
-                .map_err(|e| h5err(what(), e))?;
-        }
+        self.deferred.defer_var(v, ds.group_path(var.group));
         Ok(())
     }
 
@@ -610,11 +637,17 @@ impl Writer<'_> {
         hd: &H5Dataset,
         plan: &VarPlan,
         shape: &[u64],
+        placeholder: bool,
     ) -> Result<(), Hdf5Error> {
         let ds = self.ds;
         let var = ds.var(v);
         let name = var.name.clone();
-        let type_size = ds.type_size(var.ty);
+        // heap references (placeholders): 16 bytes each, null until the heap pass
+        let type_size = if placeholder {
+            plan.datatype.element_size() as usize
+        } else {
+            ds.type_size(var.ty)
+        };
         let pipeline: Option<Pipeline> = if plan.chain.is_empty() {
             None
         } else {
@@ -644,6 +677,7 @@ impl Writer<'_> {
         // little-endian output of an integer, float or char type: take the source's bytes as
         // they are when it offers them (no typed vector in between)
         let raw_le = !plan.big
+            && !placeholder
             && matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String)
             && type_size == var.ty.as_atomic().map_or(0, AtomicType::size);
         let src = self.src;
@@ -708,6 +742,7 @@ impl Writer<'_> {
                 None
             };
             let bytes = match le {
+                _ if placeholder => vec![0u8; (count.iter().product::<u64>() as usize) * type_size],
                 Some(r) => {
                     let b = r.map_err(|e| Hdf5Error::Source {
                         var: name.clone(),

@@ -1,5 +1,10 @@
-//! User-defined types (enum, opaque, compound; vlen as far as the datatype goes) as HDF5
-//! datatypes, and fixed-size values of any type as raw little-endian bytes.
+//! User-defined types (enum, opaque, compound, vlen) as HDF5 datatypes, and values of any type
+//! as the raw little-endian bytes HDF5 stores: strings and vlen sequences become global heap
+//! references through a [`HeapSink`].
+//!
+//! A compound type holding strings is laid out as HDF5 lays it out on disk: netCDF gives a
+//! `string` field the 8 bytes of a C pointer, HDF5 stores a 16-byte heap reference there and
+//! moves the later fields up by the difference (the type's size grows by it too).
 
 use nc_dataset::{AtomicType, Dataset, NcType, UserTypeKind, Values};
 use rust_hdf5::format::messages::datatype::{CompoundMember, EnumMember};
@@ -63,8 +68,9 @@ fn datatype_at(
             base: Box::new(datatype_at(ds, *base, false, depth + 1)?),
         },
         UserTypeKind::Compound { size, fields } => {
+            let (offsets, size) = compound_layout(ds, *size, fields, depth);
             let mut ms = Vec::with_capacity(fields.len());
-            for f in fields {
+            for (f, &offset) in fields.iter().zip(&offsets) {
                 let mut dt = datatype_at(ds, f.ty, false, depth + 1)?;
                 if !f.dims.is_empty() {
                     let dims = f
@@ -77,18 +83,61 @@ fn datatype_at(
                 }
                 ms.push(CompoundMember {
                     name: f.name.clone(),
-                    offset: u32::try_from(f.offset)
+                    offset: u32::try_from(offset)
                         .map_err(|_| Hdf5Error::invalid(what(), "field offset too large"))?,
                     datatype: dt,
                 });
             }
             DatatypeMessage::compound(
-                u32::try_from(*size)
+                u32::try_from(size)
                     .map_err(|_| Hdf5Error::invalid(what(), "compound size too large"))?,
                 ms,
             )
         }
     })
+}
+
+/// Bytes of one stored value of `t`: the netCDF size, except that a string (a C pointer in
+/// netCDF) and a vlen are 16-byte heap references, and compounds holding them grow.
+pub fn disk_size(ds: &Dataset, t: NcType) -> usize {
+    disk_size_at(ds, t, 0)
+}
+
+fn disk_size_at(ds: &Dataset, t: NcType, depth: usize) -> usize {
+    match t {
+        NcType::Atomic(AtomicType::String) => HEAP_REF_SIZE,
+        NcType::Atomic(a) => a.size(),
+        NcType::User(id) => match ds.types.get(id.0).map(|u| &u.kind) {
+            Some(UserTypeKind::Compound { size, fields }) if depth <= MAX_DEPTH => {
+                compound_layout(ds, *size, fields, depth + 1).1
+            }
+            Some(UserTypeKind::Vlen { .. }) => HEAP_REF_SIZE,
+            _ => ds.type_size(t),
+        },
+    }
+}
+
+/// The stored field offsets and size of a compound type: HDF5 walks the fields in offset
+/// order and moves each one up by what the earlier fields grew on disk.
+fn compound_layout(
+    ds: &Dataset,
+    size: usize,
+    fields: &[nc_dataset::CompoundField],
+    depth: usize,
+) -> (Vec<usize>, usize) {
+    let mut order: Vec<usize> = (0..fields.len()).collect();
+    order.sort_by_key(|&i| fields[i].offset);
+    let mut offsets = vec![0; fields.len()];
+    let mut grown = 0usize;
+    for i in order {
+        let f = &fields[i];
+        offsets[i] = f.offset + grown;
+        let count: usize = f.dims.iter().product::<usize>().max(1);
+        let disk = disk_size_at(ds, f.ty, depth + 1) * count;
+        let mem = ds.type_size(f.ty) * count;
+        grown += disk.saturating_sub(mem);
+    }
+    (offsets, size + grown)
 }
 
 /// One value of an integer base type holding `v`, if it fits.
@@ -127,12 +176,70 @@ fn fixed_at(ds: &Dataset, t: NcType, depth: usize) -> bool {
     }
 }
 
+/// Bytes of one global heap reference: sequence length (u32), collection address (8 bytes),
+/// object index (u32).
+pub const HEAP_REF_SIZE: usize = 16;
+
+/// Where the global heap objects of strings and vlen sequences go.
+pub trait HeapSink {
+    /// Store one heap object; its collection address and index.
+    fn store(&mut self, bytes: &[u8]) -> Result<(u64, u32), Hdf5Error>;
+}
+
+/// For values that need no heap: storing anything fails.
+struct NoHeap;
+
+impl HeapSink for NoHeap {
+    fn store(&mut self, _: &[u8]) -> Result<(u64, u32), Hdf5Error> {
+        Err(Hdf5Error::unsupported(
+            "value",
+            "strings and vlens need the global heap here",
+        ))
+    }
+}
+
+/// Why a value could not be laid out.
+enum PutError {
+    /// The values do not fit the type.
+    Mismatch,
+    /// The heap failed.
+    Heap(Hdf5Error),
+}
+
 /// Raw bytes of fixed-size values of type `t` (atomic ones in the requested order, user
-/// types little-endian); None if the values do not fit the type.
+/// types little-endian); None if the values do not fit the type or need the global heap.
 pub fn value_bytes(ds: &Dataset, t: NcType, v: &Values, big: bool) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    put(ds, t, v, big, &mut out, 0)?;
+    put(ds, t, v, big, &mut out, 0, &mut NoHeap).ok()?;
     Some(out)
+}
+
+/// Raw bytes of values of any type `t`, little-endian, strings and vlen sequences stored in
+/// `heap` (an empty sequence and a NIL string are null references).
+pub fn heap_value_bytes(
+    ds: &Dataset,
+    t: NcType,
+    v: &Values,
+    heap: &mut dyn HeapSink,
+) -> Result<Vec<u8>, Hdf5Error> {
+    let mut out = Vec::new();
+    match put(ds, t, v, false, &mut out, 0, heap) {
+        Ok(()) => Ok(out),
+        Err(PutError::Heap(e)) => Err(e),
+        Err(PutError::Mismatch) => Err(Hdf5Error::invalid(
+            "values",
+            "the values do not match their type",
+        )),
+    }
+}
+
+fn heap_ref(out: &mut Vec<u8>, count: usize, place: Option<(u64, u32)>) -> Result<(), PutError> {
+    let count = u32::try_from(count).map_err(|_| PutError::Mismatch)?;
+    let (addr, index) = place.unwrap_or((0, 0));
+    out.extend_from_slice(&count.to_le_bytes());
+    out.extend_from_slice(&addr.to_le_bytes());
+    out.extend_from_slice(&index.to_le_bytes());
+    Ok(())
 }
 
 fn put(
@@ -142,48 +249,84 @@ fn put(
     big: bool,
     out: &mut Vec<u8>,
     depth: usize,
-) -> Option<()> {
+    heap: &mut dyn HeapSink,
+) -> Result<(), PutError> {
     if depth > MAX_DEPTH {
-        return None;
+        return Err(PutError::Mismatch);
     }
     let id = match t {
+        NcType::Atomic(AtomicType::String) => {
+            let Values::String(xs) = v else {
+                return Err(PutError::Mismatch);
+            };
+            for x in xs {
+                match x {
+                    // NIL: a null reference
+                    None => heap_ref(out, 0, None)?,
+                    // "" is an empty object, not NIL
+                    Some(s) => {
+                        let place = heap.store(s.as_bytes()).map_err(PutError::Heap)?;
+                        heap_ref(out, s.len(), Some(place))?;
+                    }
+                }
+            }
+            return Ok(());
+        }
         NcType::Atomic(_) => {
-            out.extend_from_slice(&atomic_bytes(v, big)?);
-            return Some(());
+            out.extend_from_slice(&atomic_bytes(v, big).ok_or(PutError::Mismatch)?);
+            return Ok(());
         }
         NcType::User(id) => id,
     };
-    match &ds.types.get(id.0)?.kind {
-        UserTypeKind::Enum { .. } => out.extend_from_slice(&atomic_bytes(v, false)?),
+    match &ds.types.get(id.0).ok_or(PutError::Mismatch)?.kind {
+        UserTypeKind::Enum { .. } => {
+            out.extend_from_slice(&atomic_bytes(v, false).ok_or(PutError::Mismatch)?)
+        }
         UserTypeKind::Opaque { size } => match v {
             Values::Opaque { size: s, bytes } if s == size => out.extend_from_slice(bytes),
-            _ => return None,
+            _ => return Err(PutError::Mismatch),
         },
         UserTypeKind::Compound { size, fields } => {
             let Values::Compound(elems) = v else {
-                return None;
+                return Err(PutError::Mismatch);
             };
+            let (offsets, size) = compound_layout(ds, *size, fields, depth);
             for e in elems {
                 let base = out.len();
                 out.resize(base + size, 0);
                 if e.len() != fields.len() {
-                    return None;
+                    return Err(PutError::Mismatch);
                 }
-                for (f, fv) in fields.iter().zip(e) {
+                for ((f, fv), &offset) in fields.iter().zip(e).zip(&offsets) {
                     let mut tmp = Vec::new();
-                    put(ds, f.ty, fv, false, &mut tmp, depth + 1)?;
-                    let at = base + f.offset;
-                    let end = at.checked_add(tmp.len())?;
+                    put(ds, f.ty, fv, false, &mut tmp, depth + 1, heap)?;
+                    let at = base + offset;
+                    let end = at.checked_add(tmp.len()).ok_or(PutError::Mismatch)?;
                     if end > base + size {
-                        return None;
+                        return Err(PutError::Mismatch);
                     }
                     out[at..end].copy_from_slice(&tmp);
                 }
             }
         }
-        UserTypeKind::Vlen { .. } => return None,
+        UserTypeKind::Vlen { base } => {
+            let Values::Vlen(seqs) = v else {
+                return Err(PutError::Mismatch);
+            };
+            for seq in seqs {
+                let n = seq.len();
+                if n == 0 {
+                    heap_ref(out, 0, None)?;
+                    continue;
+                }
+                let mut tmp = Vec::new();
+                put(ds, *base, seq, false, &mut tmp, depth + 1, heap)?;
+                let place = heap.store(&tmp).map_err(PutError::Heap)?;
+                heap_ref(out, n, Some(place))?;
+            }
+        }
     }
-    Some(())
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,729 @@
+//! What rust-hdf5 0.7.9 cannot write, written by us once it has closed the file: the global
+//! heap (strings of any rank, vlen data, compounds holding either), and attributes whose value
+//! is an array of a user-defined type or holds heap references.
+//!
+//! While the crate writes the file:
+//! - a variable of such a type is created with its real datatype and layout, and its storage
+//!   is allocated with null heap references;
+//! - such an attribute is written as a *placeholder*: a scalar fixed-length string attribute
+//!   of the same name whose encoded message is exactly as long as the real one, its value a
+//!   random marker and a serial number.
+//!
+//! Then [`Deferred::finish`]:
+//! 1. reopens the file with our reader to find each deferred variable's blocks;
+//! 2. appends global heap collections at the end of the file while it lays out the values of
+//!    the deferred variables and attributes (HDF5 file format spec III.E), writing the
+//!    variables' references into their blocks (raw data carries no checksum);
+//! 3. finds each placeholder by its marker, checks that the bytes before it are the
+//!    placeholder message we asked for, overwrites the message with the real one (same
+//!    length, so nothing moves: not the object header, not the fractal heap of dense
+//!    attribute storage, whose name index hashes only the name) and recomputes the checksum
+//!    of the block holding it (object header chunk `OHDR`/`OCHK` or fractal heap direct block
+//!    `FHDB`, spec IV.A.1.b and III.G), which is validated before the change;
+//! 4. moves the end-of-file address in the superblock (version 2/3, spec II.A) past the heap.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use nc_dataset::{AtomicType, Attribute, DataSource, Dataset, NcType, VarId};
+use rust_hdf5::format::checksum::checksum_metadata;
+use rust_hdf5::format::fractal_heap::FractalHeapHeader;
+use rust_hdf5::format::global_heap::{GlobalHeapCollection, GlobalHeapObject};
+use rust_hdf5::format::messages::attribute::AttributeMessage;
+use rust_hdf5::format::{FormatContext, LibverBound};
+use rust_hdf5::DatatypeMessage;
+
+use super::user::{self, HeapSink};
+use super::{read_slab, slabs, SLAB_ELEMENTS};
+use crate::read::Places;
+use crate::{Hdf5Error, Nc4File};
+
+/// A heap collection is closed once its objects reach this size (libhdf5's `H5HG_MAXSIZE`);
+/// a bigger object gets a collection of its own.
+const COLLECTION_BYTES: usize = 64 << 10;
+/// Bytes of the marker that starts a placeholder attribute's value.
+const MARKER_LEN: usize = 12;
+/// How far before a placeholder we look for the start of the block holding it.
+const MAX_BLOCK_SPAN: u64 = 4 << 20;
+/// File bytes scanned at a time when looking for placeholders.
+const SCAN_BLOCK: usize = 16 << 20;
+
+fn ctx() -> FormatContext {
+    FormatContext::default_v3()
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Hdf5Error {
+    let what = what.into();
+    move |e| Hdf5Error::Write {
+        what,
+        message: e.to_string(),
+    }
+}
+
+/// An attribute written as a placeholder.
+struct DeferredAttr {
+    serial: u32,
+    /// "group /g" or "variable v", for messages.
+    owner: String,
+    attr: Attribute,
+    /// The encoded placeholder message (what must be found in the file).
+    placeholder: Vec<u8>,
+    /// Where the marker sits in `placeholder`.
+    marker_at: usize,
+}
+
+/// Work left for after rust-hdf5 closes the file.
+pub(super) struct Deferred {
+    marker: [u8; MARKER_LEN],
+    attrs: Vec<DeferredAttr>,
+    /// Variables whose heap references are written after close, with their group's path.
+    vars: Vec<(VarId, String)>,
+}
+
+/// True if attribute `a` cannot be written by rust-hdf5 directly: an array (or heap-holding
+/// value) of a user-defined type, or strings with a NIL among them.
+pub(super) fn attr_is_deferred(ds: &Dataset, a: &Attribute) -> bool {
+    match a.ty {
+        NcType::User(_) => a.values.len() != 1 || !user::is_fixed_size(ds, a.ty),
+        NcType::Atomic(AtomicType::String) => {
+            matches!(&a.values, nc_dataset::Values::String(xs) if xs.iter().any(Option::is_none))
+        }
+        NcType::Atomic(_) => false,
+    }
+}
+
+/// True if the data of a variable of type `t` holds heap references.
+pub(super) fn var_is_deferred(ds: &Dataset, t: NcType) -> bool {
+    !user::is_fixed_size(ds, t)
+}
+
+fn random_marker() -> [u8; MARKER_LEN] {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = [0u8; MARKER_LEN];
+    for (i, piece) in out.chunks_mut(8).enumerate() {
+        let mut h = RandomState::new().build_hasher();
+        h.write_usize(i);
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.write_u32(std::process::id());
+        let bytes = h.finish().to_le_bytes();
+        piece.copy_from_slice(&bytes[..piece.len()]);
+    }
+    out
+}
+
+impl Deferred {
+    pub fn new() -> Deferred {
+        Deferred {
+            marker: random_marker(),
+            attrs: Vec::new(),
+            vars: Vec::new(),
+        }
+    }
+
+    /// The datatype and value of the placeholder to write in place of attribute `a`.
+    ///
+    /// # Errors
+    /// When the type has no HDF5 datatype or the real message is too short to carry a marker.
+    pub fn placeholder(
+        &mut self,
+        ds: &Dataset,
+        owner: String,
+        a: &Attribute,
+    ) -> Result<(DatatypeMessage, Vec<u8>), Hdf5Error> {
+        let what = || format!("{owner}: attribute {}", a.name);
+        let dt = user::datatype(ds, a.ty, false)?;
+        let n = a.values.len();
+        let real_len = real_message(&a.name, dt, n, Vec::new()).len();
+        let short = AttributeMessage::scalar_numeric(&a.name, fixed_string(1), vec![0])
+            .encode_at(&ctx(), LibverBound::V18)
+            .len();
+        // the placeholder message grows one byte per byte of its string
+        let size = (real_len + 1)
+            .checked_sub(short)
+            .filter(|&s| s >= MARKER_LEN + 4)
+            .ok_or_else(|| {
+                Hdf5Error::unsupported(what(), "the attribute message is too short to place")
+            })?;
+        let serial = self.attrs.len() as u32;
+        let mut value = vec![0u8; size];
+        value[..MARKER_LEN].copy_from_slice(&self.marker);
+        value[MARKER_LEN..MARKER_LEN + 4].copy_from_slice(&serial.to_le_bytes());
+        let dtype = fixed_string(size);
+        let placeholder = AttributeMessage::scalar_numeric(&a.name, dtype.clone(), value.clone())
+            .encode_at(&ctx(), LibverBound::V18);
+        if placeholder.len() != real_len {
+            return Err(Hdf5Error::unsupported(
+                what(),
+                format!(
+                    "placeholder message of {} bytes for a {real_len}-byte message",
+                    placeholder.len()
+                ),
+            ));
+        }
+        let marker_at = placeholder.len() - size;
+        self.attrs.push(DeferredAttr {
+            serial,
+            owner,
+            attr: a.clone(),
+            placeholder,
+            marker_at,
+        });
+        Ok((dtype, value))
+    }
+
+    /// Variable `v` (in the group at path `group`) gets its data after close.
+    pub fn defer_var(&mut self, v: VarId, group: String) {
+        self.vars.push((v, group));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.attrs.is_empty() && self.vars.is_empty()
+    }
+
+    /// Write the heap, the deferred variables' references and the real attribute messages
+    /// into the closed file at `path`.
+    ///
+    /// # Errors
+    /// When the file cannot be read or written, the source fails, or a placeholder is not
+    /// found where it must be.
+    pub fn finish(self, path: &Path, ds: &Dataset, src: &dyn DataSource) -> Result<(), Hdf5Error> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        // 1. where the deferred variables' blocks are
+        let mut places = Vec::with_capacity(self.vars.len());
+        if !self.vars.is_empty() {
+            let nc = Nc4File::open(path)?;
+            let found = nc.dataset();
+            let mut by_name: HashMap<(String, &str), VarId> = HashMap::new();
+            for v in found.all_vars() {
+                let var = found.var(v);
+                by_name.insert((found.group_path(var.group), var.name.as_str()), v);
+            }
+            for (v, group) in &self.vars {
+                let name = ds.var(*v).name.clone();
+                let there = by_name
+                    .get(&(group.clone(), name.as_str()))
+                    .ok_or_else(|| {
+                        Hdf5Error::invalid(
+                            format!("variable {name}"),
+                            "not found when reopening the file to write its data",
+                        )
+                    })?;
+                places.push(nc.places(*there)?);
+            }
+        }
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io("reopening the file"))?;
+        let (eof_at, eof) = superblock_eof(&mut file)?;
+        let len = file.metadata().map_err(io("reading the file size"))?.len();
+        let start = eof.max(len).next_multiple_of(8);
+        // 3a. find the placeholders before the heap goes in
+        let hits = if self.attrs.is_empty() {
+            HashMap::new()
+        } else {
+            scan(&mut file, start, &self.marker)?
+        };
+        let mut heap = HeapWriter {
+            file: &file,
+            next: start,
+            objects: Vec::new(),
+            bytes: 0,
+        };
+        // 2. the variables
+        for ((v, _), place) in self.vars.iter().zip(&places) {
+            write_var(ds, src, *v, place, &mut heap)?;
+        }
+        // 3b. the attributes
+        for d in &self.attrs {
+            let what = || format!("{}: attribute {}", d.owner, d.attr.name);
+            let data = user::heap_value_bytes(ds, d.attr.ty, &d.attr.values, &mut heap)
+                .map_err(|e| Hdf5Error::invalid(what(), e.to_string()))?;
+            let dt = user::datatype(ds, d.attr.ty, false)?;
+            let real = real_message(&d.attr.name, dt, d.attr.values.len(), data);
+            if real.len() != d.placeholder.len() {
+                return Err(Hdf5Error::invalid(
+                    what(),
+                    "the value's message changed size after it was placed",
+                ));
+            }
+            let at = hits.get(&d.serial).map(Vec::as_slice).unwrap_or(&[]);
+            let mut done = 0;
+            for &hit in at {
+                let Some(body) = hit.checked_sub(d.marker_at as u64) else {
+                    continue;
+                };
+                if patch_message(&mut heap, body, &d.placeholder, &real)? {
+                    done += 1;
+                }
+            }
+            if done == 0 {
+                return Err(Hdf5Error::invalid(
+                    what(),
+                    "its placeholder message was not found in the file",
+                ));
+            }
+        }
+        heap.flush()?;
+        // 4. the end of the file
+        let end = heap.next;
+        set_superblock_eof(&mut file, eof_at, end)?;
+        Ok(())
+    }
+}
+
+fn fixed_string(size: usize) -> DatatypeMessage {
+    DatatypeMessage::FixedString {
+        size: size as u32,
+        padding: 0,
+        charset: 0,
+    }
+}
+
+/// The encoded attribute message netCDF-C would write: a simple dataspace of `n` values (data
+/// of the right length is made up when `data` is empty, for measuring).
+fn real_message(name: &str, dt: DatatypeMessage, n: usize, mut data: Vec<u8>) -> Vec<u8> {
+    if data.is_empty() {
+        data = vec![0; n * dt.element_size() as usize];
+    }
+    AttributeMessage::array_numeric(name, dt, &[n as u64], data).encode_at(&ctx(), LibverBound::V18)
+}
+
+/// Global heap collections appended from `next` on.
+struct HeapWriter<'f> {
+    file: &'f File,
+    /// Address of the collection being filled (and of the next one, once flushed).
+    next: u64,
+    objects: Vec<GlobalHeapObject>,
+    bytes: usize,
+}
+
+impl HeapWriter<'_> {
+    fn flush(&mut self) -> Result<(), Hdf5Error> {
+        if self.objects.is_empty() {
+            return Ok(());
+        }
+        let mut gcol = GlobalHeapCollection::new();
+        gcol.objects = std::mem::take(&mut self.objects);
+        let bytes = gcol.encode(&ctx());
+        write_at(
+            self.file,
+            self.next,
+            &bytes,
+            "writing a global heap collection",
+        )?;
+        self.next = (self.next + bytes.len() as u64).next_multiple_of(8);
+        self.bytes = 0;
+        Ok(())
+    }
+}
+
+impl HeapSink for HeapWriter<'_> {
+    fn store(&mut self, bytes: &[u8]) -> Result<(u64, u32), Hdf5Error> {
+        let need = GlobalHeapCollection::object_disk_size(&ctx(), bytes.len());
+        if !self.objects.is_empty()
+            && (self.bytes + need > COLLECTION_BYTES
+                || self.objects.len() >= usize::from(u16::MAX) - 1)
+        {
+            self.flush()?;
+        }
+        let index = self.objects.len() as u16 + 1;
+        self.objects.push(GlobalHeapObject {
+            index,
+            ref_count: 0,
+            data: bytes.to_vec(),
+        });
+        self.bytes += need;
+        Ok((self.next, u32::from(index)))
+    }
+}
+
+fn write_at(mut file: &File, at: u64, bytes: &[u8], what: &str) -> Result<(), Hdf5Error> {
+    file.seek(SeekFrom::Start(at)).map_err(io(what))?;
+    file.write_all(bytes).map_err(io(what))
+}
+
+fn read_at(mut file: &File, at: u64, len: usize, what: &str) -> Result<Vec<u8>, Hdf5Error> {
+    let mut buf = vec![0; len];
+    file.seek(SeekFrom::Start(at)).map_err(io(what))?;
+    file.read_exact(&mut buf).map_err(io(what))?;
+    Ok(buf)
+}
+
+/// The values of variable `v`, laid out with heap references, into its blocks.
+fn write_var(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    v: VarId,
+    place: &Places,
+    heap: &mut HeapWriter<'_>,
+) -> Result<(), Hdf5Error> {
+    let var = ds.var(v);
+    let shape = ds.shape(v);
+    let es = user::disk_size(ds, var.ty) as u64;
+    let what = || format!("variable {}", var.name);
+    let encode = |heap: &mut HeapWriter<'_>, start: &[u64], count: &[u64]| {
+        let vals = read_slab(ds, src, v, start, count)?;
+        user::heap_value_bytes(ds, var.ty, &vals, heap)
+            .map_err(|e| Hdf5Error::invalid(what(), e.to_string()))
+    };
+    match place {
+        Places::Contiguous(addr) => {
+            if shape.contains(&0) {
+                return Ok(());
+            }
+            for (start, count) in slabs(&shape, SLAB_ELEMENTS) {
+                let bytes = encode(heap, &start, &count)?;
+                let at = addr + ravel(&start, &shape) * es;
+                write_at(heap.file, at, &bytes, &format!("{}: writing data", what()))?;
+            }
+        }
+        Places::Chunks {
+            chunk,
+            chunk_bytes,
+            entries,
+        } => {
+            for (offsets, addr, size) in entries {
+                if *size != *chunk_bytes || offsets.len() != shape.len() {
+                    return Err(Hdf5Error::invalid(
+                        what(),
+                        format!("chunk at {offsets:?} is not an unfiltered chunk of {chunk_bytes} bytes"),
+                    ));
+                }
+                if offsets.iter().zip(&shape).any(|(&o, &n)| o >= n) {
+                    continue;
+                }
+                let count: Vec<u64> = offsets
+                    .iter()
+                    .zip(chunk)
+                    .zip(&shape)
+                    .map(|((&o, &c), &n)| c.min(n - o))
+                    .collect();
+                let bytes = encode(heap, offsets, &count)?;
+                let full = super::pad_chunk(bytes, &count, chunk, &vec![0; es as usize]);
+                write_at(
+                    heap.file,
+                    *addr,
+                    &full,
+                    &format!("{}: writing data", what()),
+                )?;
+            }
+        }
+        Places::Elsewhere => {
+            if !shape.contains(&0) {
+                return Err(Hdf5Error::unsupported(
+                    what(),
+                    "strings and vlens are written to contiguous or chunked storage only",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Row-major linear index of `start` in `shape`.
+fn ravel(start: &[u64], shape: &[u64]) -> u64 {
+    start.iter().zip(shape).fold(0, |acc, (&s, &n)| acc * n + s)
+}
+
+/// Superblock version 2 or 3 at offset 0: where its end-of-file address is, and the address.
+fn superblock_eof(file: &mut File) -> Result<(u64, u64), Hdf5Error> {
+    let sb = read_at(file, 0, 48, "reading the superblock")?;
+    if &sb[..8] != b"\x89HDF\r\n\x1a\n" || !(2..=3).contains(&sb[8]) || sb[9] != 8 || sb[10] != 8 {
+        return Err(Hdf5Error::unsupported(
+            "superblock",
+            "heap data needs a version 2 or 3 superblock with 8-byte addresses at offset 0",
+        ));
+    }
+    if checksum_metadata(&sb[..44]) != u32::from_le_bytes(sb[44..48].try_into().unwrap_or_default())
+    {
+        return Err(Hdf5Error::invalid("superblock", "checksum mismatch"));
+    }
+    let eof = u64::from_le_bytes(sb[28..36].try_into().unwrap_or_default());
+    Ok((28, eof))
+}
+
+fn set_superblock_eof(file: &mut File, at: u64, eof: u64) -> Result<(), Hdf5Error> {
+    let mut sb = read_at(file, 0, 48, "reading the superblock")?;
+    let at = at as usize;
+    sb[at..at + 8].copy_from_slice(&eof.to_le_bytes());
+    let sum = checksum_metadata(&sb[..44]);
+    sb[44..48].copy_from_slice(&sum.to_le_bytes());
+    write_at(file, 0, &sb, "writing the superblock")?;
+    // the file reaches the new end even if the last collection was short of it
+    if file.metadata().map_err(io("reading the file size"))?.len() < eof {
+        file.set_len(eof).map_err(io("extending the file"))?;
+    }
+    Ok(())
+}
+
+/// Every occurrence of `marker` before `end`, by the serial number that follows it.
+fn scan(file: &mut File, end: u64, marker: &[u8]) -> Result<HashMap<u32, Vec<u64>>, Hdf5Error> {
+    let finder = memchr::memmem::Finder::new(marker);
+    let mut out: HashMap<u32, Vec<u64>> = HashMap::new();
+    let tail = MARKER_LEN + 4 - 1;
+    let mut pos = 0u64;
+    let len = end.min(file.metadata().map_err(io("reading the file size"))?.len());
+    while pos < len {
+        let n = (len - pos).min(SCAN_BLOCK as u64) as usize;
+        // overlap the next block by a marker, so one across the boundary is seen once
+        let buf = read_at(file, pos, n, "looking for attribute placeholders")?;
+        for i in finder.find_iter(&buf) {
+            if let Some(s) = buf.get(i + MARKER_LEN..i + MARKER_LEN + 4) {
+                let serial = u32::from_le_bytes(s.try_into().unwrap_or_default());
+                out.entry(serial).or_default().push(pos + i as u64);
+            }
+        }
+        if pos + n as u64 >= len {
+            break;
+        }
+        pos += (n - tail) as u64;
+    }
+    for v in out.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    Ok(out)
+}
+
+/// Overwrite the placeholder message at `body` with `real` if `body` holds exactly
+/// `placeholder` inside a block whose checksum we can validate and renew. False when the
+/// bytes there are not the placeholder (a stray copy of the marker).
+fn patch_message(
+    heap: &mut HeapWriter<'_>,
+    body: u64,
+    placeholder: &[u8],
+    real: &[u8],
+) -> Result<bool, Hdf5Error> {
+    let file = heap.file;
+    let here = read_at(file, body, placeholder.len(), "reading a placeholder")
+        .ok()
+        .filter(|b| b == placeholder);
+    if here.is_none() {
+        return Ok(false);
+    }
+    let Some(block) = enclosing_block(file, body, placeholder.len() as u64)? else {
+        return Ok(false);
+    };
+    let mut image = read_at(
+        file,
+        block.start,
+        block.len as usize,
+        "reading a metadata block",
+    )?;
+    let at = (body - block.start) as usize;
+    image[at..at + real.len()].copy_from_slice(real);
+    if let Some(sum_at) = block.checksum_at {
+        let sum_at = sum_at as usize;
+        let sum = if block.zeroed_checksum {
+            image[sum_at..sum_at + 4].fill(0);
+            checksum_metadata(&image)
+        } else {
+            checksum_metadata(&image[..sum_at])
+        };
+        image[sum_at..sum_at + 4].copy_from_slice(&sum.to_le_bytes());
+    }
+    write_at(file, block.start, &image, "writing an attribute message")?;
+    Ok(true)
+}
+
+/// A checksummed metadata block.
+#[derive(Debug, PartialEq)]
+struct Block {
+    start: u64,
+    /// Bytes, checksum included.
+    len: u64,
+    /// Offset of the checksum in the block (None: the block has none).
+    checksum_at: Option<u64>,
+    /// The checksum covers the whole block with its own field zeroed (fractal heap direct
+    /// blocks) rather than the bytes before it.
+    zeroed_checksum: bool,
+}
+
+/// The object header chunk or fractal heap direct block holding `[at, at + len)`: the nearest
+/// signature before it whose structure spans the range and whose checksum is valid.
+fn enclosing_block(file: &File, at: u64, len: u64) -> Result<Option<Block>, Hdf5Error> {
+    let from = at.saturating_sub(MAX_BLOCK_SPAN);
+    let flen = file.metadata().map_err(io("reading the file size"))?.len();
+    let to = (at + len + MAX_BLOCK_SPAN).min(flen);
+    let window = read_at(file, from, (to - from) as usize, "reading metadata")?;
+    let rel = (at - from) as usize;
+    let mut i = rel;
+    while i >= 4 {
+        i -= 1;
+        let sig = &window[i..i + 4];
+        let block = match sig {
+            b"OHDR" => ohdr_block(&window, i),
+            b"OCHK" => ochk_block(&window, i, rel + len as usize),
+            b"FHDB" => fhdb_block(file, &window, i)?,
+            _ => continue,
+        };
+        let Some(mut b) = block else {
+            continue;
+        };
+        if (i as u64) + b.len < (rel as u64) + len {
+            continue;
+        }
+        b.start += from;
+        return Ok(Some(b));
+    }
+    Ok(None)
+}
+
+fn le(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
+    u64::from_le_bytes(b)
+}
+
+fn checksum_ok(w: &[u8], start: usize, sum_at: usize) -> bool {
+    w.get(sum_at..sum_at + 4)
+        .is_some_and(|s| checksum_metadata(&w[start..sum_at]) == le(s) as u32)
+}
+
+/// Object header version 2, first chunk (spec IV.A.1.b).
+fn ohdr_block(w: &[u8], s: usize) -> Option<Block> {
+    if *w.get(s + 4)? != 2 {
+        return None;
+    }
+    let flags = *w.get(s + 5)?;
+    let mut p = s + 6;
+    if flags & 0x20 != 0 {
+        p += 16;
+    }
+    if flags & 0x10 != 0 {
+        p += 4;
+    }
+    let width = 1usize << (flags & 3);
+    let size = le(w.get(p..p + width)?) as usize;
+    let sum_at = p + width + size;
+    checksum_ok(w, s, sum_at).then_some(Block {
+        start: s as u64,
+        len: (sum_at + 4 - s) as u64,
+        checksum_at: Some((sum_at - s) as u64),
+        zeroed_checksum: false,
+    })
+}
+
+/// A continuation chunk of a version 2 object header: its length is not stored in it, so walk
+/// its messages (with or without creation order fields) until a valid checksum follows.
+fn ochk_block(w: &[u8], s: usize, need_end: usize) -> Option<Block> {
+    for header in [4usize, 6] {
+        let mut q = s + 4;
+        for _ in 0..65536 {
+            for gap in 0..header {
+                let e = q + gap;
+                if e >= need_end && checksum_ok(w, s, e) {
+                    return Some(Block {
+                        start: s as u64,
+                        len: (e + 4 - s) as u64,
+                        checksum_at: Some((e - s) as u64),
+                        zeroed_checksum: false,
+                    });
+                }
+            }
+            let size = le(w.get(q + 1..q + 3)?) as usize;
+            q += header + size;
+            if q + 4 > w.len() {
+                break;
+            }
+        }
+    }
+    None
+}
+
+/// A fractal heap direct block (spec III.G): its size comes from the heap header's doubling
+/// table and its offset in the heap.
+fn fhdb_block(file: &File, w: &[u8], s: usize) -> Result<Option<Block>, Hdf5Error> {
+    let Some(hdr_addr) = w.get(s + 5..s + 13).map(le) else {
+        return Ok(None);
+    };
+    if w.get(s + 4) != Some(&0) {
+        return Ok(None);
+    }
+    let Ok(raw) = read_at(file, hdr_addr, 256, "reading a fractal heap header") else {
+        return Ok(None);
+    };
+    let Ok(h) = FractalHeapHeader::decode(&raw, &ctx()) else {
+        return Ok(None);
+    };
+    let off_size = usize::from(h.heap_off_size);
+    let Some(offset) = w.get(s + 13..s + 13 + off_size).map(le) else {
+        return Ok(None);
+    };
+    // the row holding this offset: the last whose first block starts at or before it
+    let Some(row) = h.row_block_off.iter().rposition(|&o| o <= offset) else {
+        return Ok(None);
+    };
+    let Some(&size) = h.row_block_size.get(row) else {
+        return Ok(None);
+    };
+    let sum_at = 13 + off_size;
+    let block = Block {
+        start: s as u64,
+        len: size,
+        checksum_at: h.checksum_dblocks.then_some(sum_at as u64),
+        zeroed_checksum: true,
+    };
+    let end = s + size as usize;
+    if end > w.len() {
+        return Ok(None);
+    }
+    if h.checksum_dblocks {
+        let mut image = w[s..end].to_vec();
+        let stored = le(&image[sum_at..sum_at + 4]) as u32;
+        image[sum_at..sum_at + 4].fill(0);
+        if checksum_metadata(&image) != stored {
+            return Ok(None);
+        }
+    }
+    Ok(Some(block))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ravel_is_row_major() {
+        assert_eq!(ravel(&[1, 2], &[3, 4]), 6);
+        assert_eq!(ravel(&[], &[]), 0);
+    }
+
+    #[test]
+    fn ohdr_block_is_found_by_its_checksum() {
+        // a minimal version 2 header: flags 0 (1-byte chunk size), 6 bytes of messages
+        let mut b = b"OHDR\x02\x00\x06".to_vec();
+        b.extend_from_slice(&[1, 2, 3, 4, 5, 6]);
+        let sum = checksum_metadata(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        let got = ohdr_block(&b, 0).expect("valid header");
+        assert_eq!(got.len, b.len() as u64);
+        assert_eq!(got.checksum_at, Some(13));
+        // a damaged checksum is not a block
+        let last = b.len() - 1;
+        b[last] ^= 1;
+        assert_eq!(ohdr_block(&b, 0), None);
+    }
+
+    #[test]
+    fn ochk_block_ends_at_the_first_valid_checksum() {
+        // one message: type 1, size 3, flags 0, then a 2-byte gap
+        let mut b = b"OCHK".to_vec();
+        b.extend_from_slice(&[1, 3, 0, 0, 9, 9, 9, 0, 0]);
+        let sum = checksum_metadata(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        let got = ochk_block(&b, 0, 8).expect("valid chunk");
+        assert_eq!(got.len, b.len() as u64);
+    }
+}
