@@ -1343,3 +1343,18 @@ fn streaming_generated_input() {
     assert_eq!(v[v.len() - 1], 5.0);
     assert_eq!(d.dims[0].len, (units as u64 * 3 + 1).div_ceil(2));
 }
+
+// rule: types_section — the definition order netCDF-C's ncgen uses (ncdump shows it)
+#[test]
+fn types_are_defined_in_ncgen_dependency_order() {
+    let d = p("netcdf x { types: compound c_t { int a; }; c_t(*) vc_t; \
+               compound d_t { vc_t f; int g; }; int(*) vi_t; byte enum e_t { A = 1 }; \
+               vi_t(*) vvi_t; }");
+    let names: Vec<&str> = d.groups[0]
+        .types
+        .iter()
+        .map(|t| d.types[t.0].name.as_str())
+        .collect();
+    // first the types that use no other user type, then pass by pass in CDL order
+    assert_eq!(names, ["c_t", "vi_t", "e_t", "vc_t", "d_t", "vvi_t"]);
+}

@@ -27,14 +27,24 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// A type's name as used in declarations (qualified by its group path when it is not the
-    /// type that the name finds from `from`).
+    /// A type's name as used in declarations: bare when the type is defined in `from` or one
+    /// of its ancestors, else qualified by its group path (ncdump's rule: a type of an
+    /// ancestor is printed bare even when `from` has a type of the same name).
     pub(super) fn push_type_name(&mut self, ty: NcType, from: GroupId) {
         match ty {
             NcType::Atomic(a) => self.s(a.cdl_name()),
             NcType::User(t) => {
                 let ut = self.ds.user_type(t);
-                if self.ds.find_type(from, &ut.name) != Some(t) {
+                let mut in_scope = false;
+                let mut g = Some(from);
+                while let Some(x) = g {
+                    if x == ut.group {
+                        in_scope = true;
+                        break;
+                    }
+                    g = self.ds.group(x).parent;
+                }
+                if !in_scope {
                     let path = self.ds.group_path(ut.group);
                     if path != "/" {
                         self.s(&path);

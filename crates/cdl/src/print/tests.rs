@@ -1119,3 +1119,20 @@ fn corpus_round_trip() {
         diffs.join("\n")
     );
 }
+
+/// ncdump prints a type of the current group or an ancestor bare, even when the current group
+/// has a type of the same name; a type of any other group with its path (ref_typescope).
+#[test]
+fn type_names_are_bare_in_scope_and_qualified_elsewhere() {
+    let mut b = B::new("scope", Format::Netcdf4);
+    let g = b.ds.add_group(ROOT, "g");
+    let h = b.ds.add_group(g, "h");
+    let j = b.ds.add_group(ROOT, "j");
+    let outer = b.ds.add_type(g, "op_t", UserTypeKind::Opaque { size: 4 });
+    b.ds.add_type(h, "op_t", UserTypeKind::Opaque { size: 4 });
+    b.var(h, "v", NcType::User(outer), &[], None);
+    b.var(j, "w", NcType::User(outer), &[], None);
+    let text = dump(&b.ds, &parse_opts("-h"));
+    assert!(text.contains("\top_t v ;"), "{text}");
+    assert!(text.contains("\t/g/op_t w ;"), "{text}");
+}

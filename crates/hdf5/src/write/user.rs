@@ -365,4 +365,109 @@ mod tests {
         );
         assert!(is_fixed_size(&ds, NcType::User(c)));
     }
+
+    /// Records heap objects; hands out (1000 + k, k + 1).
+    struct Recorder(Vec<Vec<u8>>);
+
+    impl HeapSink for Recorder {
+        fn store(&mut self, bytes: &[u8]) -> Result<(u64, u32), Hdf5Error> {
+            self.0.push(bytes.to_vec());
+            let k = self.0.len() as u64;
+            Ok((999 + k, k as u32))
+        }
+    }
+
+    fn heap_ref(count: u32, addr: u64, index: u32) -> Vec<u8> {
+        let mut out = count.to_le_bytes().to_vec();
+        out.extend_from_slice(&addr.to_le_bytes());
+        out.extend_from_slice(&index.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn a_string_field_moves_the_later_fields_up_as_hdf5_does() {
+        // netCDF (C) layout: int x at 0, string s at 8 (a pointer), double t at 16, size 24
+        let mut ds = Dataset::new("t");
+        let field = |name: &str, ty: NcType, offset| CompoundField {
+            name: name.into(),
+            ty,
+            dims: vec![],
+            offset,
+        };
+        let c = ds.add_type(
+            ROOT,
+            "c_t",
+            UserTypeKind::Compound {
+                size: 24,
+                fields: vec![
+                    field("x", AtomicType::Int.into(), 0),
+                    field("s", AtomicType::String.into(), 8),
+                    field("t", AtomicType::Double.into(), 16),
+                ],
+            },
+        );
+        let t = NcType::User(c);
+        assert_eq!(disk_size(&ds, t), 32);
+        let DatatypeMessage::Compound { size, members } = datatype(&ds, t, false).unwrap() else {
+            panic!("not a compound");
+        };
+        assert_eq!(size, 32);
+        let offsets: Vec<u32> = members.iter().map(|m| m.offset).collect();
+        assert_eq!(offsets, vec![0, 8, 24]);
+        let v = Values::Compound(vec![vec![
+            Values::Int(vec![7]),
+            Values::String(vec![Some("ab".into())]),
+            Values::Double(vec![1.5]),
+        ]]);
+        let mut heap = Recorder(Vec::new());
+        let got = heap_value_bytes(&ds, t, &v, &mut heap).unwrap();
+        let mut want = 7i32.to_le_bytes().to_vec();
+        want.extend_from_slice(&[0; 4]);
+        want.extend_from_slice(&heap_ref(2, 1000, 1));
+        want.extend_from_slice(&1.5f64.to_le_bytes());
+        assert_eq!(got, want);
+        assert_eq!(heap.0, vec![b"ab".to_vec()]);
+        // without a heap the value cannot be laid out
+        assert_eq!(value_bytes(&ds, t, &v, false), None);
+    }
+
+    #[test]
+    fn vlens_of_vlens_and_nil_strings_become_heap_references() {
+        let mut ds = Dataset::new("t");
+        let inner = ds.add_type(
+            ROOT,
+            "vi",
+            UserTypeKind::Vlen {
+                base: AtomicType::Short.into(),
+            },
+        );
+        let outer = ds.add_type(
+            ROOT,
+            "vvi",
+            UserTypeKind::Vlen {
+                base: NcType::User(inner),
+            },
+        );
+        let v = Values::Vlen(vec![
+            Values::Vlen(vec![Values::Short(vec![1, 2]), Values::Short(vec![])]),
+            Values::Vlen(vec![]),
+        ]);
+        let mut heap = Recorder(Vec::new());
+        let got = heap_value_bytes(&ds, NcType::User(outer), &v, &mut heap).unwrap();
+        // the inner sequence is stored first; the empty ones are null references
+        assert_eq!(heap.0[0], vec![1, 0, 2, 0]);
+        let mut outer_obj = heap_ref(2, 1000, 1);
+        outer_obj.extend_from_slice(&heap_ref(0, 0, 0));
+        assert_eq!(heap.0[1], outer_obj);
+        let mut want = heap_ref(2, 1001, 2);
+        want.extend_from_slice(&heap_ref(0, 0, 0));
+        assert_eq!(got, want);
+
+        let s = Values::String(vec![None, Some(String::new())]);
+        let mut heap = Recorder(Vec::new());
+        let got = heap_value_bytes(&ds, AtomicType::String.into(), &s, &mut heap).unwrap();
+        let mut want = heap_ref(0, 0, 0);
+        want.extend_from_slice(&heap_ref(0, 1000, 1));
+        assert_eq!(got, want, "NIL is a null reference, \"\" an empty object");
+    }
 }

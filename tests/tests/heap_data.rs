@@ -1,0 +1,205 @@
+//! End-to-end: netCDF-4 data and attributes that live in HDF5's global heap (issue 4): strings
+//! of rank 0, 1 and 2 with NIL and "", a vlen variable on an unlimited dimension, a compound
+//! holding a string, and vlen / enum / compound / string attribute arrays on objects with more
+//! than 8 attributes (so the attributes are in dense storage, a fractal heap).
+//!
+//! `testdata/expected/nc4/heap.cdl` is netCDF-C 4.9.0's `ncdump` of its own ncgen's file for
+//! `testdata/cdl/nc4/heap.cdl`. Always: ncgen-rs then ncdump-rs gives exactly that text. With the
+//! references installed: netCDF-C's ncdump of our file gives it too, h5dump reads every object
+//! of it, h5py gets the same values, and nccopy-rs of netCDF-C's file keeps its layout (same
+//! stored bytes per variable).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+use common::*;
+
+use std::path::Path;
+use std::process::Command;
+
+fn expected() -> Vec<u8> {
+    std::fs::read(testdata("expected/nc4/heap.cdl")).unwrap()
+}
+
+/// ncgen-rs writes `heap.nc` in `dir`.
+fn ours(dir: &Path) {
+    let cdl = testdata("cdl/nc4/heap.cdl");
+    let out = run(
+        "ncgen-rs",
+        &["-k", "nc4", "-o", "heap.nc", cdl.to_str().unwrap()],
+        dir,
+    );
+    assert!(
+        out.status.success(),
+        "ncgen-rs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn ncdump_rs_shows_what_netcdf_c_wrote() {
+    let dir = tempdir("heap-ours");
+    ours(&dir);
+    let out = run("ncdump-rs", &["heap.nc"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Some(d) = diff(&expected(), &out.stdout) {
+        panic!("ncdump-rs of our file differs from netCDF-C's dump of its own file: {d}");
+    }
+}
+
+#[test]
+fn netcdf_c_and_hdf5_read_our_heap_data() {
+    if !have_reference("ncdump") || !have_reference("h5dump") {
+        eprintln!("SKIP: netCDF-C's ncdump or h5dump not installed");
+        return;
+    }
+    let dir = tempdir("heap-ref");
+    ours(&dir);
+    let out = Command::new("ncdump")
+        .arg("heap.nc")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Some(d) = diff(&expected(), &out.stdout) {
+        panic!("netCDF-C's ncdump of our file differs: {d}");
+    }
+    // h5dump reads every dataset and attribute (the global heap, the patched messages)
+    let out = Command::new("h5dump")
+        .arg("heap.nc")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "h5dump failed on our file: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "\"scalar string\"",
+        "(0,0): \"a\", \"bb\", NULL,",
+        "(0): (1, 2, 3), (4), ()",
+        "\"one\"",
+    ] {
+        assert!(text.contains(want), "h5dump output lacks {want:?}:\n{text}");
+    }
+}
+
+#[test]
+fn h5py_reads_our_heap_data() {
+    let probe = Command::new("python3").args(["-c", "import h5py"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: h5py not installed");
+        return;
+    }
+    let dir = tempdir("heap-h5py");
+    ours(&dir);
+    let script = r#"
+import h5py, json
+f = h5py.File("heap.nc", "r")
+v = f["v"]
+out = {
+  "sc": f["sc"][()].decode(),
+  "s2": [[x.decode() for x in row] for row in f["s2"][...]],
+  "r": [list(map(int, x)) for x in f["r"][...]],
+  "c": [[int(a), b.decode()] for a, b in f["c"][...]],
+  "vl": [list(map(int, x)) for x in v.attrs["vl"]],
+  "en": list(map(int, v.attrs["en"])),
+  "cs": [[int(a), b.decode()] for a, b in v.attrs["cs"]],
+  "gvl": [list(map(int, x)) for x in f.attrs["gvl"]],
+  "gen": list(map(int, f.attrs["gen"])),
+  "nattrs": len(v.attrs),
+}
+print(json.dumps(out))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want = serde_json::json!({
+        "sc": "scalar string",
+        // NIL and "" both read as "" in h5py; the fill rows are empty strings too
+        "s2": [["a", "bb", ""], ["", "ccc", "dddd"], ["", "", ""], ["", "", ""]],
+        "r": [[1], [2, 3], [], [4, 5, 6]],
+        "c": [[1, "x"], [2, ""], [3, "zzz"]],
+        "vl": [[1, 2, 3], [4], []],
+        "en": [1, 2, 1],
+        "cs": [[1, "one"], [2, ""]],
+        "gvl": [[7, 8]],
+        "gen": [2, 1],
+        // 14 of the CDL's plus DIMENSION_LIST
+        "nattrs": 15,
+    });
+    assert_eq!(got, want);
+}
+
+/// `h5ls -v` storage line of a dataset: logical and allocated bytes.
+fn storage(file: &Path, var: &str) -> String {
+    let out = Command::new("h5ls")
+        .arg("-v")
+        .arg(format!("{}/{var}", file.display()))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.trim_start().starts_with("Storage:"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn nccopy_keeps_netcdf_c_heap_data_and_layout() {
+    if !have_reference("ncgen") || !have_reference("ncdump") || !have_reference("h5ls") {
+        eprintln!("SKIP: netCDF-C's ncgen/ncdump or h5ls not installed");
+        return;
+    }
+    let dir = tempdir("heap-copy");
+    let cdl = testdata("cdl/nc4/heap.cdl");
+    let st = Command::new("ncgen")
+        .args(["-k", "nc4", "-o", "heap.nc", cdl.to_str().unwrap()])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = run("nccopy-rs", &["heap.nc", "copy.nc"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dump = |f: &str| {
+        Command::new("ncdump")
+            .args(["-n", "heap", f])
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+            .stdout
+    };
+    if let Some(d) = diff(&dump("heap.nc"), &dump("copy.nc")) {
+        panic!("netCDF-C's ncdump of the copy differs: {d}");
+    }
+    // the compound holding a string keeps its stored size (24 bytes a value, not more)
+    for var in ["c", "r", "s2", "sc"] {
+        assert_eq!(
+            storage(&dir.join("copy.nc"), var),
+            storage(&dir.join("heap.nc"), var),
+            "stored size of {var}"
+        );
+    }
+}
