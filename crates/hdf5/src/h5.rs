@@ -53,6 +53,9 @@ fn st(what: impl Into<String>) -> impl FnOnce(hdf5_reader::error::Error) -> Hdf5
     move |e| Hdf5Error::structure(what, e)
 }
 
+/// Global heap collections kept parsed (see [`H5::global_heap`]).
+const MAX_CACHED_HEAPS: usize = 64;
+
 impl H5 {
     pub fn open(path: &Path) -> Result<H5, Hdf5Error> {
         // refuse directories and missing files with the OS message rather than the decoder's
@@ -402,8 +405,9 @@ impl H5 {
                 .map_err(st(format!("{what}: global heap at {addr:#x}")))?,
         );
         if let Ok(mut m) = self.gheaps.lock() {
-            // bound the cache: collections are small but a hostile file may have many
-            if m.len() > 4096 {
+            // bound the cache: strings and vlens are read in file order, so a few collections
+            // suffice, and a collection may be 64 KiB or more (a hostile file may have many)
+            if m.len() >= MAX_CACHED_HEAPS {
                 m.clear();
             }
             m.insert(addr, h.clone());

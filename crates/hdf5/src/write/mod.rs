@@ -304,7 +304,7 @@ impl Writer<'_> {
         // chunked instead, so nothing is allocated (netCDF-C leaves it contiguous, unallocated)
         let bytes = ds
             .num_elements(v)
-            .and_then(|n| n.checked_mul(type_size as u64))
+            .and_then(|n| n.checked_mul(user::disk_size(ds, var.ty) as u64))
             .unwrap_or(u64::MAX);
         let layout = if layout == Layout::Contiguous
             && st.layout.is_none()
@@ -522,7 +522,7 @@ impl Writer<'_> {
             return self.write_heap_placeholders(v, hd, plan, &shape);
         }
         match plan.layout {
-            Layout::Chunked => self.write_chunked(v, hd, plan, &shape, false),
+            Layout::Chunked => self.write_chunked(v, hd, plan, &shape),
             Layout::Contiguous if var.ty.as_atomic().is_some() => self.write_slabs(v, hd, &shape),
             // compact data lives in the object header (at most 64 KiB): one piece
             Layout::Compact if var.ty.as_atomic().is_some() => {
@@ -600,8 +600,10 @@ impl Writer<'_> {
             .map_err(|e| h5err(format!("variable {name}: writing data"), e))
     }
 
-    /// Storage for a variable whose elements are heap references: allocated here with null
-    /// references, filled in by [`heap::Deferred::finish`] after close.
+    /// Storage for a variable whose elements are heap references, filled in by
+    /// [`heap::Deferred::finish`] after close. Contiguous storage is allocated when the
+    /// dataset is created; chunks are written here holding null references (one shared zero
+    /// buffer: nothing is read or encoded).
     fn write_heap_placeholders(
         &mut self,
         v: VarId,
@@ -612,20 +614,30 @@ impl Writer<'_> {
         let ds = self.ds;
         let var = ds.var(v);
         let name = &var.name;
-        match plan.layout {
-            Layout::Chunked => self.write_chunked(v, hd, plan, shape, true)?,
-            _ => {
-                let n: u64 = shape.iter().product();
-                let es = plan.datatype.element_size() as u64;
-                let bytes = n
-                    .checked_mul(es)
-                    .and_then(|b| usize::try_from(b).ok())
-                    .ok_or_else(|| {
-                        Hdf5Error::invalid(format!("variable {name}"), "too large to store")
-                    })?;
-                hd.write_raw_bytes(&vec![0u8; bytes])
-                    .map_err(|e| h5err(format!("variable {name}: writing data"), e))?;
+        if plan.layout == Layout::Chunked {
+            let what = || format!("variable {name}: writing data");
+            let dims: Vec<usize> = shape.iter().map(|&x| x as usize).collect();
+            hd.set_extent(&dims).map_err(|e| h5err(what(), e))?;
+            let es = plan.datatype.element_size() as u64;
+            let chunk_bytes = plan
+                .chunk
+                .iter()
+                .try_fold(es, |a, &c| a.checked_mul(c))
+                .and_then(|b| usize::try_from(b).ok())
+                .ok_or_else(|| Hdf5Error::invalid(format!("variable {name}"), "chunk too large"))?;
+            let zeros = vec![0u8; chunk_bytes];
+            let grid: Vec<u64> = shape
+                .iter()
+                .zip(&plan.chunk)
+                .map(|(&n, &c)| n.div_ceil(c))
+                .collect();
+            for k in 0..grid.iter().product::<u64>() {
+                let coords: Vec<usize> = unravel(k, &grid).iter().map(|&c| c as usize).collect();
+                hd.write_chunk_at(&coords, &zeros)
+                    .map_err(|e| h5err(what(), e))?;
             }
+            // an edge chunk grew the extent to the chunk's end: cut it back
+            hd.set_extent(&dims).map_err(|e| h5err(what(), e))?;
         }
         self.deferred.defer_var(v, ds.group_path(var.group));
         Ok(())
@@ -637,17 +649,11 @@ impl Writer<'_> {
         hd: &H5Dataset,
         plan: &VarPlan,
         shape: &[u64],
-        placeholder: bool,
     ) -> Result<(), Hdf5Error> {
         let ds = self.ds;
         let var = ds.var(v);
         let name = var.name.clone();
-        // heap references (placeholders): 16 bytes each, null until the heap pass
-        let type_size = if placeholder {
-            plan.datatype.element_size() as usize
-        } else {
-            ds.type_size(var.ty)
-        };
+        let type_size = ds.type_size(var.ty);
         let pipeline: Option<Pipeline> = if plan.chain.is_empty() {
             None
         } else {
@@ -677,7 +683,6 @@ impl Writer<'_> {
         // little-endian output of an integer, float or char type: take the source's bytes as
         // they are when it offers them (no typed vector in between)
         let raw_le = !plan.big
-            && !placeholder
             && matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String)
             && type_size == var.ty.as_atomic().map_or(0, AtomicType::size);
         let src = self.src;
@@ -742,7 +747,6 @@ impl Writer<'_> {
                 None
             };
             let bytes = match le {
-                _ if placeholder => vec![0u8; (count.iter().product::<u64>() as usize) * type_size],
                 Some(r) => {
                     let b = r.map_err(|e| Hdf5Error::Source {
                         var: name.clone(),
