@@ -203,3 +203,63 @@ fn nccopy_keeps_netcdf_c_heap_data_and_layout() {
         );
     }
 }
+
+/// An attribute message over 4 KiB in dense attribute storage is a "huge" object of the
+/// attribute heap, stored outside any checksummed block: netCDF-C reads our file as its own.
+#[test]
+fn huge_attributes_in_dense_storage() {
+    if !have_reference("ncgen") || !have_reference("ncdump") {
+        eprintln!("SKIP: netCDF-C's ncgen/ncdump not installed");
+        return;
+    }
+    let dir = tempdir("heap-huge");
+    let mut cdl = String::from(
+        "netcdf huge {\ntypes:\n  int(*) vi_t ;\n  byte enum e_t {A = 1, B = 2} ;\n\
+         variables:\n  int v ;\n",
+    );
+    for k in 0..10 {
+        cdl.push_str(&format!("    v:a{k} = {k} ;\n"));
+    }
+    let vl: Vec<String> = (0..1000).map(|i| format!("{{{i}, {}}}", -i)).collect();
+    cdl.push_str(&format!("    vi_t v:vl = {} ;\n", vl.join(", ")));
+    let en: Vec<&str> = (0..5000)
+        .map(|i| if i % 3 == 0 { "B" } else { "A" })
+        .collect();
+    cdl.push_str(&format!("    e_t v:en = {} ;\n", en.join(", ")));
+    cdl.push_str("  int w ;\n");
+    cdl.push_str(&format!("    e_t w:en = {} ;\n", en.join(", ")));
+    cdl.push_str("data:\n  v = 1 ;\n  w = 2 ;\n}\n");
+    std::fs::write(dir.join("huge.cdl"), cdl).unwrap();
+    let out = run(
+        "ncgen-rs",
+        &["-k", "nc4", "-o", "ours.nc", "huge.cdl"],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let st = Command::new("ncgen")
+        .args(["-k", "nc4", "-o", "ref.nc", "huge.cdl"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let dump = |f: &str| {
+        let out = Command::new("ncdump")
+            .args(["-n", "huge", f])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    if let Some(d) = diff(&dump("ref.nc"), &dump("ours.nc")) {
+        panic!("netCDF-C's ncdump of our file differs from its own: {d}");
+    }
+}

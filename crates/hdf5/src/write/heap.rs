@@ -513,7 +513,10 @@ fn patch_message(
         return Ok(false);
     }
     let Some(block) = enclosing_block(file, body, placeholder.len() as u64)? else {
-        return Ok(false);
+        // not inside a checksummed block: a "huge" object of dense attribute storage (a
+        // message of at least the heap's largest managed object, 4 KiB), stored as it is
+        write_at(file, body, real, "writing an attribute message")?;
+        return Ok(true);
     };
     let mut image = read_at(
         file,
@@ -548,6 +551,8 @@ struct Block {
     /// The checksum covers the whole block with its own field zeroed (fractal heap direct
     /// blocks) rather than the bytes before it.
     zeroed_checksum: bool,
+    /// The stored checksum matches (or there is none).
+    valid: bool,
 }
 
 /// The object header chunk or fractal heap direct block holding `[at, at + len)`: the nearest
@@ -573,6 +578,14 @@ fn enclosing_block(file: &File, at: u64, len: u64) -> Result<Option<Block>, Hdf5
         };
         if (i as u64) + b.len < (rel as u64) + len {
             continue;
+        }
+        if !b.valid {
+            // a block that spans the message but whose checksum we cannot confirm: do not
+            // touch it (a stray signature would be a coincidence of 2^-32)
+            return Err(Hdf5Error::invalid(
+                format!("metadata block at {:#x}", from + i as u64),
+                "its checksum does not match before the attribute is written into it",
+            ));
         }
         b.start += from;
         return Ok(Some(b));
@@ -607,11 +620,13 @@ fn ohdr_block(w: &[u8], s: usize) -> Option<Block> {
     let width = 1usize << (flags & 3);
     let size = le(w.get(p..p + width)?) as usize;
     let sum_at = p + width + size;
-    checksum_ok(w, s, sum_at).then_some(Block {
+    w.get(sum_at + 3)?;
+    Some(Block {
         start: s as u64,
         len: (sum_at + 4 - s) as u64,
         checksum_at: Some((sum_at - s) as u64),
         zeroed_checksum: false,
+        valid: checksum_ok(w, s, sum_at),
     })
 }
 
@@ -629,6 +644,7 @@ fn ochk_block(w: &[u8], s: usize, need_end: usize) -> Option<Block> {
                         len: (e + 4 - s) as u64,
                         checksum_at: Some((e - s) as u64),
                         zeroed_checksum: false,
+                        valid: true,
                     });
                 }
             }
@@ -661,19 +677,27 @@ fn fhdb_block(file: &File, w: &[u8], s: usize) -> Result<Option<Block>, Hdf5Erro
     let Some(offset) = w.get(s + 13..s + 13 + off_size).map(le) else {
         return Ok(None);
     };
-    // the row holding this offset: the last whose first block starts at or before it
-    let Some(row) = h.row_block_off.iter().rposition(|&o| o <= offset) else {
-        return Ok(None);
-    };
-    let Some(&size) = h.row_block_size.get(row) else {
-        return Ok(None);
+    let size = if h.curr_root_rows == 0 {
+        // the root block is this direct block: it spans the heap's managed space (it doubles
+        // from the starting size until an indirect block takes over)
+        h.man_size.max(h.start_block_size)
+    } else {
+        // the row holding this offset: the last whose first block starts at or before it
+        let Some(row) = h.row_block_off.iter().rposition(|&o| o <= offset) else {
+            return Ok(None);
+        };
+        let Some(&size) = h.row_block_size.get(row) else {
+            return Ok(None);
+        };
+        size
     };
     let sum_at = 13 + off_size;
-    let block = Block {
+    let mut block = Block {
         start: s as u64,
         len: size,
         checksum_at: h.checksum_dblocks.then_some(sum_at as u64),
         zeroed_checksum: true,
+        valid: true,
     };
     let end = s + size as usize;
     if end > w.len() {
@@ -683,9 +707,7 @@ fn fhdb_block(file: &File, w: &[u8], s: usize) -> Result<Option<Block>, Hdf5Erro
         let mut image = w[s..end].to_vec();
         let stored = le(&image[sum_at..sum_at + 4]) as u32;
         image[sum_at..sum_at + 4].fill(0);
-        if checksum_metadata(&image) != stored {
-            return Ok(None);
-        }
+        block.valid = checksum_metadata(&image) == stored;
     }
     Ok(Some(block))
 }
@@ -713,7 +735,7 @@ mod tests {
         // a damaged checksum is not a block
         let last = b.len() - 1;
         b[last] ^= 1;
-        assert_eq!(ohdr_block(&b, 0), None);
+        assert!(!ohdr_block(&b, 0).expect("still parses").valid);
     }
 
     #[test]
