@@ -263,3 +263,113 @@ fn huge_attributes_in_dense_storage() {
         panic!("netCDF-C's ncdump of our file differs from its own: {d}");
     }
 }
+
+/// Compact variables of heap references (their references live in the object header):
+/// netCDF-C's `ncdump -s` of our file equals its dump of its own, storage included.
+#[test]
+fn compact_heap_variables_match_netcdf_c() {
+    if !have_reference("ncgen") || !have_reference("ncdump") {
+        eprintln!("SKIP: netCDF-C's ncgen/ncdump not installed");
+        return;
+    }
+    let dir = tempdir("heap-compact");
+    let cdl = testdata("cdl/nc4/compact.cdl");
+    let cdl = cdl.to_str().unwrap();
+    let out = run("ncgen-rs", &["-k", "nc4", "-o", "ours.nc", cdl], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let st = Command::new("ncgen")
+        .args(["-k", "nc4", "-o", "ref.nc", cdl])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let dump = |tool: &str, f: &str| {
+        let out = if tool == "ncdump" {
+            Command::new("ncdump")
+                .args(["-s", "-n", "compact", f])
+                .current_dir(&dir)
+                .output()
+                .unwrap()
+        } else {
+            run(tool, &["-s", "-n", "compact", f], &dir)
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.contains("_NCProperties"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let want = dump("ncdump", "ref.nc");
+    assert!(want.contains("t:_Storage = \"compact\""), "{want}");
+    for (tool, what) in [("ncdump", "netCDF-C's ncdump"), ("ncdump-rs", "ncdump-rs")] {
+        if let Some(d) = diff(want.as_bytes(), dump(tool, "ours.nc").as_bytes()) {
+            panic!("{what} -s of our file differs from netCDF-C's dump of its own: {d}");
+        }
+    }
+}
+
+/// netCDF-C refuses filters on variable-length data; so do we, naming the variable.
+#[test]
+fn filters_on_strings_are_refused() {
+    let dir = tempdir("heap-filter");
+    std::fs::write(
+        dir.join("f.cdl"),
+        "netcdf f {\ndimensions: n = 2 ;\nvariables:\n  string s(n) ;\n    s:_DeflateLevel = 2 ;\n\
+         data:\n  s = \"a\", \"b\" ;\n}\n",
+    )
+    .unwrap();
+    let out = run("ncgen-rs", &["-k", "nc4", "-o", "f.nc", "f.cdl"], &dir);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("variable s") && err.contains("variable-length data"),
+        "{err}"
+    );
+    assert!(!dir.join("f.nc").exists(), "no output file is left");
+}
+
+/// An input string variable with a filter (h5py allows one) is copied unfiltered with a
+/// warning, not refused: netCDF-4 cannot filter variable-length data.
+#[test]
+fn nccopy_drops_input_filters_of_strings_with_a_warning() {
+    let dir = tempdir("heap-h5str");
+    let script = "import h5py, numpy as np\n\
+        f = h5py.File('in.h5', 'w')\n\
+        f.create_dataset('s', data=np.array(['a', 'bb', 'ccc'], dtype=object), \
+        dtype=h5py.string_dtype(), compression='gzip', chunks=(2,))\n\
+        f.close()\n";
+    let made = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(&dir)
+        .output();
+    if !made.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP: h5py not installed");
+        return;
+    }
+    let out = run("nccopy-rs", &["in.h5", "out.nc"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "nccopy: warning: variable /s: filters cannot apply to a string variable; left unfiltered\n"
+    );
+    let out = run("ncdump-rs", &["-s", "out.nc"], &dir);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(" s = \"a\", \"bb\", \"ccc\" ;"), "{text}");
+    assert!(
+        !text.contains("_Filter") && !text.contains("_DeflateLevel"),
+        "{text}"
+    );
+}

@@ -203,6 +203,21 @@ fn apply_storage_options(
                 }
             }
         }
+    } else {
+        // an input filter on variable-length data (older netCDF-C, h5py) cannot be kept:
+        // netCDF-4 refuses filters on strings and vlens
+        for i in 0..out.vars.len() {
+            let info = nc_filters::rules::VarInfo::from_dataset(out, VarId(i));
+            let st = &mut out.vars[i].storage;
+            if let Some(u) = info.unfilterable.filter(|_| !st.filters.is_empty()) {
+                report.warnings.push(format!(
+                    "variable {}: filters cannot apply to a {u} variable; left unfiltered",
+                    info.path
+                ));
+                st.filters.clear();
+                st.codecs = None;
+            }
+        }
     }
     if !opts.chunks.is_empty() {
         let spec = parse_chunk_specs(&opts.chunks)?;

@@ -80,6 +80,11 @@ pub(super) struct Deferred {
     attrs: Vec<DeferredAttr>,
     /// Variables whose heap references are written after close, with their group's path.
     vars: Vec<(VarId, String)>,
+    /// Compact variables of heap references: their data (in the object header) starts with
+    /// the marker and this serial number.
+    compact: Vec<(VarId, u32)>,
+    /// Serial numbers handed out (attributes and compact variables).
+    serials: u32,
 }
 
 /// True if attribute `a` cannot be written by rust-hdf5 directly: an array (or heap-holding
@@ -124,7 +129,25 @@ impl Deferred {
             marker: random_marker(),
             attrs: Vec::new(),
             vars: Vec::new(),
+            compact: Vec::new(),
+            serials: 0,
         }
+    }
+
+    fn serial(&mut self) -> u32 {
+        self.serials += 1;
+        self.serials - 1
+    }
+
+    /// The placeholder data of compact variable `v` of `bytes` bytes (at least 16): the marker,
+    /// a serial number, zeros.
+    pub fn compact_placeholder(&mut self, v: VarId, bytes: usize) -> Vec<u8> {
+        let serial = self.serial();
+        self.compact.push((v, serial));
+        let mut out = vec![0u8; bytes.max(MARKER_LEN + 4)];
+        out[..MARKER_LEN].copy_from_slice(&self.marker);
+        out[MARKER_LEN..MARKER_LEN + 4].copy_from_slice(&serial.to_le_bytes());
+        out
     }
 
     /// The datatype and value of the placeholder to write in place of attribute `a`.
@@ -151,7 +174,7 @@ impl Deferred {
             .ok_or_else(|| {
                 Hdf5Error::unsupported(what(), "the attribute message is too short to place")
             })?;
-        let serial = self.attrs.len() as u32;
+        let serial = self.serial();
         let mut value = vec![0u8; size];
         value[..MARKER_LEN].copy_from_slice(&self.marker);
         value[MARKER_LEN..MARKER_LEN + 4].copy_from_slice(&serial.to_le_bytes());
@@ -184,7 +207,7 @@ impl Deferred {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.attrs.is_empty() && self.vars.is_empty()
+        self.attrs.is_empty() && self.vars.is_empty() && self.compact.is_empty()
     }
 
     /// Write the heap, the deferred variables' references and the real attribute messages
@@ -229,7 +252,7 @@ impl Deferred {
         let len = file.metadata().map_err(io("reading the file size"))?.len();
         let start = eof.max(len).next_multiple_of(8);
         // 3a. find the placeholders before the heap goes in
-        let hits = if self.attrs.is_empty() {
+        let hits = if self.attrs.is_empty() && self.compact.is_empty() {
             HashMap::new()
         } else {
             scan(&mut file, start, &self.marker)?
@@ -244,7 +267,37 @@ impl Deferred {
         for ((v, _), place) in self.vars.iter().zip(&places) {
             write_var(ds, src, *v, place, &mut heap)?;
         }
-        // 3b. the attributes
+        // 3b. compact variables: their data is in the object header
+        for &(v, serial) in &self.compact {
+            let var = ds.var(v);
+            let what = || format!("variable {}", var.name);
+            let shape = ds.shape(v);
+            let vals = read_slab(ds, src, v, &vec![0; shape.len()], &shape)?;
+            let real = user::heap_value_bytes(ds, var.ty, &vals, &mut heap)
+                .map_err(|e| Hdf5Error::invalid(what(), e.to_string()))?;
+            let mut placeholder = vec![0u8; real.len().max(MARKER_LEN + 4)];
+            placeholder[..MARKER_LEN].copy_from_slice(&self.marker);
+            placeholder[MARKER_LEN..MARKER_LEN + 4].copy_from_slice(&serial.to_le_bytes());
+            if placeholder.len() != real.len() {
+                return Err(Hdf5Error::invalid(
+                    what(),
+                    "compact data too short to place",
+                ));
+            }
+            let mut done = 0;
+            for &hit in hits.get(&serial).map(Vec::as_slice).unwrap_or(&[]) {
+                if patch_message(&mut heap, hit, &placeholder, &real)? {
+                    done += 1;
+                }
+            }
+            if done == 0 {
+                return Err(Hdf5Error::invalid(
+                    what(),
+                    "its placeholder data was not found in the file",
+                ));
+            }
+        }
+        // 3c. the attributes
         for d in &self.attrs {
             let what = || format!("{}: attribute {}", d.owner, d.attr.name);
             let data = user::heap_value_bytes(ds, d.attr.ty, &d.attr.values, &mut heap)

@@ -9,8 +9,8 @@
 //! written by the [`heap`] pass after the crate closes the file.
 //!
 //! Deviations (rust-hdf5 0.7.9 limits):
-//! - variables holding heap references are never compact (stored contiguous) nor filtered
-//!   (netCDF-C refuses filters on them too), and their fill value is the null reference;
+//! - variables holding heap references are never filtered (netCDF-C refuses that too), and
+//!   their fill value is the null reference;
 //! - a contiguous variable that gets no data and is bigger than 64 MiB is stored chunked: the
 //!   crate allocates contiguous storage at creation and fills it from one in-memory buffer;
 //! - an unknown filter is accepted only when no chunk has to be encoded (netCDF-C refuses it
@@ -290,9 +290,15 @@ impl Writer<'_> {
             NcType::Atomic(_) => None,
         };
         let heap_refs = heap::var_is_deferred(ds, var.ty);
+        if heap_refs && !st.filters.is_empty() {
+            return Err(Hdf5Error::invalid(
+                format!("variable {}", var.name),
+                "filters cannot be applied to variable-length data (strings, vlens and \
+                 compounds holding them), as in netCDF-C: remove its _Filter, _DeflateLevel, \
+                 _Shuffle or _Fletcher32 attribute",
+            ));
+        }
         let layout = match st.layout {
-            // heap references are filled in after close, in blocks of their own
-            Some(Layout::Compact) if heap_refs => Layout::Contiguous,
             Some(l) if rank > 0 || l != Layout::Chunked => l,
             _ if rank == 0 => Layout::Contiguous,
             _ if any_unlim || !st.filters.is_empty() || st.chunk_sizes.is_some() => Layout::Chunked,
@@ -614,6 +620,22 @@ impl Writer<'_> {
         let ds = self.ds;
         let var = ds.var(v);
         let name = &var.name;
+        if plan.layout == Layout::Compact {
+            let n: u64 = shape.iter().product();
+            let bytes = n * plan.datatype.element_size() as u64;
+            if bytes > 0 {
+                let placeholder = self.deferred.compact_placeholder(v, bytes as usize);
+                if placeholder.len() as u64 != bytes {
+                    return Err(Hdf5Error::unsupported(
+                        format!("variable {name}"),
+                        "compact data of less than 16 bytes",
+                    ));
+                }
+                hd.write_raw_bytes(&placeholder)
+                    .map_err(|e| h5err(format!("variable {name}: writing data"), e))?;
+            }
+            return Ok(());
+        }
         if plan.layout == Layout::Chunked {
             let what = || format!("variable {name}: writing data");
             let dims: Vec<usize> = shape.iter().map(|&x| x as usize).collect();
