@@ -342,6 +342,13 @@ fn ncdump_of_our_files_equals_ncdump_of_netcdf_c_files() {
     let mut report = String::new();
     for cdl in corpus(&dir) {
         let name = cdl.display().to_string();
+        if let Some((_, why)) = KNOWN_DIFFERENT
+            .iter()
+            .find(|(f, _)| cdl.file_name().is_some_and(|n| n == *f))
+        {
+            eprintln!("not compared: {name}: {why}");
+            continue;
+        }
         match check(&cdl, &dir) {
             Outcome::Match => {
                 matched += 1;
@@ -379,4 +386,10 @@ fn ncdump_of_our_files_equals_ncdump_of_netcdf_c_files() {
 }
 
 /// Number of corpus files known to match.
-const MATCH_FLOOR: usize = 118;
+const MATCH_FLOOR: usize = 126;
+
+/// Corpus files where netCDF-C's file is wrong (docs/compat.md), so values differ by design.
+const KNOWN_DIFFERENT: &[(&str, &str)] = &[(
+    "ref_tst_unlim2.cdl",
+    "4.9.0's ncgen runs the strings of cuuu together across records; ours follow the braces",
+)];
