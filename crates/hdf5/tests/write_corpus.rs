@@ -66,7 +66,8 @@ print("OK" if not bad else "DIFF " + ", ".join(bad[:5]))
 "#;
 
 /// The filter pipelines `h5dump -p -H` shows, per dataset: the lines inside `FILTERS { }`
-/// without the free-text `COMMENT` (the filter name, which rust-hdf5 does not store).
+/// without the free-text `COMMENT` (the filter name, which rust-hdf5 does not store), and the
+/// type of the `dimension` field of `REFERENCE_LIST` attributes.
 fn h5dump_filters(path: &Path) -> Option<Vec<String>> {
     let out = Command::new(H5DUMP)
         .env("HDF5_PLUGIN_PATH", PLUGINS)
@@ -85,6 +86,10 @@ fn h5dump_filters(path: &Path) -> Option<Vec<String>> {
         let t = line.trim();
         if let Some(rest) = t.strip_prefix("DATASET ") {
             dataset = rest.to_string();
+        }
+        // the REFERENCE_LIST member netCDF-C (H5DS) types as a signed int
+        if t.ends_with("\"dimension\";") {
+            got.push(format!("{dataset}: REFERENCE_LIST {t}"));
         }
         if t == "FILTERS {" {
             depth = 1;

@@ -85,6 +85,8 @@ pub(super) struct Deferred {
     compact: Vec<(VarId, u32)>,
     /// Serial numbers handed out (attributes and compact variables).
     serials: u32,
+    /// Dimension scales with a `REFERENCE_LIST` attribute to correct.
+    reference_lists: usize,
 }
 
 /// True if attribute `a` cannot be written by rust-hdf5 directly: an array (or heap-holding
@@ -131,7 +133,13 @@ impl Deferred {
             vars: Vec::new(),
             compact: Vec::new(),
             serials: 0,
+            reference_lists: 0,
         }
+    }
+
+    /// `n` dimension scales got a `REFERENCE_LIST` attribute.
+    pub fn reference_lists(&mut self, n: usize) {
+        self.reference_lists = n;
     }
 
     fn serial(&mut self) -> u32 {
@@ -207,7 +215,10 @@ impl Deferred {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.attrs.is_empty() && self.vars.is_empty() && self.compact.is_empty()
+        self.attrs.is_empty()
+            && self.vars.is_empty()
+            && self.compact.is_empty()
+            && self.reference_lists == 0
     }
 
     /// Write the heap, the deferred variables' references and the real attribute messages
@@ -330,7 +341,13 @@ impl Deferred {
         heap.flush()?;
         // 4. the end of the file
         let end = heap.next;
-        set_superblock_eof(&mut file, eof_at, end)?;
+        if end > start {
+            set_superblock_eof(&mut file, eof_at, end)?;
+        }
+        // 5. REFERENCE_LIST's dimension field as netCDF-C types it
+        if self.reference_lists > 0 {
+            fix_reference_lists(&file, start, self.reference_lists)?;
+        }
         Ok(())
     }
 }
@@ -482,6 +499,103 @@ fn write_var(
         }
     }
     Ok(())
+}
+
+/// The name of the attribute that lists the datasets attached to a dimension scale.
+const REFERENCE_LIST: &[u8] = b"REFERENCE_LIST\0";
+
+/// Make the `dimension` field of `n` `REFERENCE_LIST` attributes a signed 32-bit integer, as
+/// HDF5's dimension scale API (which netCDF-C uses) types it; rust-hdf5 0.7.9 writes it
+/// unsigned. Same size, so the datatype is changed in place (and its block's checksum
+/// renewed). The attributes are metadata written at close, so the file is searched from its
+/// end backwards until all `n` are found.
+fn fix_reference_lists(file: &File, end: u64, n: usize) -> Result<(), Hdf5Error> {
+    let finder = memchr::memmem::FinderRev::new(REFERENCE_LIST);
+    let mut fixed = 0;
+    let mut hi = end.min(file.metadata().map_err(io("reading the file size"))?.len());
+    let overlap = 64u64;
+    while hi > 0 && fixed < n {
+        let lo = hi.saturating_sub(SCAN_BLOCK as u64);
+        let buf = read_at(file, lo, (hi - lo) as usize, "looking for REFERENCE_LIST")?;
+        for i in finder.rfind_iter(&buf) {
+            if fix_reference_list(file, lo + i as u64)? {
+                fixed += 1;
+            }
+        }
+        if lo == 0 {
+            break;
+        }
+        // the next block overlaps this one by a name, which is then found twice: harmless,
+        // a corrected field is no longer "unsigned"
+        hi = lo + overlap;
+    }
+    if fixed < n {
+        return Err(Hdf5Error::invalid(
+            "dimension scales",
+            format!("{fixed} of {n} REFERENCE_LIST attributes found to correct"),
+        ));
+    }
+    Ok(())
+}
+
+/// Correct the `REFERENCE_LIST` attribute message whose name is at `at` (attribute message
+/// version 3, as rust-hdf5 writes them). False if the bytes there
+/// are not such a message with an unsigned `dimension` field.
+fn fix_reference_list(file: &File, at: u64) -> Result<bool, Hdf5Error> {
+    let Some(body) = at.checked_sub(9) else {
+        return Ok(false);
+    };
+    let Ok(head) = read_at(file, body, 9, "reading an attribute message") else {
+        return Ok(false);
+    };
+    let dt_size = usize::from(u16::from_le_bytes([head[4], head[5]]));
+    if head[0] != 3 || head[2..4] != [15, 0] || dt_size > 4096 {
+        return Ok(false);
+    }
+    let dt_at = at + REFERENCE_LIST.len() as u64;
+    let Ok(dt) = read_at(file, dt_at, dt_size, "reading a datatype") else {
+        return Ok(false);
+    };
+    // compound (class 6) of version 1, 2 or 3 (spec II.C, datatype message, compound
+    // properties): where the member's datatype starts after its name
+    let Some(name) = memchr::memmem::find(&dt, b"dimension\0") else {
+        return Ok(false);
+    };
+    let padded_name = b"dimension\0".len().next_multiple_of(8);
+    let m = match dt.first() {
+        // name padded to 8, offset (4), dimensionality (1), reserved (3), permutation (4),
+        // reserved (4), four dimension sizes (16)
+        Some(0x16) => name + padded_name + 32,
+        // name padded to 8, offset (4)
+        Some(0x26) => name + padded_name + 4,
+        // name unpadded, offset in as few bytes as the compound's size needs
+        Some(0x36) => {
+            let offset_len = match le(&dt[4..8]) {
+                0..=0xff => 1,
+                0x100..=0xffff => 2,
+                0x1_0000..=0xff_ffff => 3,
+                _ => 4,
+            };
+            name + b"dimension\0".len() + offset_len
+        }
+        _ => return Ok(false),
+    };
+    // fixed-point (class 0, version 1), 4 bytes, unsigned
+    let Some(member) = dt.get(m..m + 8) else {
+        return Ok(false);
+    };
+    if member[0] != 0x10 || member[4..8] != [4, 0, 0, 0] || member[1] & 0x08 != 0 {
+        return Ok(false);
+    }
+    let mut real = dt.clone();
+    real[m + 1] |= 0x08;
+    let mut heap = HeapWriter {
+        file,
+        next: 0,
+        objects: Vec::new(),
+        bytes: 0,
+    };
+    patch_message(&mut heap, dt_at, &dt, &real)
 }
 
 /// Row-major linear index of `start` in `shape`.

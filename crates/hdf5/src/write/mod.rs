@@ -496,7 +496,8 @@ impl Writer<'_> {
         !(self.opts.only_given_data && self.ds.var(v).data.is_none())
     }
 
-    fn attach_scales(&self) -> Result<(), Hdf5Error> {
+    fn attach_scales(&mut self) -> Result<(), Hdf5Error> {
+        let mut referenced = std::collections::HashSet::new();
         for (v, hd, _) in &self.var_sets {
             let var = self.ds.var(*v);
             // a dimension scale cannot have scales attached: readers take the other
@@ -508,9 +509,13 @@ impl Writer<'_> {
                 if let Some(scale) = self.dim_scales.get(d) {
                     hd.attach_scale(axis, scale)
                         .map_err(|e| h5err(format!("variable {}: dimension scale", var.name), e))?;
+                    referenced.insert(*d);
                 }
             }
         }
+        // each scale now has a REFERENCE_LIST attribute, whose dimension field rust-hdf5 types
+        // u32 where netCDF-C (HDF5's H5DS) has int: the heap pass corrects it
+        self.deferred.reference_lists(referenced.len());
         Ok(())
     }
 
