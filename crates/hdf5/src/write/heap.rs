@@ -7,7 +7,9 @@
 //!   is allocated with null heap references;
 //! - such an attribute is written as a *placeholder*: a scalar fixed-length string attribute
 //!   of the same name whose encoded message is exactly as long as the real one, its value a
-//!   random marker and a serial number.
+//!   random marker and a serial number;
+//! - a compact variable of such a type gets data starting with the marker and a serial
+//!   number (its references live in the object header).
 //!
 //! Then [`Deferred::finish`]:
 //! 1. reopens the file with our reader to find each deferred variable's blocks;
@@ -19,8 +21,12 @@
 //!    length, so nothing moves: not the object header, not the fractal heap of dense
 //!    attribute storage, whose name index hashes only the name) and recomputes the checksum
 //!    of the block holding it (object header chunk `OHDR`/`OCHK` or fractal heap direct block
-//!    `FHDB`, spec IV.A.1.b and III.G), which is validated before the change;
-//! 4. moves the end-of-file address in the superblock (version 2/3, spec II.A) past the heap.
+//!    `FHDB`, spec IV.A.1.b and III.G), which is validated before the change (a message of
+//!    4 KiB or more in dense storage is a "huge" heap object, outside any such block, and is
+//!    written as it is); compact variables' data the same way;
+//! 4. moves the end-of-file address in the superblock (version 2/3, spec II.A) past the heap;
+//! 5. types the `dimension` field of each `REFERENCE_LIST` attribute as a signed int, as
+//!    netCDF-C (HDF5's dimension scale API) does (rust-hdf5 writes it unsigned).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -297,7 +303,7 @@ impl Deferred {
             }
             let mut done = 0;
             for &hit in hits.get(&serial).map(Vec::as_slice).unwrap_or(&[]) {
-                if patch_message(&mut heap, hit, &placeholder, &real)? {
+                if patch_message(heap.file, hit, &placeholder, &real)? {
                     done += 1;
                 }
             }
@@ -327,7 +333,7 @@ impl Deferred {
                 let Some(body) = hit.checked_sub(d.marker_at as u64) else {
                     continue;
                 };
-                if patch_message(&mut heap, body, &d.placeholder, &real)? {
+                if patch_message(heap.file, body, &d.placeholder, &real)? {
                     done += 1;
                 }
             }
@@ -589,13 +595,7 @@ fn fix_reference_list(file: &File, at: u64) -> Result<bool, Hdf5Error> {
     }
     let mut real = dt.clone();
     real[m + 1] |= 0x08;
-    let mut heap = HeapWriter {
-        file,
-        next: 0,
-        objects: Vec::new(),
-        bytes: 0,
-    };
-    patch_message(&mut heap, dt_at, &dt, &real)
+    patch_message(file, dt_at, &dt, &real)
 }
 
 /// Row-major linear index of `start` in `shape`.
@@ -667,12 +667,11 @@ fn scan(file: &mut File, end: u64, marker: &[u8]) -> Result<HashMap<u32, Vec<u64
 /// `placeholder` inside a block whose checksum we can validate and renew. False when the
 /// bytes there are not the placeholder (a stray copy of the marker).
 fn patch_message(
-    heap: &mut HeapWriter<'_>,
+    file: &File,
     body: u64,
     placeholder: &[u8],
     real: &[u8],
 ) -> Result<bool, Hdf5Error> {
-    let file = heap.file;
     let here = read_at(file, body, placeholder.len(), "reading a placeholder")
         .ok()
         .filter(|b| b == placeholder);
