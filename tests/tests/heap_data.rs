@@ -84,6 +84,14 @@ fn netcdf_c_and_hdf5_read_our_heap_data() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
+    // the fill value of a string variable is "" in the heap, as netCDF-C writes it
+    let fill = Command::new("h5dump")
+        .args(["-p", "-H", "-d", "s2", "heap.nc"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let fill = String::from_utf8_lossy(&fill.stdout);
+    assert!(fill.contains("VALUE  \"\""), "{fill}");
     for want in [
         "\"scalar string\"",
         "(0,0): \"a\", \"bb\", NULL,",

@@ -10,7 +10,6 @@ use std::collections::{HashMap, HashSet};
 use hdf5_reader::messages::attribute::AttributeMessage;
 use hdf5_reader::messages::dataspace::{DataspaceMessage, DataspaceType};
 use hdf5_reader::messages::datatype::{Datatype, StringSize, VarLenKind};
-use hdf5_reader::messages::fill_value::FillTime;
 use hdf5_reader::messages::layout::DataLayout;
 use hdf5_reader::messages::HdfMessage;
 use hdf5_reader::object_header::ObjectHeader;
@@ -767,12 +766,6 @@ fn netcdf_params(id: u32, stored: &[u32]) -> Vec<u32> {
     }
 }
 
-/// True for HDF5's fill time "never" (stored code 1). hdf5-reader 0.12.1 decodes the stored
-/// codes 0/1/2 (alloc/never/ifset) as IfSet/Always/Never, so its `Always` is the code for never.
-fn fill_time_never(t: FillTime) -> bool {
-    t == FillTime::Always
-}
-
 fn storage_of(d: &RawDataset, info: &Option<VarInfo>) -> Storage {
     let mut s = Storage::default();
     if let Some(info) = info {
@@ -797,12 +790,13 @@ fn storage_of(d: &RawDataset, info: &Option<VarInfo>) -> Storage {
         ByteOrder::LittleEndian => Endianness::Little,
         ByteOrder::BigEndian => Endianness::Big,
     });
-    // netCDF-C reports no fill when no user fill value is defined (H5Pfill_value_defined) or
-    // the fill time is "never"
+    // netCDF-C reports no fill when no user fill value is defined (H5Pfill_value_defined):
+    // its NOFILL variables have fill time "never" and no value; a value with fill time
+    // "never" (what we write for variables written whole) is a fill value
     let no_fill = d
         .fill
         .as_ref()
-        .is_none_or(|f| fill_time_never(f.fill_time) || !f.defined || f.value.is_none());
+        .is_none_or(|f| !f.defined || f.value.is_none());
     if no_fill {
         s.no_fill = Some(true);
     }

@@ -93,6 +93,8 @@ pub(super) struct Deferred {
     serials: u32,
     /// Dimension scales with a `REFERENCE_LIST` attribute to correct.
     reference_lists: usize,
+    /// Fill values of heap types: serial number, type, value (one element), stored size.
+    fills: Vec<(u32, NcType, nc_dataset::Values, usize)>,
 }
 
 /// True if attribute `a` cannot be written by rust-hdf5 directly: an array (or heap-holding
@@ -140,7 +142,29 @@ impl Deferred {
             compact: Vec::new(),
             serials: 0,
             reference_lists: 0,
+            fills: Vec::new(),
         }
+    }
+
+    /// The fill value bytes (`bytes` of them, at least 16) to give a variable of heap type `t`
+    /// whose fill is `value`: the marker and a serial number, replaced after close.
+    pub fn fill_placeholder(
+        &mut self,
+        t: NcType,
+        value: nc_dataset::Values,
+        bytes: usize,
+    ) -> Vec<u8> {
+        let serial = self.serial();
+        self.fills.push((serial, t, value, bytes));
+        self.marked(serial, bytes)
+    }
+
+    /// `bytes` bytes (at least 16): the marker, `serial`, zeros.
+    fn marked(&self, serial: u32, bytes: usize) -> Vec<u8> {
+        let mut out = vec![0u8; bytes.max(MARKER_LEN + 4)];
+        out[..MARKER_LEN].copy_from_slice(&self.marker);
+        out[MARKER_LEN..MARKER_LEN + 4].copy_from_slice(&serial.to_le_bytes());
+        out
     }
 
     /// `n` dimension scales got a `REFERENCE_LIST` attribute.
@@ -158,10 +182,7 @@ impl Deferred {
     pub fn compact_placeholder(&mut self, v: VarId, bytes: usize) -> Vec<u8> {
         let serial = self.serial();
         self.compact.push((v, serial));
-        let mut out = vec![0u8; bytes.max(MARKER_LEN + 4)];
-        out[..MARKER_LEN].copy_from_slice(&self.marker);
-        out[MARKER_LEN..MARKER_LEN + 4].copy_from_slice(&serial.to_le_bytes());
-        out
+        self.marked(serial, bytes)
     }
 
     /// The datatype and value of the placeholder to write in place of attribute `a`.
@@ -224,6 +245,7 @@ impl Deferred {
         self.attrs.is_empty()
             && self.vars.is_empty()
             && self.compact.is_empty()
+            && self.fills.is_empty()
             && self.reference_lists == 0
     }
 
@@ -269,7 +291,7 @@ impl Deferred {
         let len = file.metadata().map_err(io("reading the file size"))?.len();
         let start = eof.max(len).next_multiple_of(8);
         // 3a. find the placeholders before the heap goes in
-        let hits = if self.attrs.is_empty() && self.compact.is_empty() {
+        let hits = if self.attrs.is_empty() && self.compact.is_empty() && self.fills.is_empty() {
             HashMap::new()
         } else {
             scan(&mut file, start, &self.marker)?
@@ -280,6 +302,28 @@ impl Deferred {
             objects: Vec::new(),
             bytes: 0,
         };
+        // 3a. fill values of heap types (in the fill value messages)
+        for (serial, t, value, bytes) in &self.fills {
+            let what = || format!("fill value of type {}", ds.type_name(*t));
+            let real = user::heap_value_bytes(ds, *t, value, &mut heap)
+                .map_err(|e| Hdf5Error::invalid(what(), e.to_string()))?;
+            let placeholder = self.marked(*serial, *bytes);
+            if real.len() != placeholder.len() {
+                return Err(Hdf5Error::invalid(what(), "one value of the wrong size"));
+            }
+            let mut done = 0;
+            for &hit in hits.get(serial).map(Vec::as_slice).unwrap_or(&[]) {
+                if patch_message(heap.file, hit, &placeholder, &real)? {
+                    done += 1;
+                }
+            }
+            if done == 0 {
+                return Err(Hdf5Error::invalid(
+                    what(),
+                    "its placeholder was not found in the file",
+                ));
+            }
+        }
         // 2. the variables
         for ((v, _), place) in self.vars.iter().zip(&places) {
             write_var(ds, src, *v, place, &mut heap)?;
@@ -292,9 +336,7 @@ impl Deferred {
             let vals = read_slab(ds, src, v, &vec![0; shape.len()], &shape)?;
             let real = user::heap_value_bytes(ds, var.ty, &vals, &mut heap)
                 .map_err(|e| Hdf5Error::invalid(what(), e.to_string()))?;
-            let mut placeholder = vec![0u8; real.len().max(MARKER_LEN + 4)];
-            placeholder[..MARKER_LEN].copy_from_slice(&self.marker);
-            placeholder[MARKER_LEN..MARKER_LEN + 4].copy_from_slice(&serial.to_le_bytes());
+            let placeholder = self.marked(serial, real.len());
             if placeholder.len() != real.len() {
                 return Err(Hdf5Error::invalid(
                     what(),

@@ -424,9 +424,25 @@ impl Writer<'_> {
         let no_fill = var.storage.no_fill == Some(true) || file_nofill;
         if no_fill {
             b = b.fill_time(FillTime::Never);
-        } else if var.ty == NcType::Atomic(AtomicType::String) {
-            // the empty string: sequence length 0, null global heap id
-            b = b.fill_value_bytes(&[0u8; 16]);
+        } else if heap::var_is_deferred(ds, var.ty) {
+            // strings, vlens, compounds holding them: netCDF-C's fill is `_FillValue`, or ""
+            // for a string, stored in the global heap. It is written by the heap pass in place
+            // of a placeholder; rust-hdf5 must not tile the placeholder through the storage
+            // (fill time "never", as for the other variables written whole), so a variable
+            // that gets no data keeps the null reference (NIL, an empty sequence)
+            let es = plan.datatype.element_size() as usize;
+            let fill = ds.fill_value(v).or_else(|| {
+                (var.ty == NcType::Atomic(AtomicType::String))
+                    .then(|| Values::String(vec![Some(String::new())]))
+            });
+            match fill {
+                Some(f) if gets_data && es >= 16 => {
+                    b = b.fill_time(FillTime::Never);
+                    let placeholder = self.deferred.fill_placeholder(var.ty, f, es);
+                    b = b.fill_value_bytes(&placeholder);
+                }
+                _ => b = b.fill_value_bytes(&vec![0u8; es]),
+            }
         } else {
             let fill = match ds.fill_value(v).as_ref().and_then(|f| match var.ty {
                 NcType::Atomic(_) => types::native_bytes(f),
