@@ -427,17 +427,19 @@ impl Writer<'_> {
         } else if heap::var_is_deferred(ds, var.ty) {
             // strings, vlens, compounds holding them: netCDF-C's fill is `_FillValue`, or ""
             // for a string, stored in the global heap. It is written by the heap pass in place
-            // of a placeholder; rust-hdf5 must not tile the placeholder through the storage
-            // (fill time "never", as for the other variables written whole), so a variable
-            // that gets no data keeps the null reference (NIL, an empty sequence)
+            // of a placeholder; rust-hdf5 must not tile the placeholder through contiguous or
+            // compact storage (fill time "never": the heap pass writes every element of it,
+            // fill values included), while chunks it never writes read as the fill
             let es = plan.datatype.element_size() as usize;
             let fill = ds.fill_value(v).or_else(|| {
                 (var.ty == NcType::Atomic(AtomicType::String))
                     .then(|| Values::String(vec![Some(String::new())]))
             });
             match fill {
-                Some(f) if gets_data && es >= 16 => {
-                    b = b.fill_time(FillTime::Never);
+                Some(f) if es >= 16 => {
+                    if plan.layout != Layout::Chunked {
+                        b = b.fill_time(FillTime::Never);
+                    }
                     let placeholder = self.deferred.fill_placeholder(var.ty, f, es);
                     b = b.fill_value_bytes(&placeholder);
                 }
@@ -539,7 +541,13 @@ impl Writer<'_> {
         let ds = self.ds;
         let var = ds.var(v);
         if self.opts.only_given_data && var.data.is_none() {
-            return Ok(());
+            // contiguous and compact storage of heap references is allocated at creation, so
+            // it gets the fill values (netCDF-C leaves it unallocated, which reads as fill);
+            // other variables without data keep no data
+            let fixed = var.dims.iter().all(|d| !ds.dim(*d).unlimited);
+            if !(heap::var_is_deferred(ds, var.ty) && plan.layout != Layout::Chunked && fixed) {
+                return Ok(());
+            }
         }
         let shape = ds.shape(v);
         if shape.contains(&0) {
