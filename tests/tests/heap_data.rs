@@ -36,6 +36,58 @@ fn ours(dir: &Path) {
     );
 }
 
+/// ncgen-rs writes `ours.nc` and netCDF-C's ncgen `ref.nc` from `cdl`, in `dir`.
+fn ncgen_both(dir: &Path, cdl: &str) {
+    let out = run("ncgen-rs", &["-k", "nc4", "-o", "ours.nc", cdl], dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let st = Command::new("ncgen")
+        .args(["-k", "nc4", "-o", "ref.nc", cdl])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// `tool -s -n name file` in `dir` (netCDF-C's `ncdump` or ours), `_NCProperties` left out.
+fn dump_s(dir: &Path, tool: &str, name: &str, file: &str) -> String {
+    let args = ["-s", "-n", name, file];
+    let out = if tool == "ncdump" {
+        Command::new("ncdump")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap()
+    } else {
+        run(tool, &args, dir)
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.contains("_NCProperties"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// netCDF-C's ncdump and ncdump-rs both show `ours.nc` as `want` (the dump of `ref.nc`).
+fn both_dumpers_agree(dir: &Path, name: &str, want: &str) {
+    for (tool, what) in [("ncdump", "netCDF-C's ncdump"), ("ncdump-rs", "ncdump-rs")] {
+        if let Some(d) = diff(
+            want.as_bytes(),
+            dump_s(dir, tool, name, "ours.nc").as_bytes(),
+        ) {
+            panic!("{what} -s of our file differs from netCDF-C's dump of its own: {d}");
+        }
+    }
+}
+
 #[test]
 fn ncdump_rs_shows_what_netcdf_c_wrote() {
     let dir = tempdir("heap-ours");
@@ -238,22 +290,7 @@ fn huge_attributes_in_dense_storage() {
     cdl.push_str(&format!("    e_t w:en = {} ;\n", en.join(", ")));
     cdl.push_str("data:\n  v = 1 ;\n  w = 2 ;\n}\n");
     std::fs::write(dir.join("huge.cdl"), cdl).unwrap();
-    let out = run(
-        "ncgen-rs",
-        &["-k", "nc4", "-o", "ours.nc", "huge.cdl"],
-        &dir,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let st = Command::new("ncgen")
-        .args(["-k", "nc4", "-o", "ref.nc", "huge.cdl"])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    ncgen_both(&dir, "huge.cdl");
     let dump = |f: &str| {
         let out = Command::new("ncdump")
             .args(["-n", "huge", f])
@@ -282,47 +319,10 @@ fn compact_heap_variables_match_netcdf_c() {
     }
     let dir = tempdir("heap-compact");
     let cdl = testdata("cdl/nc4/compact.cdl");
-    let cdl = cdl.to_str().unwrap();
-    let out = run("ncgen-rs", &["-k", "nc4", "-o", "ours.nc", cdl], &dir);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let st = Command::new("ncgen")
-        .args(["-k", "nc4", "-o", "ref.nc", cdl])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let dump = |tool: &str, f: &str| {
-        let out = if tool == "ncdump" {
-            Command::new("ncdump")
-                .args(["-s", "-n", "compact", f])
-                .current_dir(&dir)
-                .output()
-                .unwrap()
-        } else {
-            run(tool, &["-s", "-n", "compact", f], &dir)
-        };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.contains("_NCProperties"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let want = dump("ncdump", "ref.nc");
+    ncgen_both(&dir, cdl.to_str().unwrap());
+    let want = dump_s(&dir, "ncdump", "compact", "ref.nc");
     assert!(want.contains("t:_Storage = \"compact\""), "{want}");
-    for (tool, what) in [("ncdump", "netCDF-C's ncdump"), ("ncdump-rs", "ncdump-rs")] {
-        if let Some(d) = diff(want.as_bytes(), dump(tool, "ours.nc").as_bytes()) {
-            panic!("{what} -s of our file differs from netCDF-C's dump of its own: {d}");
-        }
-    }
+    both_dumpers_agree(&dir, "compact", &want);
 }
 
 /// netCDF-C refuses filters on variable-length data; so do we, naming the variable.
@@ -401,47 +401,11 @@ fn heap_variables_without_data_read_as_fill() {
          f:_FillValue = \"fv\" ;\n int i(u) ;\ndata:\n i = 1, 2 ;\n}\n",
     )
     .unwrap();
-    let out = run("ncgen-rs", &["-k", "nc4", "-o", "ours.nc", "nd.cdl"], &dir);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let st = Command::new("ncgen")
-        .args(["-k", "nc4", "-o", "ref.nc", "nd.cdl"])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let dump = |tool: &str, f: &str| {
-        let out = if tool == "ncdump" {
-            Command::new("ncdump")
-                .args(["-s", "-n", "nd", f])
-                .current_dir(&dir)
-                .output()
-                .unwrap()
-        } else {
-            run(tool, &["-s", "-n", "nd", f], &dir)
-        };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.contains("_NCProperties"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let want = dump("ncdump", "ref.nc");
+    ncgen_both(&dir, "nd.cdl");
+    let want = dump_s(&dir, "ncdump", "nd", "ref.nc");
     assert!(
         want.contains(" s = _, _ ;") && want.contains(" f = _, _ ;"),
         "{want}"
     );
-    for (tool, what) in [("ncdump", "netCDF-C's ncdump"), ("ncdump-rs", "ncdump-rs")] {
-        if let Some(d) = diff(want.as_bytes(), dump(tool, "ours.nc").as_bytes()) {
-            panic!("{what} -s of our file differs from netCDF-C's dump of its own: {d}");
-        }
-    }
+    both_dumpers_agree(&dir, "nd", &want);
 }

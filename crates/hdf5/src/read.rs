@@ -27,6 +27,9 @@ const BATCH: usize = 64;
 /// Decoded chunks by (variable, chunk address), with the bytes they hold in total.
 type ChunkCache = (usize, HashMap<(usize, u64), Arc<Vec<u8>>>);
 
+/// A chunked variable's index entries, chunk shape and decoded chunk size in bytes.
+type ChunkIndex = (Arc<Vec<ChunkEntry>>, Vec<u64>, u64);
+
 /// Where a variable's stored bytes are.
 pub(crate) enum Places {
     /// One contiguous block at this address.
@@ -37,7 +40,7 @@ pub(crate) enum Places {
         chunk_bytes: u64,
         entries: Vec<(Vec<u64>, u64, u64)>,
     },
-    /// Compact, unallocated or otherwise not in a block of its own.
+    /// Compact, unallocated, chunks too large to read, or otherwise not in a block of its own.
     Elsewhere,
 }
 
@@ -366,6 +369,28 @@ impl Reader<'_> {
         offsets: &[u64],
         accept: impl Fn(&[u64]) -> bool,
     ) -> Result<Option<(ChunkEntry, Vec<u64>, u64)>, Hdf5Error> {
+        if offsets.len() != info.shape.len() {
+            return Ok(None);
+        }
+        let Some((entries, chunk, chunk_bytes)) = self.chunk_index(var, name, info, accept)? else {
+            return Ok(None);
+        };
+        Ok(entries
+            .iter()
+            .find(|e| e.offsets.as_slice() == offsets)
+            .map(|e| (e.clone(), chunk, chunk_bytes)))
+    }
+
+    /// The chunk index of a chunked variable with its chunk shape and decoded chunk size, when
+    /// `accept` takes the chunk shape. `None` for other layouts, a dataset with no storage
+    /// yet, a shape not accepted or a chunk too big to read.
+    fn chunk_index(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+        accept: impl Fn(&[u64]) -> bool,
+    ) -> Result<Option<ChunkIndex>, Hdf5Error> {
         let DataLayout::Chunked {
             address,
             dims,
@@ -375,7 +400,7 @@ impl Reader<'_> {
         else {
             return Ok(None);
         };
-        if dims.len() != offsets.len()
+        if dims.len() != info.shape.len()
             || dims.contains(&0)
             || Cursor::is_undefined_offset(*address, self.h5.os)
         {
@@ -401,10 +426,7 @@ impl Reader<'_> {
             chunk_bytes,
             &format!("variable \"{name}\""),
         )?;
-        Ok(entries
-            .iter()
-            .find(|e| e.offsets.as_slice() == offsets)
-            .map(|e| (e.clone(), chunk, chunk_bytes)))
+        Ok(Some((entries, chunk, chunk_bytes)))
     }
 
     /// Where the stored bytes of variable `var` are (for the writer's heap pass, which fills in
@@ -415,48 +437,21 @@ impl Reader<'_> {
         name: &str,
         info: &VarInfo,
     ) -> Result<Places, Hdf5Error> {
-        Ok(match &info.layout {
-            DataLayout::Contiguous { address, .. }
-                if !Cursor::is_undefined_offset(*address, self.h5.os) =>
-            {
-                Places::Contiguous(*address)
+        if let DataLayout::Contiguous { address, .. } = &info.layout {
+            if !Cursor::is_undefined_offset(*address, self.h5.os) {
+                return Ok(Places::Contiguous(*address));
             }
-            DataLayout::Chunked {
-                address,
-                dims,
-                chunk_indexing,
-                ..
-            } if !Cursor::is_undefined_offset(*address, self.h5.os)
-                && dims.len() == info.shape.len()
-                && !dims.contains(&0) =>
-            {
-                let chunk: Vec<u64> = dims.iter().map(|&c| u64::from(c)).collect();
-                let chunk_bytes = chunk
+        }
+        Ok(match self.chunk_index(var, name, info, |_| true)? {
+            Some((entries, chunk, chunk_bytes)) => Places::Chunks {
+                chunk,
+                chunk_bytes,
+                entries: entries
                     .iter()
-                    .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(b))
-                    .filter(|&b| b <= MAX_READ_BYTES)
-                    .ok_or_else(|| {
-                        Hdf5Error::invalid(format!("variable {name}"), "chunk too large")
-                    })?;
-                let entries = self.entries(
-                    var,
-                    info,
-                    *address,
-                    dims,
-                    chunk_indexing.as_ref(),
-                    chunk_bytes,
-                    &format!("variable \"{name}\""),
-                )?;
-                Places::Chunks {
-                    chunk,
-                    chunk_bytes,
-                    entries: entries
-                        .iter()
-                        .map(|e| (e.offsets.clone(), e.address, e.size))
-                        .collect(),
-                }
-            }
-            _ => Places::Elsewhere,
+                    .map(|e| (e.offsets.clone(), e.address, e.size))
+                    .collect(),
+            },
+            None => Places::Elsewhere,
         })
     }
 

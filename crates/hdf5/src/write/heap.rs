@@ -311,18 +311,7 @@ impl Deferred {
             if real.len() != placeholder.len() {
                 return Err(Hdf5Error::invalid(what(), "one value of the wrong size"));
             }
-            let mut done = 0;
-            for &hit in hits.get(serial).map(Vec::as_slice).unwrap_or(&[]) {
-                if patch_message(heap.file, hit, &placeholder, &real)? {
-                    done += 1;
-                }
-            }
-            if done == 0 {
-                return Err(Hdf5Error::invalid(
-                    what(),
-                    "its placeholder was not found in the file",
-                ));
-            }
+            replace_placeholder(heap.file, &hits, *serial, 0, &placeholder, &real, what())?;
         }
         // 2. the variables
         for ((v, _), place) in self.vars.iter().zip(&places) {
@@ -343,18 +332,7 @@ impl Deferred {
                     "compact data too short to place",
                 ));
             }
-            let mut done = 0;
-            for &hit in hits.get(&serial).map(Vec::as_slice).unwrap_or(&[]) {
-                if patch_message(heap.file, hit, &placeholder, &real)? {
-                    done += 1;
-                }
-            }
-            if done == 0 {
-                return Err(Hdf5Error::invalid(
-                    what(),
-                    "its placeholder data was not found in the file",
-                ));
-            }
+            replace_placeholder(heap.file, &hits, serial, 0, &placeholder, &real, what())?;
         }
         // 3c. the attributes
         for d in &self.attrs {
@@ -369,22 +347,15 @@ impl Deferred {
                     "the value's message changed size after it was placed",
                 ));
             }
-            let at = hits.get(&d.serial).map(Vec::as_slice).unwrap_or(&[]);
-            let mut done = 0;
-            for &hit in at {
-                let Some(body) = hit.checked_sub(d.marker_at as u64) else {
-                    continue;
-                };
-                if patch_message(heap.file, body, &d.placeholder, &real)? {
-                    done += 1;
-                }
-            }
-            if done == 0 {
-                return Err(Hdf5Error::invalid(
-                    what(),
-                    "its placeholder message was not found in the file",
-                ));
-            }
+            replace_placeholder(
+                heap.file,
+                &hits,
+                d.serial,
+                d.marker_at as u64,
+                &d.placeholder,
+                &real,
+                what(),
+            )?;
         }
         heap.flush()?;
         // 4. the end of the file
@@ -703,6 +674,35 @@ fn scan(file: &mut File, end: u64, marker: &[u8]) -> Result<HashMap<u32, Vec<u64
         v.dedup();
     }
     Ok(out)
+}
+
+/// Overwrite every copy of placeholder `serial` (its marker found at `hits`, `marker_at` bytes
+/// into `placeholder`) with `real`; there must be at least one. `what` names the value.
+fn replace_placeholder(
+    file: &File,
+    hits: &HashMap<u32, Vec<u64>>,
+    serial: u32,
+    marker_at: u64,
+    placeholder: &[u8],
+    real: &[u8],
+    what: String,
+) -> Result<(), Hdf5Error> {
+    let mut done = 0;
+    for &hit in hits.get(&serial).map(Vec::as_slice).unwrap_or(&[]) {
+        let Some(at) = hit.checked_sub(marker_at) else {
+            continue;
+        };
+        if patch_message(file, at, placeholder, real)? {
+            done += 1;
+        }
+    }
+    if done == 0 {
+        return Err(Hdf5Error::invalid(
+            what,
+            "its placeholder was not found in the file",
+        ));
+    }
+    Ok(())
 }
 
 /// Overwrite the placeholder message at `body` with `real` if `body` holds exactly

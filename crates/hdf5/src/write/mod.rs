@@ -677,11 +677,7 @@ impl Writer<'_> {
                 .and_then(|b| usize::try_from(b).ok())
                 .ok_or_else(|| Hdf5Error::invalid(format!("variable {name}"), "chunk too large"))?;
             let zeros = vec![0u8; chunk_bytes];
-            let grid: Vec<u64> = shape
-                .iter()
-                .zip(&plan.chunk)
-                .map(|(&n, &c)| n.div_ceil(c))
-                .collect();
+            let grid = chunk_grid(shape, &plan.chunk);
             for k in 0..grid.iter().product::<u64>() {
                 let coords: Vec<usize> = unravel(k, &grid).iter().map(|&c| c as usize).collect();
                 hd.write_chunk_at(&coords, &zeros)
@@ -719,11 +715,7 @@ impl Writer<'_> {
             .fill_value(v)
             .and_then(|f| user::value_bytes(ds, var.ty, &f, plan.big))
             .unwrap_or_else(|| vec![0; type_size]);
-        let grid: Vec<u64> = shape
-            .iter()
-            .zip(&plan.chunk)
-            .map(|(&n, &c)| n.div_ceil(c))
-            .collect();
+        let grid = chunk_grid(shape, &plan.chunk);
         let n_chunks: u64 = grid.iter().product();
         // a batch: a few chunks per thread and at least ~8 MiB, so small chunks do not pay a
         // thread hand-over each
@@ -1013,6 +1005,15 @@ fn linear_slot(coords: &[usize], seed: usize, grid: &[u64]) -> usize {
         }
     }
     k
+}
+
+/// Chunks along each dimension of `shape` for chunks of shape `chunk`.
+fn chunk_grid(shape: &[u64], chunk: &[u64]) -> Vec<u64> {
+    shape
+        .iter()
+        .zip(chunk)
+        .map(|(&n, &c)| n.div_ceil(c))
+        .collect()
 }
 
 fn unravel(mut k: u64, grid: &[u64]) -> Vec<u64> {
