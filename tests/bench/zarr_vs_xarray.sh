@@ -5,6 +5,13 @@
 #   CORPUS_DIR  directory holding FILE (default corpus_M_raw.nc, a netCDF-4 file)
 #   TOOLS_DIR   directory holding the release nccopy-rs (e.g. target/release)
 #   WORK_DIR    where the stores are written (default /tmp/zarr_vs_xarray); emptied first
+#   SETTLE      (environment) seconds to wait after removing the previous run's stores (default
+#               90; 0 to skip). On ext4 without a journal (as on the development VM) the kernel
+#               skips inodes freed in the last 60 s (5 min while their inode table block is
+#               dirty) and scans past each of them on every file it creates: right after ~9,000
+#               chunk files are deleted, whichever tool runs first pays up to 1.5 s of system
+#               time creating its 4,700 files. Waiting lets the freed inodes age out, so both
+#               tools create files on a settled file system, as a user writing a new store does.
 #   PYTHON      (environment) the Python with xarray, zarr 2.x and numcodecs (default python3).
 #               xarray releases after 2025.x speak zarr 3 only; with zarr-python 2 installed,
 #               use a venv: python3 -m venv --system-site-packages V && V/bin/pip install 'xarray==2025.1.2'
@@ -36,7 +43,13 @@ py=${PYTHON:-python3}
     { echo "needs $py with xarray, zarr (2.x) and numcodecs whose to_zarr works together (set PYTHON)" >&2; exit 2; }
 
 mkdir -p "$work"
-rm -rf "${work:?}"/*.zarr "${work:?}"/*.time
+if compgen -G "$work/*.zarr" >/dev/null; then
+    rm -rf "${work:?}"/*.zarr
+    sync
+    echo "removed the previous stores; waiting ${SETTLE:-90} s for the freed inodes to age out (SETTLE=0 skips)"
+    sleep "${SETTLE:-90}"
+fi
+rm -f "${work:?}"/*.time
 echo "source: $src ($(du -m "$src" | cut -f1) MB); nccopy-rs: $nccopy"
 echo "python: $py: $("$py" -c 'import xarray, zarr, numcodecs, numpy; print("xarray", xarray.__version__, "zarr", zarr.__version__, "numcodecs", numcodecs.__version__, "numpy", numpy.__version__)')"
 echo "cpus: $(nproc)"

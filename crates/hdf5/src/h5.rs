@@ -42,6 +42,9 @@ pub(crate) struct Link {
 /// An opened HDF5 file with the caches the netCDF layer needs.
 pub(crate) struct H5 {
     file: Hdf5File,
+    /// The file itself when opened from a path, for raw reads straight into their buffer
+    /// (hdf5-reader's file storage zeroes a buffer, reads into it, and the caller copies it).
+    direct: Option<direct::Direct>,
     pub os: u8,
     pub ls: u8,
     gheaps: Mutex<HashMap<u64, Arc<GlobalHeapCollection>>>,
@@ -65,7 +68,12 @@ impl H5 {
         })?;
         let options = OpenOptions::default().with_max_object_header_bytes(MAX_HEADER_BYTES);
         let file = Hdf5File::open_with_options(path, options).map_err(st("superblock"))?;
-        H5::from_file(file)
+        let mut h5 = H5::from_file(file)?;
+        let base = h5.file.superblock().base_address;
+        h5.direct = std::fs::File::open(path)
+            .ok()
+            .map(|file| direct::Direct { file, base });
+        Ok(h5)
     }
 
     pub fn from_bytes(bytes: Vec<u8>) -> Result<H5, Hdf5Error> {
@@ -85,6 +93,7 @@ impl H5 {
         }
         Ok(H5 {
             file,
+            direct: None,
             os,
             ls,
             gheaps: Mutex::new(HashMap::new()),
@@ -144,6 +153,11 @@ impl H5 {
         }
         let n =
             usize::try_from(len).map_err(|_| Hdf5Error::invalid(what, "size exceeds memory"))?;
+        if let Some(d) = &self.direct {
+            return d.read(addr, n).map_err(|e| {
+                Hdf5Error::invalid(what, format!("reading {len} bytes at {addr:#x}: {e}"))
+            });
+        }
         let buf = self
             .storage()
             .read_range(addr, n)
@@ -413,5 +427,64 @@ impl H5 {
             m.insert(addr, h.clone());
         }
         Ok(h)
+    }
+}
+
+/// Positional reads into a fresh buffer, without zeroing it first.
+mod direct {
+    #![allow(unsafe_code)]
+
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::AsRawFd;
+
+    pub(crate) struct Direct {
+        pub file: File,
+        /// Where HDF5 address 0 is in the file (the superblock's base address).
+        pub base: u64,
+    }
+
+    impl Direct {
+        /// `n` bytes at HDF5 address `addr`; the caller has checked the range against the
+        /// file's length. A file that shrank meanwhile is an `UnexpectedEof` error.
+        pub fn read(&self, addr: u64, n: usize) -> io::Result<Vec<u8>> {
+            let start = addr
+                .checked_add(self.base)
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "address overflow"))?;
+            let mut buf: Vec<u8> = Vec::with_capacity(n);
+            let mut done = 0usize;
+            while done < n {
+                let offset = i64::try_from(start + done as u64)
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset past 2^63"))?;
+                // SAFETY: the destination is the buffer's spare capacity from `done` on, which
+                // holds `n - done` bytes; pread writes at most that many there and nothing else.
+                let r = unsafe {
+                    libc::pread(
+                        self.file.as_raw_fd(),
+                        buf.as_mut_ptr().add(done).cast(),
+                        n - done,
+                        offset,
+                    )
+                };
+                match r {
+                    0 => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "the file ended early (truncated while being read?)",
+                        ))
+                    }
+                    r if r > 0 => done += r as usize,
+                    _ => {
+                        let e = io::Error::last_os_error();
+                        if e.kind() != io::ErrorKind::Interrupted {
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+            // SAFETY: pread initialised all `n` bytes (the loop ends only when `done == n`).
+            unsafe { buf.set_len(n) };
+            Ok(buf)
+        }
     }
 }

@@ -47,6 +47,11 @@ with h5py.File('track.h5', 'w', libver='latest', track_order=True) as f:
     f['a'] = np.arange(3, dtype='i4')
     for i in range(12):
         f.attrs['z%02d' % (11 - i)] = i
+for sb, libver in (('ub0.h5', 'earliest'), ('ub3.h5', 'latest')):
+    with h5py.File(sb, 'w', libver=libver, userblock_size=1024) as f:
+        f.create_dataset('chunked', data=np.arange(60, dtype='f4').reshape(6, 10), chunks=(2, 5))
+        f.create_dataset('zipped', data=np.arange(60, dtype='i2').reshape(6, 10), chunks=(3, 5), compression='gzip')
+        f['contig'] = np.arange(7, dtype='f8')
 with h5py.File('scales.h5', 'w') as f:
     f['x'] = np.arange(4, dtype='f4')
     f['x'].make_scale('x')
@@ -208,6 +213,41 @@ fn superblock3_chunk_indexes_and_layouts() {
     let names: Vec<String> = ds.groups[0].atts.iter().map(|a| a.name.clone()).collect();
     let want: Vec<String> = (0..20).map(|i| format!("att{i:02}")).collect();
     assert_eq!(names, want);
+}
+
+/// A user block moves every HDF5 address by its size: raw data (chunks, compressed chunks and
+/// contiguous data, read straight from the file) comes from the superblock's base address on.
+#[test]
+fn user_block_shifts_raw_data() {
+    let Some(dir) = files("h5py-userblock") else {
+        return;
+    };
+    for name in ["ub0.h5", "ub3.h5"] {
+        let f = Nc4File::open(dir.join(name)).expect(name);
+        let ds = f.dataset();
+        let v = |n: &str| var(ds, GroupId(0), n);
+        assert_eq!(
+            all(&f, v("chunked")),
+            Values::Float((0..60).map(|x| x as f32).collect()),
+            "{name}"
+        );
+        assert_eq!(
+            f.read(ds, v("chunked"), &[2, 5], &[2, 5])
+                .expect("one chunk"),
+            Values::Float(vec![25., 26., 27., 28., 29., 35., 36., 37., 38., 39.]),
+            "{name}"
+        );
+        assert_eq!(
+            all(&f, v("zipped")),
+            Values::Short((0..60).collect()),
+            "{name}"
+        );
+        assert_eq!(
+            all(&f, v("contig")),
+            Values::Double((0..7).map(f64::from).collect()),
+            "{name}"
+        );
+    }
 }
 
 #[test]

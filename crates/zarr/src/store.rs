@@ -205,10 +205,18 @@ impl Store for DirStore {
             return Err(self.read_only(key));
         }
         let p = self.path(key)?;
-        if let Some(dir) = p.parent() {
-            fs::create_dir_all(dir).map_err(|e| ZarrError::io(dir.display(), e))?;
+        // the directory is made only when the write finds it missing (one mkdir per chunk
+        // directory, not per chunk)
+        match fs::write(&p, value) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(dir) = p.parent() {
+                    fs::create_dir_all(dir).map_err(|e| ZarrError::io(dir.display(), e))?;
+                }
+                fs::write(&p, value)
+            }
+            r => r,
         }
-        fs::write(&p, value).map_err(|e| ZarrError::io(p.display(), e))
+        .map_err(|e| ZarrError::io(p.display(), e))
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<String>, ZarrError> {

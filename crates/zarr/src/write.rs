@@ -59,8 +59,6 @@ pub struct ZarrWriteOptions {
     pub nc_properties: Option<String>,
     /// Default maximum string length (netCDF-C: 128).
     pub default_maxstrlen: usize,
-    /// Chunks encoded in parallel at a time (bounds memory to this many chunks).
-    pub batch: usize,
     /// The filter registry; `None`: built-in codecs plus `HDF5_PLUGIN_PATH` plugins.
     pub registry: Option<std::sync::Arc<Registry>>,
 }
@@ -76,7 +74,6 @@ impl Default for ZarrWriteOptions {
                 env!("CARGO_PKG_VERSION")
             )),
             default_maxstrlen: 128,
-            batch: 64,
             registry: None,
         }
     }
@@ -617,16 +614,11 @@ fn write_chunks(cx: &Ctx, v: VarId, p: &VarPlan) -> Result<(), ZarrError> {
         .map(|i| p.shape[i].div_ceil(p.chunks[i]))
         .collect();
     let n: u64 = grid.iter().product();
-    let batch = cx.opts.batch.max(1) as u64;
-    let mut first = 0u64;
-    while first < n {
-        let last = (first + batch).min(n);
-        (first..last)
-            .into_par_iter()
-            .try_for_each(|lin| write_one_chunk(cx, v, p, &grid, lin))?;
-        first = last;
-    }
-    Ok(())
+    // each chunk is read, encoded and stored by the thread that takes it, so memory stays at
+    // one chunk per thread; no batches, so no core waits for the slowest chunk of a batch
+    (0..n)
+        .into_par_iter()
+        .try_for_each(|lin| write_one_chunk(cx, v, p, &grid, lin))
 }
 
 fn write_one_chunk(

@@ -533,8 +533,11 @@ fn fix_reference_lists(file: &File, end: u64, n: usize) -> Result<(), Hdf5Error>
     let mut fixed = 0;
     let mut hi = end.min(file.metadata().map_err(io("reading the file size"))?.len());
     let overlap = 64u64;
+    // the dimension scales' headers are written last, near the end: small blocks first
+    let mut block = 256u64 << 10;
     while hi > 0 && fixed < n {
-        let lo = hi.saturating_sub(SCAN_BLOCK as u64);
+        let lo = hi.saturating_sub(block);
+        block = (block * 4).min(SCAN_BLOCK as u64);
         let buf = read_at(file, lo, (hi - lo) as usize, "looking for REFERENCE_LIST")?;
         for i in finder.rfind_iter(&buf) {
             if fix_reference_list(file, lo + i as u64)? {
@@ -765,10 +768,33 @@ struct Block {
 
 /// The object header chunk or fractal heap direct block holding `[at, at + len)`: the nearest
 /// signature before it whose structure spans the range and whose checksum is valid.
+///
+/// Blocks are small: a window of 64 KiB either side is tried first, then wider ones up to
+/// [`MAX_BLOCK_SPAN`] (a range inside no block, a "huge" attribute, is only known as such there).
 fn enclosing_block(file: &File, at: u64, len: u64) -> Result<Option<Block>, Hdf5Error> {
-    let from = at.saturating_sub(MAX_BLOCK_SPAN);
     let flen = file.metadata().map_err(io("reading the file size"))?.len();
-    let to = (at + len + MAX_BLOCK_SPAN).min(flen);
+    let mut span = 64 << 10;
+    loop {
+        if let Some(b) = block_within(file, at, len, span, flen)? {
+            return Ok(Some(b));
+        }
+        if span >= MAX_BLOCK_SPAN {
+            return Ok(None);
+        }
+        span = (span * 8).min(MAX_BLOCK_SPAN);
+    }
+}
+
+/// [`enclosing_block`] within `span` bytes either side of the range.
+fn block_within(
+    file: &File,
+    at: u64,
+    len: u64,
+    span: u64,
+    flen: u64,
+) -> Result<Option<Block>, Hdf5Error> {
+    let from = at.saturating_sub(span);
+    let to = (at + len + span).min(flen);
     let window = read_at(file, from, (to - from) as usize, "reading metadata")?;
     let rel = (at - from) as usize;
     let mut i = rel;

@@ -29,6 +29,7 @@
 
 mod chunking;
 mod heap;
+mod ordered;
 mod types;
 mod user;
 
@@ -40,7 +41,6 @@ use nc_dataset::{
     NcType, Values, VarId, FILTER_FLETCHER32, FILTER_SHUFFLE,
 };
 use nc_filters::{FilterContext, Pipeline, Registry};
-use rayon::prelude::*;
 use rust_hdf5::types::VarLenUnicode;
 use rust_hdf5::{
     DatatypeMessage, FillTime, Filter, FilterPipeline, H5Dataset, H5File, H5Group, LibverBound,
@@ -828,44 +828,32 @@ impl Writer<'_> {
             };
             Ok((coords.iter().map(|&c| c as usize).collect(), stored))
         };
-        let encode_batch = |first: u64| -> Result<Vec<EncodedChunk>, Hdf5Error> {
-            let last = (first + batch).min(n_chunks);
-            (first..last).into_par_iter().map(encode_one).collect()
+        let write_one = |(coords, bytes): EncodedChunk| -> Result<(), Hdf5Error> {
+            let edge = edge_axis.filter(|&u| coords[u] as u64 + 1 == grid[u]);
+            let r = if let (Some(u), Some(_)) = (edge, pipeline) {
+                hd.write_chunk_raw(linear_slot(&coords, u, grid), &bytes, 0)
+            } else if pipeline.is_some() {
+                hd.write_chunk_raw_at(&coords, &bytes, 0)
+            } else {
+                hd.write_chunk_at(&coords, &bytes)
+            };
+            r.map_err(|e| h5err(format!("variable {name}: chunk {coords:?}"), e))
         };
-        let write_batch = |encoded: Vec<EncodedChunk>| -> Result<(), Hdf5Error> {
-            for (coords, bytes) in encoded {
-                let edge = edge_axis.filter(|&u| coords[u] as u64 + 1 == grid[u]);
-                let r = if let (Some(u), Some(_)) = (edge, pipeline) {
-                    hd.write_chunk_raw(linear_slot(&coords, u, grid), &bytes, 0)
-                } else if pipeline.is_some() {
-                    hd.write_chunk_raw_at(&coords, &bytes, 0)
-                } else {
-                    hd.write_chunk_at(&coords, &bytes)
-                };
-                r.map_err(|e| h5err(format!("variable {name}: chunk {coords:?}"), e))?;
-            }
-            Ok(())
-        };
-        // Two batches in flight: the next one is read and encoded on the pool while this thread
-        // writes the current one (memory: two batches of chunks).
-        let mut current = encode_batch(0)?;
-        let mut first = batch;
-        while first < n_chunks {
-            let (next, written) = std::thread::scope(|scope| {
-                let job = scope.spawn(|| encode_batch(first));
-                let written = write_batch(std::mem::take(&mut current));
-                (job.join(), written)
-            });
-            written?;
-            current = next.map_err(|_| {
+        // Chunks are read and encoded on all cores while this thread writes them in order;
+        // at most two batches are in flight (memory: two batches of chunks).
+        ordered::run(
+            n_chunks,
+            2 * batch,
+            rayon::current_num_threads(),
+            encode_one,
+            write_one,
+            || {
                 Hdf5Error::invalid(
                     format!("variable {name}"),
                     "a chunk encoder thread panicked",
                 )
-            })??;
-            first += batch;
-        }
-        write_batch(current)?;
+            },
+        )?;
         // an unfiltered edge chunk grew the extent to the chunk's end: cut it back
         hd.set_extent(&dims)
             .map_err(|e| h5err(format!("variable {name}: setting the extent"), e))?;
