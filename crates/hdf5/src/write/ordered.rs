@@ -245,31 +245,22 @@ mod tests {
 
     #[test]
     fn empty_and_single() {
-        let mut seen = Vec::new();
-        let r: Result<(), ()> = run(
-            0,
-            4,
-            2,
-            Ok,
-            |v: u64| {
-                seen.push(v);
-                Ok(())
-            },
-            || (),
-        );
-        assert_eq!(r, Ok(()));
-        let r: Result<(), ()> = run(
-            1,
-            4,
-            8,
-            Ok,
-            |v: u64| {
-                seen.push(v);
-                Ok(())
-            },
-            || (),
-        );
-        assert_eq!(r, Ok(()));
-        assert_eq!(seen, vec![0]);
+        // no items (no worker started), and one item with more threads than items
+        for (n, threads, want) in [(0, 2, vec![]), (1, 8, vec![0])] {
+            let mut seen = Vec::new();
+            let r: Result<(), ()> = run(
+                n,
+                4,
+                threads,
+                Ok,
+                |v: u64| {
+                    seen.push(v);
+                    Ok(())
+                },
+                || (),
+            );
+            assert_eq!(r, Ok(()));
+            assert_eq!(seen, want, "{n} items on {threads} threads");
+        }
     }
 }
