@@ -105,8 +105,7 @@ fn ncdump_rs_shows_what_netcdf_c_wrote() {
 
 #[test]
 fn netcdf_c_and_hdf5_read_our_heap_data() {
-    if !have_reference("ncdump") || !have_reference("h5dump") {
-        eprintln!("SKIP: netCDF-C's ncdump or h5dump not installed");
+    if missing_references(&["ncdump", "h5dump"]) {
         return;
     }
     let dir = tempdir("heap-ref");
@@ -225,8 +224,7 @@ fn storage(file: &Path, var: &str) -> String {
 
 #[test]
 fn nccopy_keeps_netcdf_c_heap_data_and_layout() {
-    if !have_reference("ncgen") || !have_reference("ncdump") || !have_reference("h5ls") {
-        eprintln!("SKIP: netCDF-C's ncgen/ncdump or h5ls not installed");
+    if missing_references(&["ncgen", "ncdump", "h5ls"]) {
         return;
     }
     let dir = tempdir("heap-copy");
@@ -268,8 +266,7 @@ fn nccopy_keeps_netcdf_c_heap_data_and_layout() {
 /// attribute heap, stored outside any checksummed block: netCDF-C reads our file as its own.
 #[test]
 fn huge_attributes_in_dense_storage() {
-    if !have_reference("ncgen") || !have_reference("ncdump") {
-        eprintln!("SKIP: netCDF-C's ncgen/ncdump not installed");
+    if missing_references(&["ncgen", "ncdump"]) {
         return;
     }
     let dir = tempdir("heap-huge");
@@ -313,8 +310,7 @@ fn huge_attributes_in_dense_storage() {
 /// netCDF-C's `ncdump -s` of our file equals its dump of its own, storage included.
 #[test]
 fn compact_heap_variables_match_netcdf_c() {
-    if !have_reference("ncgen") || !have_reference("ncdump") {
-        eprintln!("SKIP: netCDF-C's ncgen/ncdump not installed");
+    if missing_references(&["ncgen", "ncdump"]) {
         return;
     }
     let dir = tempdir("heap-compact");
@@ -388,8 +384,7 @@ fn nccopy_drops_input_filters_of_strings_with_a_warning() {
 /// out: 4.9.0's ncdump prints its fill values, not `_`; see docs/compat.md.)
 #[test]
 fn heap_variables_without_data_read_as_fill() {
-    if !have_reference("ncgen") || !have_reference("ncdump") {
-        eprintln!("SKIP: netCDF-C's ncgen/ncdump not installed");
+    if missing_references(&["ncgen", "ncdump"]) {
         return;
     }
     let dir = tempdir("heap-nodata");

@@ -74,6 +74,24 @@ pub fn have_reference(name: &str) -> bool {
     Command::new(name).arg("-h").output().is_ok()
 }
 
+/// True, after printing a `SKIP` line that names them, when any of the reference tools `names`
+/// is not installed (a test then returns early).
+pub fn missing_references(names: &[&str]) -> bool {
+    let missing: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !have_reference(n))
+        .collect();
+    if missing.is_empty() {
+        return false;
+    }
+    eprintln!(
+        "SKIP: reference tool(s) not installed: {}",
+        missing.join(", ")
+    );
+    true
+}
+
 /// A fresh temporary directory under the target dir.
 pub fn tempdir(tag: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
