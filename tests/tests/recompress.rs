@@ -22,14 +22,16 @@ use std::process::Command;
 
 const DEBIAN_PLUGINS: &str = "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins";
 
-/// The generated input: t(z, y, x) float and s(z, y, x) short, 2 + 1 MB, 40 chunks each.
+/// The generated input: t(z, y, x) float and s(z, y, x) short, 2 + 1 MB: t in 40 chunks of
+/// 50 KB, s in 2 chunks of 500 KB (more than two of zstd's 128 KiB blocks, where zstd versions
+/// and APIs have differed in what they store).
 fn generated_cdl() -> String {
     let (nz, ny, nx) = (10usize, 200usize, 250usize);
     let mut t = String::with_capacity(8 << 20);
     t.push_str(&format!(
         "netcdf raw {{\ndimensions:\n\tz = {nz} ;\n\ty = {ny} ;\n\tx = {nx} ;\nvariables:\n\
          \tfloat t(z, y, x) ;\n\t\tt:_ChunkSizes = 2, 50, 125 ;\n\t\tt:units = \"K\" ;\n\
-         \tshort s(z, y, x) ;\n\t\ts:_ChunkSizes = 5, 100, 125 ;\n\t\ts:_FillValue = -1s ;\n\
+         \tshort s(z, y, x) ;\n\t\ts:_ChunkSizes = 5, 200, 250 ;\n\t\ts:_FillValue = -1s ;\n\
          data:\n\n t =\n"
     ));
     let mut noise: u32 = 12345;
