@@ -839,8 +839,9 @@ impl Writer<'_> {
             };
             r.map_err(|e| h5err(format!("variable {name}: chunk {coords:?}"), e))
         };
-        // Chunks are read and encoded on all cores while this thread writes them in order;
-        // at most two batches are in flight (memory: two batches of chunks).
+        // Chunks are read and encoded on all cores, this thread's included, and this thread
+        // writes them in order; at most two batches are in flight (memory: two batches of
+        // chunks).
         ordered::run(
             n_chunks,
             2 * batch,
