@@ -85,13 +85,17 @@ struct Args {
     /// shape and the storage layout, and copy nothing (outfile may be omitted).
     #[arg(long = "explain")]
     explain: bool,
+    /// Replace an existing output file even when it is read-only (never a directory that is
+    /// not a Zarr store).
+    #[arg(long = "force")]
+    force: bool,
     /// Input dataset.
     infile: Option<PathBuf>,
     /// Output dataset.
     outfile: Option<PathBuf>,
 }
 
-const USAGE: &str = "usage: nccopy [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] infile outfile";
+const USAGE: &str = "usage: nccopy [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] infile outfile";
 
 fn main() -> ExitCode {
     nc_dispatch::tune_allocator();
@@ -263,18 +267,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     let cache_size = size_opt("h", args.cache_size.as_deref())?;
     let cache_elems = size_opt("e", args.cache_elems.as_deref())?;
     let min_chunk_bytes = size_opt("M", args.min_chunk.as_deref())?;
-    if !args.explain {
-        if let (Ok(a), Ok(b)) = (
-            std::fs::canonicalize(&infile),
-            std::fs::canonicalize(&outfile),
-        ) {
-            if a == b {
-                bail!(
-                    "{}: output is the input file; refusing to overwrite it",
-                    outfile.display()
-                );
-            }
-        }
+    if !args.explain && nc_dispatch::same_dataset(&infile, &outfile) {
+        bail!(
+            "{}: output is the input dataset (the same file or store, maybe through a link); \
+             refusing to overwrite it: write to another name, then rename",
+            outfile.display()
+        );
     }
     let input = nc_dispatch::open(&infile).context("cannot open input")?;
     let mut opts = nc_dispatch::CopyOptions {
@@ -292,6 +290,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         cache_size,
         cache_elems,
         min_chunk_bytes,
+        force: args.force,
         ..Default::default()
     };
     if args.explain {

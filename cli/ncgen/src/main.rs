@@ -78,6 +78,9 @@ struct Args {
     /// Whole-variable upload for generated code (accepted, ignored).
     #[arg(short = 'W')]
     whole: bool,
+    /// Replace an existing output file even when it is read-only (never a directory).
+    #[arg(long = "force")]
+    force: bool,
     /// The CDL file (standard input if absent).
     input: Option<PathBuf>,
 }
@@ -169,6 +172,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         format,
         fill: !args.no_fill,
         only_given_data: true,
+        force: args.force,
     };
     nc_dispatch::create(&out, &ds, &InMemory, &copts).context("cannot write output")?;
     Ok(())

@@ -48,6 +48,8 @@ pub struct CopyOptions {
     pub cache_elems: Option<u64>,
     /// Called as data is read for the output (from several threads at once).
     pub progress: Option<ProgressFn>,
+    /// Replace an existing output file the user may not write (`--force`).
+    pub force: bool,
 }
 
 /// How far a copy has come: sent once before any data is read, after every read of the
@@ -927,6 +929,7 @@ pub fn copy(
             format,
             fill: false,
             only_given_data: false,
+            force: opts.force,
         },
     )?;
     if let Some(p) = &src.progress {

@@ -4,6 +4,7 @@
 mod cleanup;
 mod copy;
 mod decode;
+mod dest;
 mod kind;
 mod open;
 mod process;
@@ -14,6 +15,7 @@ pub use cleanup::{
 };
 pub use copy::*;
 pub use decode::*;
+pub use dest::same_dataset;
 pub use kind::*;
 pub use open::*;
 pub use process::tune_allocator;

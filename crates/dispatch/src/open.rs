@@ -5,6 +5,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use nc_classic::ClassicFile;
+
+use crate::dest::{check_destination, publish, OutputKind};
 use nc_dataset::{DataSource, Dataset, Format};
 
 /// Opening or creating a dataset failed.
@@ -246,6 +248,9 @@ pub struct CreateOptions {
     /// Write only the data the source holds (ncgen: variables without a data list are left
     /// as the file's fill); `false` copies every variable's data (nccopy).
     pub only_given_data: bool,
+    /// Replace an existing destination file even when the user may not write it (as a
+    /// rename allows); a directory that is not a store is never replaced.
+    pub force: bool,
 }
 
 impl Default for CreateOptions {
@@ -254,16 +259,21 @@ impl Default for CreateOptions {
             format: Format::Classic,
             fill: true,
             only_given_data: false,
+            force: false,
         }
     }
 }
 
 /// Write `ds` (data from `src`) to `path` in the asked format. The file is written beside the
-/// destination under a temporary name and renamed into place only on success, so a failure
-/// never leaves a partial output and never clobbers an existing file.
+/// destination under a temporary name, flushed to disk, and renamed into place only on
+/// success, so a failure never leaves a partial output and never clobbers an existing file.
+/// A destination that must not be replaced (a directory for a file output, a directory that
+/// is not a store, a file the user may not write) is refused before anything is written; a
+/// symbolic link is written through (see `dest.rs`).
 ///
 /// # Errors
-/// When the dataset does not fit the format, or writing fails.
+/// When the dataset does not fit the format, the destination must not be replaced, or
+/// writing fails.
 pub fn create(
     path: &Path,
     ds: &Dataset,
@@ -277,9 +287,10 @@ pub fn create(
         });
     }
     if let Some(loc) = zarr_output(path) {
-        return create_zarr(&loc, ds, src);
+        return create_zarr(&loc, ds, src, opts.force);
     }
-    let tmp = temp_path(path);
+    let dest = check_destination(path, OutputKind::File, opts.force)?;
+    let tmp = temp_path(&dest);
     let _guard = crate::cleanup::register_temp(&tmp);
     let result = match opts.format {
         Format::Classic | Format::Offset64 | Format::Cdf5 => {
@@ -311,25 +322,18 @@ pub fn create(
             })
         }
     };
-    finish(path, &tmp, result)
+    finish(&dest, &tmp, result)
 }
 
 /// Rename the finished temporary output into place, or remove it after a failure.
-fn finish(path: &Path, tmp: &Path, result: Result<(), DispatchError>) -> Result<(), DispatchError> {
+fn finish(dest: &Path, tmp: &Path, result: Result<(), DispatchError>) -> Result<(), DispatchError> {
     match result {
         Ok(()) => {
             // under the interrupt registry's lock: an interrupt either comes first (and the
             // destination stays untouched) or waits until the output is completely in place
-            crate::cleanup::commit_unless_interrupted(|| {
-                if path.is_dir() {
-                    // replacing a store: the old tree goes only once the new one is complete
-                    let _ = std::fs::remove_dir_all(path);
-                }
-                std::fs::rename(tmp, path)
-            })
-            .map_err(|e| {
+            crate::cleanup::commit_unless_interrupted(|| publish(tmp, dest)).map_err(|e| {
                 remove_any(tmp);
-                io_err(path, e)
+                io_err(dest, e)
             })
         }
         Err(e) => {
@@ -362,6 +366,7 @@ fn create_zarr(
     loc: &nc_zarr::ZarrLocation,
     ds: &Dataset,
     src: &dyn DataSource,
+    force: bool,
 ) -> Result<(), DispatchError> {
     if loc.remote.is_some() {
         // the backend words the "not supported yet" error
@@ -372,7 +377,11 @@ fn create_zarr(
         layout: loc.write_layout().map_err(DispatchError::Zarr)?,
         ..Default::default()
     };
-    let dest = loc.path.clone();
+    let kind = match loc.storage {
+        nc_zarr::StorageKind::File => OutputKind::Directory,
+        nc_zarr::StorageKind::Zip => OutputKind::File,
+    };
+    let dest = check_destination(&loc.path, kind, force)?;
     let tmp = temp_path(&dest);
     let _guard = crate::cleanup::register_temp(&tmp);
     let mut tmp_loc = loc.clone();

@@ -25,6 +25,7 @@ pub fn make_nc(dir: &Path, name: &str, cdl: &str, format: Format) -> PathBuf {
         format,
         fill: true,
         only_given_data: true,
+        ..Default::default()
     };
     nc_dispatch::create(&path, &ds, &nc_dataset::InMemory, &opts).expect("write input");
     path

@@ -1,0 +1,380 @@
+//! What an output name may replace, decided before anything is written.
+//!
+//! netCDF-C opens its output with `O_CREAT|O_TRUNC`: a directory there fails with "Is a
+//! directory", a file the user may not write fails with "Permission denied", and a symbolic
+//! link is written through. We write beside the destination and rename into place, which the
+//! kernel allows in cases `open` would refuse (rename needs only the directory's permission,
+//! and it replaces a directory or a link itself), so the same refusals are made here, first.
+//!
+//! - A file output (classic, netCDF-4) never replaces a directory, and replaces a file only
+//!   when the user could open it for writing (or asked to force it).
+//! - A store output (NCZarr / Zarr directory) replaces only a directory that is a Zarr store
+//!   (or empty), and never a plain file; a zip store replaces only a file.
+//! - A symbolic link at the destination is followed: its target is replaced, the link stays.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use crate::open::DispatchError;
+
+/// What kind of output is about to be written at a destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutputKind {
+    /// One file: classic, netCDF-4, or a zip store.
+    File,
+    /// A directory store.
+    Directory,
+}
+
+/// Keys whose presence at the top of a directory makes it a Zarr store we may replace.
+const STORE_MARKERS: [&str; 5] = [".zgroup", ".zarray", ".zattrs", "zarr.json", ".nczarr"];
+
+fn refuse(path: &Path, kind: ErrorKind, msg: String) -> DispatchError {
+    DispatchError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(kind, msg),
+    }
+}
+
+/// Check that writing `kind` at `path` replaces nothing the user did not ask to replace, and
+/// return the path to write (a symbolic link's target, or `path` itself).
+///
+/// # Errors
+/// [`DispatchError::Io`] naming the destination and the cure when it must not be replaced.
+pub(crate) fn check_destination(
+    path: &Path,
+    kind: OutputKind,
+    force: bool,
+) -> Result<PathBuf, DispatchError> {
+    let link = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(e) => {
+            return Err(DispatchError::Io {
+                path: path.to_path_buf(),
+                source: e,
+            })
+        }
+    };
+    // follow a link (chains too) to what it names; a dangling link is written through as well
+    let target = if link.file_type().is_symlink() {
+        resolve_link(path)?
+    } else {
+        path.to_path_buf()
+    };
+    let meta = match fs::metadata(&target) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(target),
+        Err(e) => {
+            return Err(DispatchError::Io {
+                path: path.to_path_buf(),
+                source: e,
+            })
+        }
+    };
+    match kind {
+        OutputKind::File if meta.is_dir() => Err(refuse(
+            path,
+            ErrorKind::IsADirectory,
+            "Is a directory: the output must be a file name (to write an NCZarr store there, \
+             name it as file://PATH#mode=nczarr,file)"
+                .into(),
+        )),
+        OutputKind::File => {
+            if !force {
+                check_writable(path, &target)?;
+            }
+            Ok(target)
+        }
+        OutputKind::Directory if !meta.is_dir() => Err(refuse(
+            path,
+            ErrorKind::AlreadyExists,
+            "exists and is a file, not a Zarr store: remove it or choose another name".into(),
+        )),
+        OutputKind::Directory => {
+            if !is_store_or_empty(&target) {
+                return Err(refuse(
+                    path,
+                    ErrorKind::AlreadyExists,
+                    "exists and is a directory that is not a Zarr store (no .zgroup, .zarray, \
+                     .zattrs or zarr.json): refusing to replace it; remove it or choose another \
+                     name"
+                        .into(),
+                ));
+            }
+            if !force && meta.permissions().readonly() {
+                return Err(refuse(
+                    path,
+                    ErrorKind::PermissionDenied,
+                    "Permission denied: the store is read-only (make it writable, or use \
+                     --force to replace it)"
+                        .into(),
+                ));
+            }
+            Ok(target)
+        }
+    }
+}
+
+/// The local path a dataset name stands for: a store URL's path, else the name itself.
+fn local_path(name: &Path) -> PathBuf {
+    let s = name.to_string_lossy();
+    if s.starts_with("file://") || s.contains("#mode=") {
+        if let Some(loc) = nc_zarr::parse_location(&s) {
+            return loc.path;
+        }
+    }
+    name.to_path_buf()
+}
+
+/// True when two dataset names (paths or store URLs) reach the same file or directory, through
+/// symbolic links, hard links or different spellings: copying one onto the other would replace
+/// the input.
+pub fn same_dataset(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (fs::metadata(local_path(a)), fs::metadata(local_path(b))) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// The file a symbolic link finally names (relative links resolve against their directory).
+fn resolve_link(path: &Path) -> Result<PathBuf, DispatchError> {
+    let mut cur = path.to_path_buf();
+    // as the kernel does (ELOOP after 40 links)
+    for _ in 0..40 {
+        match fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&cur).map_err(|e| DispatchError::Io {
+                    path: path.to_path_buf(),
+                    source: e,
+                })?;
+                cur = match cur.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(cur),
+        }
+    }
+    Err(refuse(
+        path,
+        ErrorKind::InvalidInput,
+        "Too many levels of symbolic links".into(),
+    ))
+}
+
+/// Refuse a file the user could not open for writing, as netCDF-C's `open(O_TRUNC)` would.
+/// Opening without truncation changes nothing in the file.
+fn check_writable(path: &Path, target: &Path) -> Result<(), DispatchError> {
+    match fs::OpenOptions::new().write(true).open(target) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::PermissionDenied => Err(refuse(
+            path,
+            ErrorKind::PermissionDenied,
+            "Permission denied: the existing file is not writable by you (make it writable, \
+             remove it, or use --force to replace it)"
+                .into(),
+        )),
+        // a busy executable, a special file: let the write itself report it
+        Err(_) => Ok(()),
+    }
+}
+
+/// True for a directory holding Zarr metadata at its top, or nothing at all.
+fn is_store_or_empty(dir: &Path) -> bool {
+    if STORE_MARKERS.iter().any(|m| dir.join(m).exists()) {
+        return true;
+    }
+    fs::read_dir(dir).is_ok_and(|mut it| it.next().is_none())
+}
+
+/// Move a finished temporary output `tmp` to `dest`. A directory at `dest` (an old store
+/// already checked by [`check_destination`]) is first renamed aside and removed only after the
+/// new one is in place, so `dest` never names a half-removed tree.
+pub(crate) fn publish(tmp: &Path, dest: &Path) -> std::io::Result<()> {
+    sync_tree(tmp)?;
+    let old_dir = fs::symlink_metadata(dest).is_ok_and(|m| m.is_dir());
+    if old_dir {
+        let aside = aside_name(dest);
+        fs::rename(dest, &aside)?;
+        if let Err(e) = fs::rename(tmp, dest) {
+            // put the old store back: the destination is as it was
+            let _ = fs::rename(&aside, dest);
+            return Err(e);
+        }
+        crate::cleanup::remove_path(&aside);
+    } else {
+        fs::rename(tmp, dest)?;
+    }
+    sync_parent(dest);
+    Ok(())
+}
+
+fn aside_name(dest: &Path) -> PathBuf {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    dest.with_file_name(format!(".{name}.old-{}", std::process::id()))
+}
+
+/// Flush a finished output to disk before it is published: a file, or every file and
+/// directory of a store tree (so a power loss after the rename cannot leave an empty file
+/// under the final name).
+fn sync_tree(p: &Path) -> std::io::Result<()> {
+    let meta = fs::symlink_metadata(p)?;
+    if meta.is_dir() {
+        let mut files = Vec::new();
+        let mut dirs = vec![p.to_path_buf()];
+        let mut i = 0;
+        while i < dirs.len() {
+            for entry in fs::read_dir(&dirs[i])? {
+                let entry = entry?;
+                let ft = entry.file_type()?;
+                if ft.is_dir() {
+                    dirs.push(entry.path());
+                } else if ft.is_file() {
+                    files.push(entry.path());
+                }
+            }
+            i += 1;
+        }
+        use rayon::prelude::*;
+        files
+            .par_iter()
+            .try_for_each(|f| fs::File::open(f)?.sync_all())?;
+        for d in dirs.iter().rev() {
+            fs::File::open(d)?.sync_all()?;
+        }
+        Ok(())
+    } else if meta.is_file() {
+        fs::File::open(p)?.sync_all()
+    } else {
+        Ok(())
+    }
+}
+
+/// Flush the directory entry made by the rename (best effort: some file systems refuse it).
+fn sync_parent(dest: &Path) {
+    let dir = match dest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmpdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("nc-dest-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_directory_is_never_a_file_destination() {
+        let d = tmpdir("dir");
+        let out = d.join("d");
+        fs::create_dir(&out).unwrap();
+        fs::write(out.join("keep"), b"x").unwrap();
+        let e = check_destination(&out, OutputKind::File, true).unwrap_err();
+        assert!(e.to_string().contains("d"), "{e}");
+        let DispatchError::Io { source, .. } = e else {
+            panic!("wrong variant")
+        };
+        assert_eq!(source.kind(), ErrorKind::IsADirectory);
+        assert_eq!(fs::read(out.join("keep")).unwrap(), b"x");
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn only_stores_or_empty_directories_are_replaced_by_stores() {
+        let d = tmpdir("store");
+        let plain = d.join("plain");
+        fs::create_dir(&plain).unwrap();
+        fs::write(plain.join("keep"), b"x").unwrap();
+        let e = check_destination(&plain, OutputKind::Directory, false).unwrap_err();
+        assert!(e.to_string().contains("not a Zarr store"), "{e}");
+        let store = d.join("store");
+        fs::create_dir(&store).unwrap();
+        fs::write(store.join(".zgroup"), b"{}").unwrap();
+        assert_eq!(
+            check_destination(&store, OutputKind::Directory, false).unwrap(),
+            store
+        );
+        let empty = d.join("empty");
+        fs::create_dir(&empty).unwrap();
+        assert!(check_destination(&empty, OutputKind::Directory, false).is_ok());
+        let file = d.join("file");
+        fs::write(&file, b"x").unwrap();
+        assert!(check_destination(&file, OutputKind::Directory, true).is_err());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn aliases_of_one_file_are_the_same_dataset() {
+        let d = tmpdir("alias");
+        let real = d.join("in.nc");
+        fs::write(&real, b"x").unwrap();
+        fs::hard_link(&real, d.join("hard.nc")).unwrap();
+        std::os::unix::fs::symlink("in.nc", d.join("soft.nc")).unwrap();
+        fs::write(d.join("other.nc"), b"x").unwrap();
+        assert!(same_dataset(&real, &d.join("hard.nc")));
+        assert!(same_dataset(&real, &d.join("soft.nc")));
+        assert!(same_dataset(&real, &d.join(".").join("in.nc")));
+        assert!(!same_dataset(&real, &d.join("other.nc")));
+        assert!(!same_dataset(&real, &d.join("missing.nc")));
+        let store = d.join("s.zarr");
+        fs::create_dir(&store).unwrap();
+        let url = PathBuf::from(format!("file://{}#mode=nczarr,file", store.display()));
+        assert!(same_dataset(&store, &url));
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn links_are_followed_to_their_target() {
+        let d = tmpdir("link");
+        let real = d.join("real.nc");
+        fs::write(&real, b"old").unwrap();
+        let link = d.join("link.nc");
+        std::os::unix::fs::symlink("real.nc", &link).unwrap();
+        assert_eq!(
+            check_destination(&link, OutputKind::File, false).unwrap(),
+            d.join("real.nc")
+        );
+        let dirlink = d.join("dirlink");
+        fs::create_dir(d.join("sub")).unwrap();
+        std::os::unix::fs::symlink("sub", &dirlink).unwrap();
+        assert!(check_destination(&dirlink, OutputKind::File, false).is_err());
+        let looped = d.join("loop");
+        std::os::unix::fs::symlink("loop", &looped).unwrap();
+        assert!(check_destination(&looped, OutputKind::File, false).is_err());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn publishing_a_store_keeps_the_old_one_until_the_new_is_in_place() {
+        let d = tmpdir("publish");
+        let dest = d.join("out.zarr");
+        fs::create_dir(&dest).unwrap();
+        fs::write(dest.join(".zgroup"), b"old").unwrap();
+        let tmp = d.join(".out.zarr.tmp");
+        fs::create_dir_all(tmp.join("v")).unwrap();
+        fs::write(tmp.join(".zgroup"), b"new").unwrap();
+        fs::write(tmp.join("v/0"), b"chunk").unwrap();
+        publish(&tmp, &dest).unwrap();
+        assert_eq!(fs::read(dest.join(".zgroup")).unwrap(), b"new");
+        assert_eq!(fs::read(dest.join("v/0")).unwrap(), b"chunk");
+        // nothing but the store is left
+        let names: Vec<_> = fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("out.zarr")]);
+        fs::remove_dir_all(&d).unwrap();
+    }
+}
