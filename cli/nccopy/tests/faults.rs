@@ -311,3 +311,63 @@ fn interrupt_removes_the_temporary_output() {
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert_eq!(listing(outd.path()), vec!["out.nc".to_string()]);
 }
+
+/// SIGINT at many moments of an NCZarr copy (directory and zip stores) while the writer
+/// threads run: every run exits 130 and leaves nothing beside the destination (issue 20: the
+/// writers used to bring a removed temporary store back, and the main thread's error raced
+/// the handler's exit code).
+#[test]
+fn interrupting_store_copies_at_any_moment_leaves_nothing() {
+    let inp = tempfile::tempdir().unwrap();
+    let src = make_nc(
+        inp.path(),
+        "big.nc",
+        "netcdf big {\ndimensions: n = 2000 ; m = 5000 ;\nvariables: double x(n, m) ;\n}\n",
+        Format::Classic,
+    );
+    let outd = tempfile::tempdir().unwrap();
+    for run in 0..12u64 {
+        let (name, mode) = if run % 3 == 2 {
+            ("out.zip", "nczarr,zip")
+        } else {
+            ("out.zarr", "nczarr,file")
+        };
+        let url = format!("file://{}#mode={mode}", outd.path().join(name).display());
+        let mut child = common::nccopy()
+            .args(["-4", "-c", "n/50,m/500", src.to_str().unwrap(), &url])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let tmp_prefix = format!(".{name}.tmp-{}", child.id());
+        let t0 = Instant::now();
+        while !listing(outd.path())
+            .iter()
+            .any(|n| n.starts_with(&tmp_prefix))
+        {
+            assert!(t0.elapsed() < Duration::from_secs(60), "no temporary store");
+            assert!(child.try_wait().unwrap().is_none(), "copy ended early");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // from at once to well into the chunk writes
+        std::thread::sleep(Duration::from_millis(run * 15));
+        let k = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(k.success());
+        let o = child.wait_with_output().unwrap();
+        eprintln!("run {run}: exit {:?}", o.status.code());
+        if o.status.code() == Some(0) {
+            // finished before the signal came: the store is complete; start afresh
+            common::remove_any(&outd.path().join(name));
+        } else {
+            assert_eq!(o.status.code(), Some(130), "run {run}: {}", stderr(&o));
+            assert_eq!(
+                stderr(&o),
+                "nccopy: interrupted by SIGINT; temporary output removed, destination untouched\n",
+                "run {run}"
+            );
+        }
+        assert_eq!(listing(outd.path()), Vec::<String>::new(), "run {run}");
+    }
+}

@@ -95,6 +95,9 @@ fn main() -> ExitCode {
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            // a write failing because an interrupt removed its temporary output: the
+            // handler thread prints the message and exits with 128 + the signal
+            nc_dispatch::wait_if_interrupted();
             eprintln!("ncgen: {e:#}");
             ExitCode::FAILURE
         }

@@ -61,6 +61,17 @@ pub fn is_interrupted() -> bool {
     registry().interrupted
 }
 
+/// When an interrupt has been seen, never return: the handler thread is removing the
+/// temporary outputs and will exit with 128 + the signal number. Call this before reporting
+/// an error, which may only be the interrupt's doing (a write into a removed temporary).
+pub fn wait_if_interrupted() {
+    if is_interrupted() {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
 /// Run `rename` (moving a finished temporary output into place) unless the process has been
 /// interrupted; holds the registry lock so an interrupt cannot remove the file half way.
 ///
@@ -90,12 +101,38 @@ pub fn interrupt() -> Vec<PathBuf> {
     let mut removed = Vec::new();
     for (_, p) in &reg.paths {
         // a path already renamed into place (the guard not yet dropped) is not there any more
-        if std::fs::symlink_metadata(p).is_ok() {
-            remove_path(p);
-            removed.push(p.clone());
+        for q in std::iter::once(p.clone()).chain(companions(p)) {
+            if std::fs::symlink_metadata(&q).is_ok() {
+                remove_path(&q);
+                removed.push(q);
+            }
         }
     }
     removed
+}
+
+/// Entries beside a temporary output that a writer made for it, named after it with a
+/// suffix (a zip store's staging directory `NAME.nczarr-staging-PID`, its archive `NAME.tmp`).
+fn companions(tmp: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (tmp.parent(), tmp.file_name()) else {
+        return Vec::new();
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut prefix = name.to_os_string();
+    prefix.push(".");
+    let prefix = prefix.as_encoded_bytes().to_vec();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().as_encoded_bytes().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
 }
 
 /// Remove a file or a directory tree; a writer may still be adding files to a directory

@@ -301,7 +301,10 @@ mod tests {
         fs::create_dir(&plain).unwrap();
         fs::write(plain.join("keep"), b"x").unwrap();
         let e = check_destination(&plain, OutputKind::Directory, false).unwrap_err();
-        assert!(e.to_string().contains("not a Zarr store"), "{e}");
+        let DispatchError::Io { source, .. } = e else {
+            panic!("wrong variant")
+        };
+        assert!(source.to_string().contains("not a Zarr store"), "{source}");
         let store = d.join("store");
         fs::create_dir(&store).unwrap();
         fs::write(store.join(".zgroup"), b"{}").unwrap();
@@ -373,7 +376,10 @@ mod tests {
         assert_eq!(fs::read(dest.join(".zgroup")).unwrap(), b"new");
         assert_eq!(fs::read(dest.join("v/0")).unwrap(), b"chunk");
         // nothing but the store is left
-        let names: Vec<_> = fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("out.zarr")]);
         fs::remove_dir_all(&d).unwrap();
     }

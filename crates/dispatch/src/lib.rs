@@ -11,7 +11,7 @@ mod process;
 
 pub use cleanup::{
     commit_unless_interrupted, install_interrupt_handler, interrupt, is_interrupted, register_temp,
-    temps_in_flight, TempGuard,
+    temps_in_flight, wait_if_interrupted, TempGuard,
 };
 pub use copy::*;
 pub use decode::*;

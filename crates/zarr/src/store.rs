@@ -167,6 +167,23 @@ impl DirStore {
         Ok(p)
     }
 
+    /// Make the missing directories of `key` below the root, never the root itself: a store
+    /// removed while it is written (an interrupted copy's temporary) stays removed, and the
+    /// write fails instead of bringing it back.
+    fn make_dirs_for(&self, key: &str) -> Result<(), ZarrError> {
+        let mut dir = self.root.clone();
+        let segs: Vec<&str> = key.split('/').collect();
+        for seg in &segs[..segs.len().saturating_sub(1)] {
+            dir.push(seg);
+            match fs::create_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(ZarrError::io(dir.display(), e)),
+            }
+        }
+        Ok(())
+    }
+
     fn read_only(&self, key: &str) -> ZarrError {
         ZarrError::io(
             format!("{}/{key}", self.root.display()),
@@ -209,9 +226,7 @@ impl Store for DirStore {
         // directory, not per chunk)
         match fs::write(&p, value) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if let Some(dir) = p.parent() {
-                    fs::create_dir_all(dir).map_err(|e| ZarrError::io(dir.display(), e))?;
-                }
+                self.make_dirs_for(key)?;
                 fs::write(&p, value)
             }
             r => r,

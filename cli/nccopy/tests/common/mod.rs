@@ -61,3 +61,12 @@ pub fn have_reference(tools: &[&str]) -> bool {
     }
     true
 }
+
+/// Remove a file or a directory tree, if there.
+pub fn remove_any(p: &Path) {
+    if p.is_dir() {
+        let _ = std::fs::remove_dir_all(p);
+    } else {
+        let _ = std::fs::remove_file(p);
+    }
+}
