@@ -152,6 +152,18 @@ fn run(args: Args) -> anyhow::Result<()> {
     if let Some(n) = &args.name {
         ds.name = n.clone();
     }
+    // never drop a special attribute silently: quantization is not written yet
+    if let Some(v) = ds.vars.iter().find(|v| v.storage.quantize.is_some()) {
+        if let Some((mode, n)) = v.storage.quantize {
+            bail!(
+                "variable {}: {} = {n}: quantization is not implemented yet, and the attribute \
+                 would otherwise be dropped; remove it (or quantize with netCDF-C's ncgen or \
+                 netCDF4-python)",
+                v.name,
+                mode.attribute_name()
+            );
+        }
+    }
     // As in netCDF-C, a filter forces chunked storage, whatever _Storage said.
     for v in &mut ds.vars {
         if !v.storage.filters.is_empty() && v.storage.layout == Some(nc_dataset::Layout::Contiguous)

@@ -28,6 +28,9 @@ pub(crate) struct Parser<R: Read> {
     pub(crate) ragged: Vec<(VarId, Vec<PItem>)>,
     /// enum variables without `_FillValue` that got data: they must not need any fill
     pub(crate) enum_checks: Vec<(VarId, Pos)>,
+    /// where each attribute name sits in its list, per (group, variable): a repeated name is
+    /// found without scanning the list, so many attributes parse in linear time
+    attr_slots: HashMap<(usize, Option<usize>), HashMap<String, usize>>,
 }
 
 /// The atomic type a CDL keyword names (rule `primtype`).
@@ -85,6 +88,7 @@ impl<R: Read> Parser<R> {
             chains: HashMap::new(),
             ragged: Vec::new(),
             enum_checks: Vec::new(),
+            attr_slots: HashMap::new(),
         }
     }
 
@@ -855,16 +859,29 @@ impl<R: Read> Parser<R> {
     }
 
     fn push_attr(&mut self, g: GroupId, var: Option<VarId>, att: Attribute) {
-        let name = att.name.clone();
         let list = match var {
             Some(v) => &mut self.ds.vars[v.0].atts,
             None => &mut self.ds.groups[g.0].atts,
         };
+        let slots = self.attr_slots.entry((g.0, var.map(|v| v.0))).or_default();
+        // the index is only a hint: trust a slot when it still holds that name
+        let slot = match slots.get(&att.name) {
+            Some(&i) if list.get(i).is_some_and(|a| a.name == att.name) => Some(i),
+            Some(_) => list.iter().position(|a| a.name == att.name),
+            None if slots.len() == list.len() => None,
+            // the list was filled elsewhere: look it up
+            None => list.iter().position(|a| a.name == att.name),
+        };
         // a repeated attribute replaces the earlier one (ncgen keeps the last)
-        if let Some(old) = list.iter_mut().find(|a| a.name == name) {
-            *old = att;
-        } else {
-            list.push(att);
+        match slot {
+            Some(i) => {
+                slots.insert(att.name.clone(), i);
+                list[i] = att;
+            }
+            None => {
+                slots.insert(att.name.clone(), list.len());
+                list.push(att);
+            }
         }
     }
 

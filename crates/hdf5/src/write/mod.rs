@@ -344,6 +344,9 @@ impl Writer<'_> {
         } else {
             Vec::new()
         };
+        if layout == Layout::Chunked {
+            check_chunk_shape(ds, v, &chunk, user::disk_size(ds, var.ty) as u64)?;
+        }
         // netCDF-C refuses filters on variable-length data
         let chain = if layout == Layout::Chunked && !heap_refs {
             let ordered = netcdf_filter_order(&st.filters);
@@ -352,6 +355,9 @@ impl Writer<'_> {
         } else {
             Vec::new()
         };
+        if unlim.iter().filter(|&&u| u).count() >= 2 {
+            check_edge_codecs(&var.name, &chain)?;
+        }
         Ok(VarPlan {
             layout,
             chunk,
@@ -997,6 +1003,69 @@ fn linear_slot(coords: &[usize], seed: usize, grid: &[u64]) -> usize {
 }
 
 /// Chunks along each dimension of `shape` for chunks of shape `chunk`.
+/// Filters the HDF5 layer can run itself (rust-hdf5 with the features the workspace turns
+/// on): deflate, shuffle, fletcher32, bzip2, blosc, lz4, zstd.
+const EDGE_CODECS: [u32; 7] = [1, 2, 3, 307, 32001, 32004, 32015];
+
+/// A variable with two or more unlimited dimensions has its chunks indexed by coordinates:
+/// writing an edge chunk grows the extent to the chunk's end, and cutting it back makes the
+/// HDF5 layer re-encode that chunk with its own codecs. Refuse, before anything is written, a
+/// filter it has no codec for.
+fn check_edge_codecs(name: &str, chain: &[FilterSpec]) -> Result<(), Hdf5Error> {
+    match chain.iter().find(|f| !EDGE_CODECS.contains(&f.id)) {
+        None => Ok(()),
+        Some(f) => Err(Hdf5Error::unsupported(
+            format!("variable {name}"),
+            format!(
+                "filter {} ({}) on a variable with two or more unlimited dimensions: its \
+                 edge chunks would have to be re-encoded by the HDF5 writer, which has no such \
+                 codec; use deflate, zstd, bzip2, lz4 or blosc, or give it at most one \
+                 unlimited dimension",
+                f.id,
+                crate::filter_name(f.id)
+            ),
+        )),
+    }
+}
+
+/// HDF5's limits on a chunk (File Format Specification, layout message: a chunk's byte size
+/// is a 32-bit value; the library refuses a chunk longer than a fixed-size dimension), checked
+/// before anything is written, as netCDF-C does ("NetCDF: Bad chunk sizes").
+fn check_chunk_shape(ds: &Dataset, v: VarId, chunk: &[u64], elem: u64) -> Result<(), Hdf5Error> {
+    let var = ds.var(v);
+    let what = || format!("variable {}", var.name);
+    for (&c, &d) in chunk.iter().zip(&var.dims) {
+        let dim = ds.dim(d);
+        if !dim.unlimited && dim.len > 0 && c > dim.len {
+            return Err(Hdf5Error::invalid(
+                what(),
+                format!(
+                    "NetCDF: Bad chunk sizes: chunk length {c} along dimension {} is longer than the dimension ({}); give chunk sizes at most the dimension lengths",
+                    dim.name, dim.len
+                ),
+            ));
+        }
+    }
+    let bytes = chunk
+        .iter()
+        .try_fold(elem.max(1), |acc, &c| acc.checked_mul(c));
+    match bytes {
+        Some(b) if b < (1u64 << 32) => Ok(()),
+        _ => Err(Hdf5Error::invalid(
+            what(),
+            format!(
+                "NetCDF: Bad chunk sizes: a chunk of {} elements of {elem} bytes is {}, and HDF5 holds at most 4 GiB - 1 bytes in one chunk; give smaller chunk sizes",
+                chunk
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" x "),
+                bytes.map_or_else(|| "more than 2^64 bytes".to_string(), |b| format!("{b} bytes"))
+            ),
+        )),
+    }
+}
+
 fn chunk_grid(shape: &[u64], chunk: &[u64]) -> Vec<u64> {
     shape
         .iter()
