@@ -1,0 +1,36 @@
+//! Fuzz the netCDF-4 / HDF5 reader: the input is a whole file (superblock, object headers,
+//! B-trees, heaps, chunk indexes, chunks). It must open or give an error, and printing what
+//! opened (header, `-s` storage, and the data when it is small) must not panic, hang or
+//! allocate unboundedly. Seeds: `fuzz/make_seeds.sh` writes netCDF-4 files of the repository's
+//! CDL files (and h5py files when h5py is installed) into `fuzz/corpus/hdf5_file/`.
+#![no_main]
+
+use std::sync::Arc;
+
+use libfuzzer_sys::fuzz_target;
+
+/// Largest dataset (bytes of all variables) whose data is printed.
+const MAX_DATA: u64 = 1 << 20;
+
+fuzz_target!(|data: &[u8]| {
+    let decoder = Arc::new(nc_dispatch::RegistryDecoder::default());
+    let Ok(f) = nc_hdf5::Nc4File::from_bytes(data.to_vec(), "fuzz", decoder) else {
+        return;
+    };
+    let ds = f.dataset();
+    let total = (0..ds.vars.len()).try_fold(0u64, |acc, i| {
+        let v = nc_dataset::VarId(i);
+        let n = ds
+            .shape(v)
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))?
+            .checked_mul(ds.type_size(ds.var(v).ty).max(1) as u64)?;
+        acc.checked_add(n)
+    });
+    let opts = nc_cdl::DumpOptions {
+        header_only: total.is_none_or(|t| t > MAX_DATA),
+        special: true,
+        ..Default::default()
+    };
+    let _ = nc_cdl::print(ds, &f, &opts, &mut std::io::sink());
+});

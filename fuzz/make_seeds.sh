@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Seed corpora for the fuzz targets, made at run time (nothing binary is committed):
+#   hdf5_file:    netCDF-4 files of the repository's netCDF-4 CDL files (ncgen-rs -4), and,
+#                 when h5py is installed, files h5py writes with libver earliest and latest
+#                 (v1/v2 object headers, dense attributes, fixed/extensible array and B-tree v2
+#                 chunk indexes, compact/contiguous/chunked layouts, soft and hard links).
+#   filter_specs: filter lists, -F rules and codec JSON.
+#   codec_decode: chunks encoded by each built-in codec (from the netCDF-4 seeds' chunks is
+#                 left to the fuzzer; a few hand-made headers are enough to start).
+# Usage: bash fuzz/make_seeds.sh [TOOLS_DIR]   (TOOLS_DIR defaults to target/release)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLS=${1:-target/release}
+C=fuzz/corpus
+mkdir -p "$C/hdf5_file" "$C/filter_specs" "$C/codec_decode"
+
+n=0
+for cdl in testdata/cdl/nc4/*.cdl testdata/cdl/nccopy/*.cdl; do
+    [ -f "$cdl" ] || continue
+    out="$C/hdf5_file/$(basename "${cdl%.cdl}").nc"
+    # seeds stay small: the fuzzer mutates bytes, big files only slow it down
+    if "$TOOLS/ncgen-rs" -4 -o "$out" "$cdl" 2>/dev/null && [ "$(stat -c %s "$out")" -lt 200000 ]; then
+        n=$((n + 1))
+    else
+        rm -f "$out"
+    fi
+done
+echo "hdf5_file: $n files from CDL"
+
+if python3 -c 'import h5py, numpy' 2>/dev/null; then
+    python3 - "$C/hdf5_file" <<'PY'
+import sys, h5py, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(20)
+for libver in ("earliest", "latest"):
+    with h5py.File(f"{d}/h5py_{libver}.h5", "w", libver=libver, track_order=True) as f:
+        f.attrs["title"] = "seed"
+        for i in range(12):  # dense attribute storage with libver latest
+            f.attrs[f"a{i}"] = i
+        f.create_dataset("contig", data=np.arange(12, dtype="i4").reshape(3, 4))
+        f.create_dataset("fixed", data=rng.random((20, 10)), chunks=(5, 5),
+                         compression="gzip", shuffle=True, fletcher32=True)
+        f.create_dataset("ea", data=np.arange(30, dtype="f4").reshape(10, 3), chunks=(4, 3),
+                         maxshape=(None, 3))
+        f.create_dataset("bt2", data=np.arange(20, dtype="i8").reshape(4, 5), chunks=(2, 2),
+                         maxshape=(None, None))
+        f.create_dataset("so", data=rng.integers(0, 1000, 50).astype("i4"), chunks=(10,),
+                         scaleoffset=0)
+        f.create_dataset("s", data=np.array([b"ab", b"cde"], dtype="S4"))
+        f.create_dataset("vs", data=["x", "yz"], dtype=h5py.string_dtype())
+        g = f.create_group("g")
+        g["hard"] = f["contig"]
+        g["soft"] = h5py.SoftLink("/contig")
+PY
+    echo "hdf5_file: h5py files"
+fi
+
+printf '1,5' > "$C/filter_specs/deflate"
+printf '2|32015,3' > "$C/filter_specs/pipeline"
+printf 'zstd,-1|bzip2,9|32001,0,0,0,0,5,1,1' > "$C/filter_specs/named"
+printf '307,0x9u|32015,-3i|32004,2u' > "$C/filter_specs/tagged"
+printf '*,32015,3\nv|w,none\n/g/x,1,9' > "$C/filter_specs/rules"
+printf '[{"id": "zlib", "level": 1}, {"id": "shuffle", "elementsize": 4}, {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}]' > "$C/filter_specs/codecs"
+printf '{"id": "delta", "dtype": "<i4", "astype": "<i2"}' > "$C/filter_specs/delta"
+
+# codec_decode: [codec index][p0 4 bytes][p1 4 bytes][type size][chunk]
+for i in 0 1 2 3 4 5 6 7 8 9 10; do
+    printf "\\x$(printf %02x "$i")\\x01\\x00\\x00\\x00\\x40\\x00\\x00\\x00\\x04" > "$C/codec_decode/hdr$i"
+    head -c 64 /dev/zero >> "$C/codec_decode/hdr$i"
+done
+echo "seeds in $C"
