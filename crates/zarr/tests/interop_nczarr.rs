@@ -784,6 +784,7 @@ b = d.createVariable('b', 'i2', ('t',))
 b[0:2] = [7, 8]
 em = d.createVariable('em', 'f8', ('e', 'x'))
 f = d.createVariable('f', 'f4', ('x',))
+dn = d.createVariable('dn', 'f8', ('x',))
 c = d.createVariable('c', 'S1', ('t', 'x'))
 c[0:3, :] = np.array([[b'a', b'b'], [b'c', b'd'], [b'e', b'f']])
 s = d.createVariable('s', str, ('x',))
@@ -813,6 +814,7 @@ variables:
 	short b(t) ;
 	double em(e, x) ;
 	float f(x) ;
+	double dn(x) ;
 	char c(t, x) ;
 	string s(x) ;
 	double sc ;
@@ -830,6 +832,8 @@ data:
  b = 7, 8, _ ;
 
  f = _, _ ;
+
+ dn = _, _ ;
 
  c =
   \"ab\",
