@@ -102,7 +102,9 @@ fn unknown_layout_is_refused_and_writes_nothing() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("layout=5: use layout=4.9 (netCDF-C 4.9, the default), layout=4.10"),
+        err.contains(
+            "layout=5: use layout=4.10 (netCDF-C 4.10 and netCDF4-python, the default), layout=4.9"
+        ),
         "{err}"
     );
     assert!(!store.exists());

@@ -34,7 +34,7 @@ pub struct ZarrLocation {
     /// `Some(scheme)` for a remote store (`s3`, `https`): recognised but not supported yet.
     pub remote: Option<String>,
     /// Our extension `layout=4.9|4.10|documented` in the fragment: the NCZarr metadata
-    /// spelling to write (see [`crate::NczarrLayout`]); `None` = netCDF-C 4.9.0's.
+    /// spelling to write (see [`crate::NczarrLayout`]); `None` = netCDF-C 4.10's.
     pub layout: Option<String>,
 }
 
@@ -196,8 +196,8 @@ impl ZarrLocation {
             .unwrap_or_else(|| "dataset".into())
     }
 
-    /// The metadata layout to write: netCDF-C 4.9.0's unless the fragment asks for
-    /// `layout=4.10` (netCDF-C 4.10, netCDF4-python) or `layout=documented`.
+    /// The metadata layout to write: netCDF-C 4.10's (netCDF4-python's) unless the fragment
+    /// asks for `layout=4.9` (netCDF-C 4.9.0) or `layout=documented`.
     ///
     /// # Errors
     /// [`ZarrError::BadLocation`] for another `layout=` value.
@@ -208,14 +208,14 @@ impl ZarrLocation {
             .map(str::to_ascii_lowercase)
             .as_deref()
         {
-            None | Some("4.9") => Ok(crate::NczarrLayout::NetcdfC490),
-            Some("4.10") => Ok(crate::NczarrLayout::NetcdfC410),
+            Some("4.9") => Ok(crate::NczarrLayout::NetcdfC490),
+            None | Some("4.10") => Ok(crate::NczarrLayout::NetcdfC410),
             Some("documented") => Ok(crate::NczarrLayout::Documented),
             Some(other) => Err(ZarrError::BadLocation {
                 location: self.text.clone(),
                 reason: format!(
-                    "layout={other}: use layout=4.9 (netCDF-C 4.9, the default), layout=4.10 \
-                     (netCDF-C 4.10 and netCDF4-python) or layout=documented"
+                    "layout={other}: use layout=4.10 (netCDF-C 4.10 and netCDF4-python, the \
+                     default), layout=4.9 (netCDF-C 4.9.0) or layout=documented"
                 ),
             }),
         }

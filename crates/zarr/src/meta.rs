@@ -322,14 +322,16 @@ impl<'a> Loader<'a> {
                 let dims = g.get("dims").or_else(|| g.get("dimensions"));
                 if let Some(dims) = dims.and_then(Value::as_object) {
                     for (name, d) in dims {
-                        let len = d
-                            .as_u64()
-                            .or_else(|| d.get("size").and_then(Value::as_u64))
-                            .or_else(|| d.as_str().and_then(|s| s.parse().ok()))
-                            .ok_or_else(|| {
-                                ZarrError::meta(&gkey, format!("dimension \"{name}\" has no size"))
-                            })?;
-                        self.ds.add_dim(gid, name.clone(), len, false);
+                        let (len, unlimited) = dim_entry(d).ok_or_else(|| {
+                            ZarrError::meta(
+                                &gkey,
+                                format!(
+                                    "dimension \"{name}\" has no size (expected a length or \
+                                     {{\"size\": n, \"unlimited\": 1}})"
+                                ),
+                            )
+                        })?;
+                        self.ds.add_dim(gid, name.clone(), len, unlimited);
                     }
                 }
                 let names = |k: &str| -> Vec<String> {
@@ -527,6 +529,15 @@ impl<'a> Loader<'a> {
                         ));
                     }
                     for (d, &n) in ids.iter().zip(&shape) {
+                        let dim = self.ds.dim(*d);
+                        if dim.unlimited {
+                            // an unlimited dimension is as long as its longest variable;
+                            // a shorter variable reads as fill past its own records
+                            if n > dim.len {
+                                self.ds.dims[d.0].len = n;
+                            }
+                            continue;
+                        }
                         if self.ds.dim(*d).len != n {
                             return Err(ZarrError::meta(
                                 &akey,
@@ -649,6 +660,42 @@ impl<'a> Loader<'a> {
     }
 }
 
+/// A dimension of `_nczarr_group`: a length (number or numeric text), or netCDF-C 4.9.3 /
+/// 4.10's `{"size": n, "unlimited": 1}`. The length and whether it is unlimited.
+fn dim_entry(d: &Value) -> Option<(u64, bool)> {
+    if let Some(obj) = d.as_object() {
+        let len = obj.get("size").and_then(|s| {
+            s.as_u64()
+                .or_else(|| s.as_str().and_then(|t| t.trim().parse().ok()))
+        })?;
+        let unlimited = obj.get("unlimited").is_some_and(|u| {
+            u.as_u64().is_some_and(|n| n != 0)
+                || u.as_bool() == Some(true)
+                || u.as_str()
+                    .is_some_and(|t| t.trim() != "0" && !t.trim().is_empty())
+        });
+        return Some((len, unlimited));
+    }
+    d.as_u64()
+        .or_else(|| d.as_str().and_then(|s| s.trim().parse().ok()))
+        .map(|n| (n, false))
+}
+
+/// netCDF-C (4.9.0 and 4.10) prints fill values with 6 significant digits, so a default
+/// float or double fill comes back as `9.96921e+36`: read that as the default fill, or
+/// every element never written would no longer read as fill.
+fn snap_default_fill(x: f64, t: AtomicType) -> f64 {
+    let d = match t {
+        AtomicType::Float => f64::from(nc_dataset::FILL_FLOAT),
+        _ => nc_dataset::FILL_DOUBLE,
+    };
+    if x != d && x.is_finite() && ((x - d) / d).abs() < 1e-6 {
+        d
+    } else {
+        x
+    }
+}
+
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut buf = 0u32;
@@ -678,7 +725,7 @@ fn fill_from_json(v: &Value, d: &Dtype) -> Option<Values> {
     match d.kind {
         Kind::Num(t) => {
             if matches!(t, AtomicType::Float | AtomicType::Double) {
-                let x = as_f64(v)?;
+                let x = snap_default_fill(as_f64(v)?, t);
                 return Some(if t == AtomicType::Float {
                     Values::Float(vec![x as f32])
                 } else {
@@ -710,4 +757,45 @@ pub(crate) fn encode_one(v: &Values, d: &Dtype) -> Vec<u8> {
     crate::convert::encode(v, d, &mut out);
     out.resize(d.size(), 0);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn dimension_entries() {
+        assert_eq!(dim_entry(&json!(3)), Some((3, false)));
+        assert_eq!(dim_entry(&json!("4")), Some((4, false)));
+        assert_eq!(
+            dim_entry(&json!({"size": 0, "unlimited": 1})),
+            Some((0, true))
+        );
+        assert_eq!(
+            dim_entry(&json!({"size": 5, "unlimited": 0})),
+            Some((5, false))
+        );
+        assert_eq!(dim_entry(&json!({"size": 2})), Some((2, false)));
+        assert_eq!(dim_entry(&json!({"unlimited": 1})), None);
+        assert_eq!(dim_entry(&json!([1])), None);
+    }
+
+    #[test]
+    fn six_digit_default_fill_reads_as_the_default() {
+        let d = Dtype::parse("<f8").unwrap();
+        assert_eq!(
+            fill_from_json(&json!(9.96921e36), &d),
+            Some(Values::Double(vec![nc_dataset::FILL_DOUBLE]))
+        );
+        assert_eq!(
+            fill_from_json(&json!(9.969e36), &d),
+            Some(Values::Double(vec![9.969e36]))
+        );
+        let f = Dtype::parse("<f4").unwrap();
+        assert_eq!(
+            fill_from_json(&json!(9.96921e36), &f),
+            Some(Values::Float(vec![nc_dataset::FILL_FLOAT]))
+        );
+    }
 }

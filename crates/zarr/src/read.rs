@@ -211,6 +211,13 @@ impl ZarrFile {
                 (start.to_vec(), count.to_vec())
             };
         let rank = v.shape.len();
+        // the variable's extent: its dimensions' lengths (a variable of an unlimited dimension
+        // may be stored shorter than the dimension, and reads as fill past its records)
+        let extent: Vec<u64> = if self.ds.var(var).dims.len() == rank {
+            self.ds.shape(var)
+        } else {
+            v.shape.clone()
+        };
         if start.len() != rank || count.len() != rank {
             return Err(req(format!(
                 "hyperslab of rank {} for a variable of rank {rank}",
@@ -218,13 +225,10 @@ impl ZarrFile {
             )));
         }
         for i in 0..rank {
-            if start[i]
-                .checked_add(count[i])
-                .is_none_or(|e| e > v.shape[i])
-            {
+            if start[i].checked_add(count[i]).is_none_or(|e| e > extent[i]) {
                 return Err(req(format!(
                     "hyperslab {}+{} exceeds dimension length {}",
-                    start[i], count[i], v.shape[i]
+                    start[i], count[i], extent[i]
                 )));
             }
         }

@@ -1,19 +1,21 @@
 //! Writing a dataset as an NCZarr (or pure Zarr) store.
 //!
-//! The default layout is the one netCDF-C 4.9.0 writes and reads (upper-case
-//! `_NCZARR_SUPERBLOCK` / `_NCZARR_GROUP` / `_NCZARR_ARRAY` / `_NCZARR_ATTR` keys, char
-//! data as `<U1` with one byte per element), so the reference ncdump reads our stores;
-//! [`NczarrLayout::Documented`] writes what the NCZarr documentation describes (lower-case
-//! keys, `>S1`); [`NczarrLayout::NetcdfC410`] what netCDF-C 4.10 (netCDF4-python) reads and
-//! writes (the keys inside `.zattrs`). Pure Zarr (`mode=zarr`) has no NCZarr keys and stores
-//! char as `|S1`.
+//! The default layout is the one netCDF-C 4.10 writes and reads (netCDF4-python bundles it):
+//! the NCZarr keys inside `.zattrs`, unlimited dimensions marked, char as `>S1`.
+//! [`NczarrLayout::NetcdfC490`] writes what netCDF-C 4.9.0 reads (upper-case
+//! `_NCZARR_SUPERBLOCK` / `_NCZARR_GROUP` / `_NCZARR_ARRAY` / `_NCZARR_ATTR` keys in the Zarr
+//! objects, char data as `<U1` with one byte per element); [`NczarrLayout::Documented`] what
+//! the NCZarr documentation describes (lower-case keys, `>S1`). Neither netCDF-C reads the
+//! other's layout right (attribute types live under a key the other shows as an attribute).
+//! Pure Zarr (`mode=zarr`) has no NCZarr keys and stores char as `|S1`.
 //!
 //! Choices (netCDF-C differs where noted):
 //! - Strings are fixed-length `|Sn`, n = `_nczarr_maxstrlen` of the variable, else the root
 //!   group's `_nczarr_default_maxstrlen`, else 128. A longer string is an error naming the
 //!   variable, element and the attribute to raise (netCDF-C truncates silently).
-//! - Unlimited dimensions are written as fixed ones of their current length (netCDF-C 4.9.0
-//!   refuses them).
+//! - Unlimited dimensions keep their flag in the 4.10 layout; in the 4.9 layout they are
+//!   written as fixed ones of their current length (netCDF-C 4.9.0 has no unlimited ones),
+//!   and chunks no longer than the array (4.9.0 refuses longer ones).
 //! - Scalar and string variables are written unfiltered (as netCDF-C does).
 //! - Chunks equal to the fill value everywhere are not written (they read back as fill),
 //!   unless the variable has no fill value (`_NoFill`, `fill_value: null`).
@@ -33,18 +35,22 @@ use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
-/// Which NCZarr metadata spelling to write.
+/// Which NCZarr metadata spelling to write. No one layout is read right by both netCDF-C
+/// 4.9.0 and 4.10 (`docs/compat.md`, "NCZarr / Zarr"): the default is 4.10's, the current one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NczarrLayout {
-    /// What netCDF-C 4.9.0 writes and reads: upper-case keys, char as `<U1`.
-    #[default]
+    /// What netCDF-C 4.9.0 writes and reads: upper-case keys, char as `<U1`. 4.9.0 has no
+    /// unlimited or 0-length dimensions, no strings and cannot read scalars' data: unlimited
+    /// dimensions are written fixed, string attributes as char text, scalars as 0-d arrays.
     NetcdfC490,
     /// What the NCZarr documentation describes: lower-case keys, char as `>S1`
     /// (netCDF-C 4.9.0 cannot read it).
     Documented,
-    /// What netCDF-C 4.10 writes and reads (netCDF4-python's bundled library): the NCZarr
-    /// keys inside `.zattrs`, `dimensions`/`arrays`/`dimension_references`, scalars as
+    /// What netCDF-C 4.10 writes and reads (netCDF4-python's bundled library), the default:
+    /// the NCZarr keys inside `.zattrs`, `dimensions` (an unlimited one as
+    /// `{"size": n, "unlimited": 1}`), `arrays`, `dimension_references`, scalars as
     /// `"scalar": 1` with `_ARRAY_DIMENSIONS: ["_scalar_"]`, char as `>S1`.
+    #[default]
     NetcdfC410,
 }
 
@@ -260,6 +266,19 @@ fn attrs_object(
                 let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
                 (attrs::char_to_json(b), cx.char_dtype().replace('|', "<"))
             }
+            AtomicType::String if cx.opts.layout == NczarrLayout::NetcdfC490 && !cx.pure => {
+                // 4.9.0 has no string type in NCZarr and refuses the whole store on an `|Sn`
+                // attribute type: the text goes as char, several strings joined by ", "
+                let text = match &a.values {
+                    Values::String(s) => s
+                        .iter()
+                        .map(|x| x.as_deref().unwrap_or(""))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    _ => String::new(),
+                };
+                (Value::String(text), cx.char_dtype().replace('|', "<"))
+            }
             AtomicType::String => {
                 let max = match &a.values {
                     Values::String(s) => s
@@ -327,7 +346,14 @@ fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
         let mut dims = Map::new();
         for d in &grp.dims {
             let dim = ds.dim(*d);
-            dims.insert(dim.name.clone(), json!(dim.len));
+            // 4.10 marks unlimited dimensions; 4.9.0 knows only lengths (and crashes on the
+            // object form), so there they are written fixed
+            let entry = if dim.unlimited && cx.in_zattrs() {
+                json!({"size": dim.len, "unlimited": 1})
+            } else {
+                json!(dim.len)
+            };
+            dims.insert(dim.name.clone(), entry);
         }
         let vars: Vec<&str> = grp.vars.iter().map(|v| ds.var(*v).name.as_str()).collect();
         let groups: Vec<&str> = grp
@@ -482,14 +508,27 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
     } else {
         dtype
     };
-    let shape: Vec<u64> = if scalar { vec![1] } else { ds.shape(v) };
-    let chunks = match (&var.storage.layout, &var.storage.chunk_sizes) {
+    // netCDF-C 4.9.0 reads a `[1]`-shaped scalar as rank 1 and crashes at open: there a
+    // scalar is a 0-d array (it then reads the metadata, though not the value)
+    let layout49 = cx.opts.layout == NczarrLayout::NetcdfC490 && !cx.pure;
+    let shape: Vec<u64> = match (scalar, layout49) {
+        (true, true) => Vec::new(),
+        (true, false) => vec![1],
+        (false, _) => ds.shape(v),
+    };
+    let mut chunks: Vec<u64> = match (&var.storage.layout, &var.storage.chunk_sizes) {
         (Some(Layout::Contiguous | Layout::Compact), _) => {
             shape.iter().map(|&n| n.max(1)).collect()
         }
         (_, Some(c)) if c.len() == shape.len() && !scalar => c.iter().map(|&n| n.max(1)).collect(),
         _ => default_chunks(&shape, dtype.size() as u64),
     };
+    if layout49 {
+        // 4.9.0 refuses a chunk longer than the array (an unlimited dimension's chunk often is)
+        for (c, &n) in chunks.iter_mut().zip(&shape) {
+            *c = (*c).min(n).max(1);
+        }
+    }
     let fill_vals = ds.fill_value(v).unwrap_or_else(|| default_fill(t));
     let no_fill = var.storage.no_fill == Some(true);
     let fill_value = if no_fill {
@@ -747,8 +786,13 @@ fn finish_chunk(
         None => buf,
     };
     let parts: Vec<String> = idx.iter().map(u64::to_string).collect();
-    let key = format!("{}/{}", p.key, parts.join(&p.sep.to_string()));
-    cx.store.put(&key, &data)
+    // a 0-d array's one chunk is "0" (Zarr v2)
+    let tail = if parts.is_empty() {
+        "0".to_string()
+    } else {
+        parts.join(&p.sep.to_string())
+    };
+    cx.store.put(&format!("{}/{tail}", p.key), &data)
 }
 
 /// Copy a C-order region of shape `count` into the top corner of a C-order chunk.

@@ -289,6 +289,7 @@ fn stored_layout_details() {
     let loc = format!("file://{}/s.file#mode=nczarr,file", d.display());
     let opts = ZarrWriteOptions {
         dimension_separator: '/',
+        layout: NczarrLayout::NetcdfC490,
         ..Default::default()
     };
     write(&ds, &loc, &opts);
@@ -303,7 +304,7 @@ fn stored_layout_details() {
     );
     assert_eq!(
         r("sc/.zarray"),
-        r#"{"zarr_format":2,"shape":[1],"dtype":"<f4","chunks":[1],"fill_value":9.96921e+36,"order":"C","compressor":null,"filters":null,"dimension_separator":"/","_NCZARR_ARRAY":{"dimrefs":[],"storage":"scalar"}}"#
+        r#"{"zarr_format":2,"shape":[],"dtype":"<f4","chunks":[],"fill_value":9.96921e+36,"order":"C","compressor":null,"filters":null,"dimension_separator":"/","_NCZARR_ARRAY":{"dimrefs":[],"storage":"scalar"}}"#
     );
     assert_eq!(
         r(".zgroup"),
