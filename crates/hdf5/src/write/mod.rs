@@ -315,7 +315,7 @@ impl Writer<'_> {
         let layout = if layout == Layout::Contiguous
             && st.layout.is_none()
             && rank > 0
-            && !self.gets_data(v)
+            && (!self.gets_data(v) || self.given_prefix(v).is_some())
             && bytes > BIG_UNWRITTEN_BYTES
         {
             Layout::Chunked
@@ -518,6 +518,26 @@ impl Writer<'_> {
     /// True if the variable's data is written (ncgen mode writes only what the CDL gives).
     fn gets_data(&self, v: VarId) -> bool {
         !(self.opts.only_given_data && self.ds.var(v).data.is_none())
+    }
+
+    /// ncgen: the number of leading elements (in row-major order) the CDL gives for a
+    /// variable of an atomic type read as fill past them, when that is fewer than all. Chunks
+    /// past them are left unwritten: HDF5 reads them as the fill value, as netCDF-C's ncgen
+    /// leaves them. `None` when every chunk is written.
+    fn given_prefix(&self, v: VarId) -> Option<u64> {
+        let var = self.ds.var(v);
+        let file_nofill =
+            !self.opts.fill && matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String);
+        if !self.opts.only_given_data
+            || var.storage.no_fill == Some(true)
+            || file_nofill
+            || !matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String)
+        {
+            return None;
+        }
+        let given = var.data.as_ref()?.len() as u64;
+        let all = self.ds.num_elements(v)?;
+        (given < all).then_some(given)
     }
 
     fn attach_scales(&mut self) -> Result<(), Hdf5Error> {
@@ -754,6 +774,8 @@ impl Writer<'_> {
             [u] if !shape[*u].is_multiple_of(plan.chunk[*u]) => Some(*u),
             _ => None,
         };
+        // ncgen: chunks that begin past the data the CDL gives stay unwritten (fill)
+        let given = self.given_prefix(v);
         let encode_one = |k: u64| -> Result<EncodedChunk, Hdf5Error> {
             let coords = unravel(k, grid);
             let start: Vec<u64> = coords
@@ -761,6 +783,11 @@ impl Writer<'_> {
                 .zip(&plan.chunk)
                 .map(|(&i, &c)| i * c)
                 .collect();
+            if let Some(n) = given {
+                if row_major_index(&start, shape) >= u128::from(n) {
+                    return Ok((Vec::new(), Vec::new()));
+                }
+            }
             // Same chunk shape and filters in the source: its stored bytes as they are. They are
             // still decoded once (not re-encoded) so that a corrupt chunk fails the copy here
             // instead of passing on to the output.
@@ -835,6 +862,10 @@ impl Writer<'_> {
             Ok((coords.iter().map(|&c| c as usize).collect(), stored))
         };
         let write_one = |(coords, bytes): EncodedChunk| -> Result<(), Hdf5Error> {
+            if coords.is_empty() {
+                // a chunk past the given data (see `given_prefix`)
+                return Ok(());
+            }
             let edge = edge_axis.filter(|&u| coords[u] as u64 + 1 == grid[u]);
             let r = if let (Some(u), Some(_)) = (edge, pipeline) {
                 hd.write_chunk_raw(linear_slot(&coords, u, grid), &bytes, 0)
@@ -1064,6 +1095,13 @@ fn check_chunk_shape(ds: &Dataset, v: VarId, chunk: &[u64], elem: u64) -> Result
             ),
         )),
     }
+}
+
+/// The row-major position of element `at` in an array of `shape`.
+fn row_major_index(at: &[u64], shape: &[u64]) -> u128 {
+    at.iter()
+        .zip(shape)
+        .fold(0u128, |acc, (&i, &n)| acc * u128::from(n) + u128::from(i))
 }
 
 fn chunk_grid(shape: &[u64], chunk: &[u64]) -> Vec<u64> {
