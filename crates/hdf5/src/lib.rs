@@ -17,6 +17,7 @@
 //!
 //! Spec: netCDF File Formats, "The NetCDF-4 Format"; HDF5 File Format Specification v3.
 
+mod checksum;
 mod convert;
 mod error;
 mod filters;
