@@ -25,6 +25,7 @@ mod h5;
 mod meta;
 mod ohdr;
 mod read;
+mod verify;
 pub mod write;
 
 use std::path::Path;
