@@ -233,6 +233,7 @@ impl H5 {
                 "{what}: link heap at {:#x}",
                 li.fractal_heap_address
             )))?;
+        crate::verify::fractal_heap(self, &heap, &format!("{what}: link heap"))?;
         let index = li.btree_name_index_address;
         let bt = BTreeV2Header::parse_at_storage(s, index, self.os, self.ls)
             .map_err(st(format!("{what}: link name index at {index:#x}")))?;
@@ -356,6 +357,7 @@ impl H5 {
                 "{what}: attribute heap at {:#x}",
                 info.fractal_heap_address
             )))?;
+        crate::verify::fractal_heap(self, &heap, &format!("{what}: attribute heap"))?;
         let by_order = info
             .btree_creation_order_address
             .filter(|&a| !Cursor::is_undefined_offset(a, self.os));

@@ -1,11 +1,11 @@
-//! Checksums of the chunk index blocks that hdf5-reader 0.12.1 reads without verifying: the
-//! extensible array's index, secondary and data blocks (and data block pages) and the fixed
-//! array's data block (and its pages). Headers are verified here too, since their fields size
+//! Checksums of the blocks that hdf5-reader 0.12.1 reads without verifying: the extensible
+//! array's index, secondary and data blocks (and data block pages), the fixed array's data
+//! block (and its pages), and the fractal heap's indirect blocks. Headers are verified here too, since their fields size
 //! everything else. One pass per dataset, each block read once; the bytes read are bounded by
 //! the file's size, so a corrupt index that points many times at the same place cannot make
 //! the walk run long.
 //!
-//! HDF5 File Format Specification v3: III.H (Extensible Array: header, index block, secondary
+//! HDF5 File Format Specification v3: III.G (Fractal Heap: indirect block), III.H (Extensible Array: header, index block, secondary
 //! block, data block, data block page), III.I (Fixed Array: header, data block, data block
 //! page), II.C (checksums). A data block is paged when it holds more elements than a page
 //! (`2^page bits`); a page is covered by its checksum only once it has been written, which the
@@ -29,6 +29,7 @@ pub(crate) fn chunk_index(
     let mut walk = Walk {
         h5,
         what,
+        part: "chunk index",
         budget: h5.storage().len(),
         file_len: h5.storage().len(),
     };
@@ -39,10 +40,87 @@ pub(crate) fn chunk_index(
     }
 }
 
+/// Verify the checksums of the indirect blocks of the fractal heap `heap` (dense links or
+/// attributes of the object `what`). Its header and direct blocks are checked by hdf5-reader.
+pub(crate) fn fractal_heap(
+    h5: &H5,
+    heap: &hdf5_reader::fractal_heap::FractalHeap,
+    what: &str,
+) -> Result<(), Hdf5Error> {
+    if heap.current_rows_in_root_indirect == 0
+        || Cursor::is_undefined_offset(heap.root_block_address, h5.os)
+    {
+        // the root block is a direct block (or there is none yet)
+        return Ok(());
+    }
+    let mut walk = Walk {
+        h5,
+        what,
+        part: "fractal heap",
+        budget: h5.storage().len(),
+        file_len: h5.storage().len(),
+    };
+    let bad = |m: String| Hdf5Error::invalid(format!("{what}: fractal heap"), m);
+    let (start, max_direct, width) = (
+        heap.starting_block_size,
+        heap.max_direct_block_size,
+        u64::from(heap.table_width),
+    );
+    if !start.is_power_of_two()
+        || !max_direct.is_power_of_two()
+        || max_direct < start
+        || !width.is_power_of_two()
+    {
+        return Err(bad(format!(
+            "doubling table makes no sense (width {width}, blocks of {start} to {max_direct} bytes)"
+        )));
+    }
+    let geo = HeapGeometry {
+        os: u64::from(h5.os),
+        width,
+        // rows of direct blocks: one of the starting size, then doubling up to the maximum
+        max_direct_rows: u64::from(max_direct.trailing_zeros() - start.trailing_zeros()) + 2,
+        // bits of the first row: its blocks times their size
+        first_row_bits: u64::from(start.trailing_zeros() + width.trailing_zeros()),
+        start_bits: u64::from(start.trailing_zeros()),
+        off_bytes: u64::from(heap.max_heap_size.div_ceil(8)),
+        direct_entry: u64::from(h5.os)
+            + if heap.io_filter_info.is_empty() {
+                0
+            } else {
+                u64::from(h5.ls) + 4
+            },
+    };
+    walk.heap_indirect(
+        &geo,
+        heap.root_block_address,
+        u64::from(heap.current_rows_in_root_indirect),
+        0,
+    )
+}
+
+/// Sizes of a fractal heap's blocks, from its header's doubling table.
+struct HeapGeometry {
+    os: u64,
+    width: u64,
+    max_direct_rows: u64,
+    first_row_bits: u64,
+    start_bits: u64,
+    off_bytes: u64,
+    /// Bytes of one direct block entry: address, and filtered size and mask when filtered.
+    direct_entry: u64,
+}
+
+/// Most nested indirect blocks: each level at least doubles the block size, and a heap
+/// addresses at most 2^64 bytes.
+const MAX_HEAP_DEPTH: u32 = 64;
+
 /// One walk over one index: the bytes it may still read, and where errors point.
 struct Walk<'a> {
     h5: &'a H5,
     what: &'a str,
+    /// What is walked, for errors: "chunk index" or "fractal heap".
+    part: &'static str,
     budget: u64,
     file_len: u64,
 }
@@ -65,7 +143,7 @@ fn bit(bitmap: &[u8], i: u64) -> bool {
 
 impl Walk<'_> {
     fn err(&self, message: impl Into<String>) -> Hdf5Error {
-        Hdf5Error::invalid(format!("{}: chunk index", self.what), message)
+        Hdf5Error::invalid(format!("{}: {}", self.what, self.part), message)
     }
 
     fn undefined(&self, addr: u64) -> bool {
@@ -119,6 +197,52 @@ impl Walk<'_> {
     fn add(&self, a: u64, b: u64) -> Result<u64, Hdf5Error> {
         a.checked_add(b)
             .ok_or_else(|| self.err("block size overflows"))
+    }
+
+    /// The fractal heap indirect block `FHIB` at `addr` of `nrows` rows, and those below it.
+    fn heap_indirect(
+        &mut self,
+        geo: &HeapGeometry,
+        addr: u64,
+        nrows: u64,
+        depth: u32,
+    ) -> Result<(), Hdf5Error> {
+        if depth > MAX_HEAP_DEPTH {
+            return Err(Hdf5Error::TooDeep {
+                what: format!("{}: fractal heap indirect block at {addr:#x}", self.what),
+                limit: MAX_HEAP_DEPTH as usize,
+            });
+        }
+        let direct_rows = nrows.min(geo.max_direct_rows);
+        let indirect_rows = nrows - direct_rows;
+        let head = 5 + geo.os + geo.off_bytes;
+        let direct_bytes = self.mul(self.mul(direct_rows, geo.width)?, geo.direct_entry)?;
+        let indirect_bytes = self.mul(self.mul(indirect_rows, geo.width)?, geo.os)?;
+        let len = [head, direct_bytes, indirect_bytes, 4]
+            .into_iter()
+            .try_fold(0u64, |a, b| self.add(a, b))?;
+        let b = self.block(addr, len, b"FHIB", "fractal heap indirect block")?;
+        let os = geo.os as usize;
+        for i in 0..indirect_rows * geo.width {
+            let at = (head + direct_bytes + i * geo.os) as usize;
+            let Some(child) = uint(&b, at, os).filter(|&a| !self.undefined(a)) else {
+                continue;
+            };
+            // a row's blocks are the starting size for rows 0 and 1, then double each row;
+            // an indirect block of that size holds the rows up to that size
+            let row = direct_rows + i / geo.width;
+            let size_bits = geo.start_bits + row.saturating_sub(1);
+            let child_rows = (size_bits + 1)
+                .checked_sub(geo.first_row_bits)
+                .filter(|&r| r > 0)
+                .ok_or_else(|| {
+                    self.err(format!(
+                        "fractal heap indirect block at {addr:#x}: child in row {row} has no rows"
+                    ))
+                })?;
+            self.heap_indirect(geo, child, child_rows, depth + 1)?;
+        }
+        Ok(())
     }
 
     /// Fixed array: header `FAHD`, data block `FADB`, and its pages when paged.
