@@ -104,7 +104,11 @@ impl H5 {
         // fails on a corrupt one; hdf5-reader reads it only to find shared messages
         if let Some(ext) = extension.filter(|&a| !Cursor::is_undefined_offset(a, os)) {
             crate::ohdr::check(&h5, ext).map_err(|e| match e {
-                e @ Hdf5Error::Checksum { .. } => e,
+                Hdf5Error::Checksum {
+                    what,
+                    stored,
+                    computed,
+                } => Hdf5Error::checksum(format!("superblock extension: {what}"), stored, computed),
                 e => Hdf5Error::invalid("superblock extension", e.to_string()),
             })?;
         }

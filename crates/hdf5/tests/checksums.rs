@@ -16,7 +16,7 @@ use nc_dataset::Values;
 use nc_hdf5::{Hdf5Error, Nc4File};
 
 /// Object headers: `v` gets attributes after `w` was written, so they go to a continuation
-/// block. `g` carries an attribute of a committed type, which hdf5-reader refuses, so its
+/// block. A persistent free-space manager makes a superblock extension. `g` carries an attribute of a committed type, which hdf5-reader refuses, so its
 /// header is read by our own walk, and then more attributes in a continuation block.
 const HEADERS: &str = r#"
 import h5py, numpy as np
@@ -32,6 +32,8 @@ with h5py.File('fallback.h5', 'w', libver='latest') as f:
     for i in range(6):
         g.attrs['a%d' % i] = 'x' * 100
     g['d'] = np.arange(3, dtype='i4')
+with h5py.File('ext.h5', 'w', libver='latest', fs_strategy='page', fs_persist=True) as f:
+    f['v'] = np.arange(3, dtype='i4')
 with h5py.File('dense.h5', 'w', libver='latest') as f:
     f['d'] = np.arange(3, dtype='i4')
     for i in range(200):
@@ -352,4 +354,43 @@ fn fractal_heap_indirect_blocks_are_verified() {
     // 40-bit heaps), then the first direct block's address
     let bad = corrupt(&good, "fhib.h5", at + 18);
     assert_checksum_error(&bad, "fractal heap indirect block", at);
+}
+
+#[test]
+fn superblock_extension_is_verified() {
+    let Some(dir) = files("cks-ext", HEADERS) else {
+        return;
+    };
+    let good = dir.join("ext.h5");
+    let values = open_and_read(&good).expect("untouched file");
+    assert_eq!(values, vec![Values::Int(vec![0, 1, 2])]);
+    let bytes = std::fs::read(&good).unwrap();
+    // superblock version 2 or 3: signature (8), version, sizes, flags, base address, then
+    // the extension's address
+    assert!(matches!(bytes[8], 2 | 3));
+    let ext = u64::from_le_bytes(bytes[20..28].try_into().unwrap()) as usize;
+    assert_eq!(&bytes[ext..ext + 4], b"OHDR");
+    let bad = corrupt(&good, "ext-bad.h5", first_message(&bytes, ext) + 1);
+    assert_checksum_error(&bad, "superblock extension: object header", ext);
+}
+
+#[test]
+fn superblock_is_verified() {
+    // hdf5-reader checks it; the error must say so (the superblock's address is where the
+    // signature was found: 0 here, further on after a user block)
+    let Some(dir) = files("cks-sb", HEADERS) else {
+        return;
+    };
+    let good = dir.join("hdr.h5");
+    let bytes = std::fs::read(&good).unwrap();
+    assert!(matches!(bytes[8], 2 | 3), "superblock version 2 or 3");
+    // the end-of-file address: a byte the checksum covers that sizes nothing we read first
+    let bad = corrupt(&good, "sb.h5", 36);
+    let e = Nc4File::open(&bad).expect_err("corrupt superblock");
+    assert!(e.is_checksum_mismatch(), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("sb.h5: superblock: checksum mismatch (stored 0x"),
+        "{msg}"
+    );
 }
