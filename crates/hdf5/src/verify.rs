@@ -154,8 +154,8 @@ impl Walk<'_> {
     fn read(&mut self, addr: u64, len: u64, name: &str) -> Result<Vec<u8>, Hdf5Error> {
         self.budget = self.budget.checked_sub(len).ok_or_else(|| {
             self.err(format!(
-                "its blocks add up to more than the file's {} bytes (a {name} at {addr:#x} of {len} bytes is one too many): the index is corrupt",
-                self.file_len
+                "its blocks add up to more than the file's {} bytes (a {name} at {addr:#x} of {len} bytes is one too many): the {} is corrupt",
+                self.file_len, self.part
             ))
         })?;
         self.h5
