@@ -167,3 +167,70 @@ fn failed_write_leaves_existing_output_untouched() {
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
+
+#[test]
+fn corrupt_netcdf4_object_headers_are_errors_not_repaired() {
+    // issue 20: a corrupt v2 object header used to be read by a fallback walk that checked
+    // no checksum; ncdump -h printed nonsense and nccopy dropped variables, both exiting 0
+    let dir = tempdir("checksum");
+    let cdl = dir.join("t.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf t {\ndimensions:\n x = 4 ;\n t = UNLIMITED ;\nvariables:\n int v(t, x) ;\n  v:units = \"m\" ;\n float w(x) ;\ndata:\n v = 1, 2, 3, 4, 5, 6, 7, 8 ;\n w = 1, 2, 3, 4 ;\n}\n",
+    )
+    .unwrap();
+    let good = dir.join("t.nc");
+    let o = run(
+        "ncgen-rs",
+        &[
+            "-k",
+            "nc4",
+            "-o",
+            good.to_str().unwrap(),
+            cdl.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run("ncdump-rs", &["-h", good.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&good).unwrap();
+    let mut blocks: Vec<(usize, &str)> = Vec::new();
+    for (sig, name) in [(b"OHDR", "object header"), (b"OCHK", "continuation block")] {
+        blocks.extend(
+            bytes
+                .windows(4)
+                .enumerate()
+                .filter(|(_, w)| w == sig)
+                .map(|(i, _)| (i, name)),
+        );
+    }
+    assert!(
+        blocks.len() >= 4,
+        "root group, 2 dimensions and 2 variables: {blocks:?}"
+    );
+    for (n, (at, name)) in blocks.into_iter().enumerate() {
+        let mut bad = bytes.clone();
+        // a byte of the first message (inside what the checksum covers, past the fields
+        // that size the block): after a header's prefix, after a continuation's signature
+        let first = if name == "object header" {
+            let flags = bytes[at + 5];
+            let times = if flags & 0x20 != 0 { 16 } else { 0 };
+            let phase = if flags & 0x10 != 0 { 4 } else { 0 };
+            at + 6 + times + phase + (1 << (flags & 3))
+        } else {
+            at + 4
+        };
+        bad[first + 1] ^= 0x5a;
+        let file = format!("bad{n}.nc");
+        let p = dir.join(&file);
+        std::fs::write(&p, &bad).unwrap();
+        let want = format!("{name} at {at:#x}: checksum mismatch (stored 0x");
+        let o = run("ncdump-rs", &["-h", &file], &dir);
+        assert_clean_failure(&o, "ncdump", &[&file, &want, "the file is corrupt"]);
+        let out = dir.join(format!("copy{n}.nc"));
+        let o = run("nccopy-rs", &[&file, out.to_str().unwrap()], &dir);
+        assert_clean_failure(&o, "nccopy", &[&file, &want]);
+        assert!(!out.exists(), "nccopy left an output for a corrupt input");
+    }
+}

@@ -22,6 +22,17 @@ pub enum Hdf5Error {
         /// The decoder's message.
         message: String,
     },
+    /// A structure's stored checksum does not match its bytes: the file is corrupt, and
+    /// nothing read from that structure can be trusted.
+    #[error("{what}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): the file is corrupt")]
+    Checksum {
+        /// The structure and its address (e.g. `object header at 0x1a3`).
+        what: String,
+        /// The checksum stored in the file.
+        stored: u32,
+        /// The checksum of the bytes as they are.
+        computed: u32,
+    },
     /// A structure is well-formed HDF5 but its content makes no sense (bad sizes, counts).
     #[error("{what}: {message}")]
     Invalid {
@@ -119,10 +130,39 @@ pub enum Hdf5Error {
 }
 
 impl Hdf5Error {
-    pub(crate) fn structure(what: impl Into<String>, err: impl std::fmt::Display) -> Hdf5Error {
-        Hdf5Error::Structure {
+    /// The decoder's error while reading `what`; its checksum mismatches become
+    /// [`Hdf5Error::Checksum`].
+    pub(crate) fn structure(what: impl Into<String>, err: hdf5_reader::error::Error) -> Hdf5Error {
+        match err {
+            hdf5_reader::error::Error::ChecksumMismatch { expected, actual } => {
+                Hdf5Error::Checksum {
+                    what: what.into(),
+                    stored: expected,
+                    computed: actual,
+                }
+            }
+            err => Hdf5Error::Structure {
+                what: what.into(),
+                message: err.to_string(),
+            },
+        }
+    }
+
+    /// A checksum mismatch in the structure `what` (its name and address).
+    pub(crate) fn checksum(what: impl Into<String>, stored: u32, computed: u32) -> Hdf5Error {
+        Hdf5Error::Checksum {
             what: what.into(),
-            message: err.to_string(),
+            stored,
+            computed,
+        }
+    }
+
+    /// True for a checksum mismatch, possibly inside [`Hdf5Error::InFile`].
+    pub fn is_checksum_mismatch(&self) -> bool {
+        match self {
+            Hdf5Error::Checksum { .. } => true,
+            Hdf5Error::InFile { inner, .. } => inner.is_checksum_mismatch(),
+            _ => false,
         }
     }
 

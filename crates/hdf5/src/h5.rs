@@ -91,14 +91,28 @@ impl H5 {
                 format!("offset size {os} / length size {ls}: expected 2, 4 or 8"),
             ));
         }
-        Ok(H5 {
+        let extension = sb.extension_address;
+        let h5 = H5 {
             file,
             direct: None,
             os,
             ls,
             gheaps: Mutex::new(HashMap::new()),
             own_headers: Mutex::new(HashMap::new()),
-        })
+        };
+        // HDF5 reads the superblock extension (an object header) when it opens a file, and
+        // fails on a corrupt one; hdf5-reader reads it only to find shared messages
+        if let Some(ext) = extension.filter(|&a| !Cursor::is_undefined_offset(a, os)) {
+            crate::ohdr::check(&h5, ext).map_err(|e| match e {
+                Hdf5Error::Checksum {
+                    what,
+                    stored,
+                    computed,
+                } => Hdf5Error::checksum(format!("superblock extension: {what}"), stored, computed),
+                e => Hdf5Error::invalid("superblock extension", e.to_string()),
+            })?;
+        }
+        Ok(h5)
     }
 
     pub fn superblock_version(&self) -> u8 {
@@ -117,10 +131,20 @@ impl H5 {
     }
 
     /// The object header at `addr`, shared messages resolved (cached). Headers hdf5-reader
-    /// refuses (attributes of committed types) are parsed by our own walk in `ohdr.rs`.
+    /// refuses (attributes of committed types) are parsed by our own walk in `ohdr.rs`, which
+    /// verifies the same checksums. A checksum mismatch is never worked around: it is the error.
     pub fn header(&self, addr: u64) -> Result<Arc<ObjectHeader>, Hdf5Error> {
         match self.file.get_or_parse_header(addr) {
             Ok(h) => Ok(h),
+            Err(hdf5_reader::error::Error::ChecksumMismatch { expected, actual }) => {
+                // our walk names the block (first chunk or which continuation) that is corrupt
+                Err(match crate::ohdr::check(self, addr) {
+                    Err(e @ Hdf5Error::Checksum { .. }) => e,
+                    _ => {
+                        Hdf5Error::checksum(format!("object header at {addr:#x}"), expected, actual)
+                    }
+                })
+            }
             Err(first) => {
                 if let Some(h) = self
                     .own_headers
@@ -130,9 +154,11 @@ impl H5 {
                 {
                     return Ok(h);
                 }
-                // keep the decoder's own message when our walk fails too
-                let h = Arc::new(crate::ohdr::parse(self, addr).map_err(|_| {
-                    Hdf5Error::structure(format!("object header at {addr:#x}"), first)
+                // keep the decoder's own message when our walk fails too, unless ours found
+                // a checksum mismatch (the decoder then failed on something else first)
+                let h = Arc::new(crate::ohdr::parse(self, addr).map_err(|e| match e {
+                    e @ Hdf5Error::Checksum { .. } => e,
+                    _ => Hdf5Error::structure(format!("object header at {addr:#x}"), first),
                 })?);
                 if let Ok(mut m) = self.own_headers.lock() {
                     m.insert(addr, h.clone());
@@ -207,12 +233,17 @@ impl H5 {
     ) -> Result<(), Hdf5Error> {
         let s = self.storage();
         let heap = FractalHeap::parse_at_storage(s, li.fractal_heap_address, self.os, self.ls)
-            .map_err(st(format!("{what}: link heap")))?;
-        let bt = BTreeV2Header::parse_at_storage(s, li.btree_name_index_address, self.os, self.ls)
-            .map_err(st(format!("{what}: link name index")))?;
+            .map_err(st(format!(
+                "{what}: link heap at {:#x}",
+                li.fractal_heap_address
+            )))?;
+        crate::verify::fractal_heap(self, &heap, &format!("{what}: link heap"))?;
+        let index = li.btree_name_index_address;
+        let bt = BTreeV2Header::parse_at_storage(s, index, self.os, self.ls)
+            .map_err(st(format!("{what}: link name index at {index:#x}")))?;
         let records =
             btree_v2::collect_btree_v2_records_storage(s, &bt, self.os, self.ls, None, &[], None)
-                .map_err(st(format!("{what}: link name index")))?;
+                .map_err(st(format!("{what}: link name index at {index:#x}")))?;
         let mut cache = FractalHeapDirectBlockCache::default();
         for r in records {
             let BTreeV2Record::LinkNameHash { heap_id, .. } = r else {
@@ -220,7 +251,10 @@ impl H5 {
             };
             let bytes = heap
                 .get_object_storage_cached(&heap_id, s, self.os, self.ls, &mut cache)
-                .map_err(st(format!("{what}: link heap object")))?;
+                .map_err(st(format!(
+                    "{what}: link heap at {:#x}",
+                    li.fractal_heap_address
+                )))?;
             let l = link::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
                 .map_err(st(format!("{what}: link message")))?;
             if let LinkTarget::Hard { address } = l.target {
@@ -323,16 +357,20 @@ impl H5 {
     ) -> Result<Vec<AttributeMessage>, Hdf5Error> {
         let s = self.storage();
         let heap = FractalHeap::parse_at_storage(s, info.fractal_heap_address, self.os, self.ls)
-            .map_err(st(format!("{what}: attribute heap")))?;
+            .map_err(st(format!(
+                "{what}: attribute heap at {:#x}",
+                info.fractal_heap_address
+            )))?;
+        crate::verify::fractal_heap(self, &heap, &format!("{what}: attribute heap"))?;
         let by_order = info
             .btree_creation_order_address
             .filter(|&a| !Cursor::is_undefined_offset(a, self.os));
         let index = by_order.unwrap_or(info.btree_name_index_address);
         let bt = BTreeV2Header::parse_at_storage(s, index, self.os, self.ls)
-            .map_err(st(format!("{what}: attribute index")))?;
+            .map_err(st(format!("{what}: attribute index at {index:#x}")))?;
         let records =
             btree_v2::collect_btree_v2_records_storage(s, &bt, self.os, self.ls, None, &[], None)
-                .map_err(st(format!("{what}: attribute index")))?;
+                .map_err(st(format!("{what}: attribute index at {index:#x}")))?;
         let mut keyed: Vec<(u64, Vec<u8>)> = Vec::with_capacity(records.len());
         for r in records {
             match r {
@@ -349,7 +387,10 @@ impl H5 {
         for (_, id) in keyed {
             let bytes = heap
                 .get_object_storage_cached(&id, s, self.os, self.ls, &mut cache)
-                .map_err(st(format!("{what}: attribute heap object")))?;
+                .map_err(st(format!(
+                    "{what}: attribute heap at {:#x}",
+                    info.fractal_heap_address
+                )))?;
             // hdf5-reader refuses attributes of committed (shared) datatypes: decode those ourselves
             let a = match attribute::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
             {

@@ -17,6 +17,7 @@
 //!
 //! Spec: netCDF File Formats, "The NetCDF-4 Format"; HDF5 File Format Specification v3.
 
+mod checksum;
 mod convert;
 mod error;
 mod filters;
@@ -24,9 +25,10 @@ mod h5;
 mod meta;
 mod ohdr;
 mod read;
+mod verify;
 pub mod write;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nc_dataset::{DataError, DataSource, Dataset, Values, VarId};
@@ -38,6 +40,8 @@ pub use write::{write_file, Nc4WriteOptions};
 /// An opened netCDF-4 / HDF5 file: its dataset model (metadata only) and a data source.
 pub struct Nc4File {
     h5: h5::H5,
+    /// The file's path when opened from one: data read errors name it, as open errors do.
+    path: Option<PathBuf>,
     ds: Dataset,
     vars: Vec<Option<meta::VarInfo>>,
     decoder: Arc<dyn ChunkDecoder>,
@@ -87,7 +91,9 @@ impl Nc4File {
             },
         };
         let h5 = h5::H5::open(path).map_err(in_file)?;
-        Nc4File::build(h5, &dataset_name(path), decoder).map_err(in_file)
+        let mut file = Nc4File::build(h5, &dataset_name(path), decoder).map_err(in_file)?;
+        file.path = Some(path.to_path_buf());
+        Ok(file)
     }
 
     /// Open a file held in memory; `name` is the dataset name (`netcdf NAME {`).
@@ -107,6 +113,7 @@ impl Nc4File {
         let (ds, vars) = meta::build(&h5, name)?;
         Ok(Nc4File {
             h5,
+            path: None,
             ds,
             vars,
             decoder,
@@ -133,6 +140,26 @@ impl Nc4File {
     /// A bad request, corrupt storage, or a filter that is missing or fails.
     pub fn read_var(&self, var: VarId, start: &[u64], count: &[u64]) -> Result<Values, Hdf5Error> {
         self.read_in(&self.ds, var, start, count)
+    }
+
+    /// `e` annotated with the file's path when it says the file's bytes are bad (corrupt or
+    /// truncated structures) and the file was opened from a path. Errors about the request or
+    /// about missing or failing filters stay as they are.
+    fn in_file(&self, e: Hdf5Error) -> Hdf5Error {
+        let corrupt = matches!(
+            e,
+            Hdf5Error::Checksum { .. }
+                | Hdf5Error::Structure { .. }
+                | Hdf5Error::Invalid { .. }
+                | Hdf5Error::TooDeep { .. }
+        );
+        match (&self.path, e) {
+            (Some(path), e) if corrupt => Hdf5Error::InFile {
+                path: path.clone(),
+                inner: Box::new(e),
+            },
+            (_, e) => e,
+        }
     }
 
     /// The data reader over this file's storage, decoder and caches.
@@ -174,7 +201,9 @@ impl Nc4File {
                 var: name(),
                 message: "not a variable of this file, or its storage cannot be read".to_string(),
             })?;
-        self.reader().read(ds, var, info, start, count)
+        self.reader()
+            .read(ds, var, info, start, count)
+            .map_err(|e| self.in_file(e))
     }
 }
 
@@ -198,7 +227,7 @@ impl DataSource for Nc4File {
     ) -> Option<Result<Vec<u8>, DataError>> {
         let info = self.vars.get(var.0).and_then(Option::as_ref)?;
         let r = self.reader().read_le(ds, var, info, start, count)?;
-        Some(r.map_err(DataError::from))
+        Some(r.map_err(|e| DataError::from(self.in_file(e))))
     }
 
     fn raw_chunk(

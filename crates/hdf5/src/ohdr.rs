@@ -63,6 +63,13 @@ fn parse_depth(h5: &H5, addr: u64, depth: usize) -> Result<ObjectHeader, Hdf5Err
     })
 }
 
+/// Verify the checksums of the object header at `addr` (its first chunk and every
+/// continuation block, for a version 2 header; version 1 headers have none) without decoding
+/// its messages.
+pub(crate) fn check(h5: &H5, addr: u64) -> Result<(), Hdf5Error> {
+    collect_raw(h5, addr, &format!("object header at {addr:#x}")).map(|_| ())
+}
+
 /// Raw header messages: type, flags, bytes, and creation order (0 when not tracked).
 type Raw = Vec<(u16, u8, Vec<u8>, u16)>;
 
@@ -339,8 +346,17 @@ fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Err
                 format!("first chunk of {chunk0} bytes"),
             ));
         }
-        let body = h5.read(addr + off, chunk0, &what)?;
-        v2_messages(&body, flags, &mut raw, &mut blocks, h5, &what)?;
+        // the prefix, chunk 0 (messages and gap), then the checksum of all that: IV.A.1.b
+        let whole = h5.read(addr, off + chunk0 + 4, &what)?;
+        let body = verified(&whole, addr, "object header")?;
+        v2_messages(
+            body.get(off as usize..).unwrap_or_default(),
+            flags,
+            &mut raw,
+            &mut blocks,
+            h5,
+            &what,
+        )?;
         let mut seen = HashSet::new();
         while let Some((a, l)) = blocks.pop() {
             if !seen.insert(a) || seen.len() > MAX_BLOCKS {
@@ -362,9 +378,10 @@ fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Err
                     format!("continuation at {a:#x} has no OCHK signature"),
                 ));
             }
-            // signature first, checksum last
+            // signature, messages and gap, then the checksum of those
+            let body = verified(&blk, a, &format!("{what}: continuation block"))?;
             v2_messages(
-                &blk[4..blk.len() - 4],
+                body.get(4..).unwrap_or_default(),
                 flags,
                 &mut raw,
                 &mut blocks,
@@ -404,6 +421,25 @@ fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Err
         (1u8, refcount)
     };
     Ok((version, refcount, raw))
+}
+
+/// `block` (a structure read whole from `addr`) without its last 4 bytes, when those are the
+/// lookup3 checksum of the rest; `what` names the structure in the error.
+pub(crate) fn verified<'a>(block: &'a [u8], addr: u64, what: &str) -> Result<&'a [u8], Hdf5Error> {
+    let split = block.len().checked_sub(4).ok_or_else(|| {
+        Hdf5Error::invalid(format!("{what} at {addr:#x}"), "shorter than its checksum")
+    })?;
+    let (body, sum) = block.split_at(split);
+    let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
+    let computed = crate::checksum::lookup3(body);
+    if stored != computed {
+        return Err(Hdf5Error::checksum(
+            format!("{what} at {addr:#x}"),
+            stored,
+            computed,
+        ));
+    }
+    Ok(body)
 }
 
 /// The data layout of a dataset whose layout message is version 1 or 2, decoded by us:

@@ -487,8 +487,12 @@ impl Reader<'_> {
         let s = self.h5.storage();
         let (os, ls) = (self.h5.os, self.h5.ls);
         let rank = info.shape.len();
-        let st =
-            |e: hdf5_reader::error::Error| Hdf5Error::structure(format!("{what}: chunk index"), e);
+        let st = |e: hdf5_reader::error::Error| {
+            Hdf5Error::structure(format!("{what}: chunk index at {address:#x}"), e)
+        };
+        // hdf5-reader skips the checksums of these indexes' blocks: check them first, once per
+        // dataset (the entries are cached below, so this runs again only after an error)
+        crate::verify::chunk_index(self.h5, indexing, address, what)?;
         let mut entries = match indexing {
             None => {
                 let leaves = hdf5_reader::btree_v1::collect_btree_v1_leaves_storage(
