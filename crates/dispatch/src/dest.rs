@@ -373,7 +373,10 @@ mod tests {
         assert_eq!(fs::read(dest.join(".zgroup")).unwrap(), b"new");
         assert_eq!(fs::read(dest.join("v/0")).unwrap(), b"chunk");
         // nothing but the store is left
-        let names: Vec<_> = fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("out.zarr")]);
         fs::remove_dir_all(&d).unwrap();
     }
