@@ -505,3 +505,22 @@ for name, kw in (('hn_default', {}), ('hn_latest', {'libver': 'latest'}), ('hn_t
         ]
     );
 }
+
+#[test]
+fn attributes_with_a_null_dataspace_print_as_empty_strings() {
+    let Some(dir) = files(
+        "nullatt",
+        r#"
+import h5py, numpy as np
+with h5py.File('nullatt.h5', 'w') as f:
+    f['data'] = np.arange(3, dtype='i4')
+    f.attrs['emptyf'] = h5py.Empty('f4')
+    f['data'].attrs['emptys'] = h5py.Empty(h5py.string_dtype())
+    f['data'].attrs['emptyc'] = h5py.Empty('S1')
+"#,
+    ) else {
+        return;
+    };
+    let (cdl, _) = same_as_ncdump(&dir.join("nullatt.h5"));
+    assert!(cdl.contains(":emptyf = \"\" ;"), "{cdl}");
+}
