@@ -278,6 +278,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let input = nc_dispatch::open(&infile).context("cannot open input")?;
+    if !args.quiet {
+        for w in input.warnings() {
+            eprintln!("nccopy: warning: {}: {w}", infile.display());
+        }
+    }
     let mut opts = nc_dispatch::CopyOptions {
         format,
         fix_unlimited: args.fix_unlimited,

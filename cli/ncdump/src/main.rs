@@ -145,6 +145,9 @@ fn name_from_path(path: &Path) -> String {
 
 fn run(args: &Args, file: &Path) -> anyhow::Result<()> {
     let opened = nc_dispatch::open(file)?;
+    for w in opened.warnings() {
+        eprintln!("ncdump: warning: {}: {w}", file.display());
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     if args.kind {

@@ -32,9 +32,16 @@ impl RegistryDecoder {
     }
 }
 
+/// HDF5-only filters the registry has no codec for: nbit (5) and scaleoffset (6), decoded by
+/// the HDF5 reader's built-in decoder (read side only; nothing writes them).
+fn hdf5_only(reg: &Registry, id: u32) -> bool {
+    matches!(id, 5 | 6) && !reg.is_available(id)
+}
+
 impl nc_hdf5::ChunkDecoder for RegistryDecoder {
     fn supports(&self, id: u32) -> bool {
-        self.registry().is_available(id)
+        let reg = self.registry();
+        reg.is_available(id) || hdf5_only(reg, id)
     }
 
     fn decode(
@@ -45,9 +52,26 @@ impl nc_hdf5::ChunkDecoder for RegistryDecoder {
         data: Vec<u8>,
     ) -> Result<Vec<u8>, String> {
         let reg = self.registry();
-        let pipe = reg
-            .pipeline_stored(filters, FilterContext::new(type_size, chunk_shape))
-            .map_err(|e| e.to_string())?;
-        pipe.decode(&data).map_err(|e| e.to_string())
+        let ctx = FilterContext::new(type_size, chunk_shape);
+        if !filters.iter().any(|f| hdf5_only(reg, f.id)) {
+            let pipe = reg
+                .pipeline_stored(filters, ctx)
+                .map_err(|e| e.to_string())?;
+            return pipe.decode(&data).map_err(|e| e.to_string());
+        }
+        // undo the chain one filter at a time, last applied first
+        let mut data = data;
+        for f in filters.iter().rev() {
+            let one = std::slice::from_ref(f);
+            data = if hdf5_only(reg, f.id) {
+                nc_hdf5::BuiltinDecoder.decode(one, type_size, chunk_shape, data)?
+            } else {
+                let pipe = reg
+                    .pipeline_stored(one, FilterContext::new(type_size, chunk_shape))
+                    .map_err(|e| e.to_string())?;
+                pipe.decode(&data).map_err(|e| e.to_string())?
+            };
+        }
+        Ok(data)
     }
 }

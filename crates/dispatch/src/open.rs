@@ -184,6 +184,15 @@ impl Opened {
         }
     }
 
+    /// What the reader left out or shows differently (one sentence each, naming the object),
+    /// for the tool to print on stderr.
+    pub fn warnings(&self) -> &[String] {
+        match &self.backend {
+            Backend::Nc4(h) => h.warnings(),
+            Backend::Classic(_) | Backend::Zarr(_) => &[],
+        }
+    }
+
     /// The storage kind.
     pub fn kind(&self) -> FileKind {
         self.kind

@@ -50,7 +50,8 @@ pub(crate) fn atomic(dt: &Datatype, as_dataset: bool) -> Option<AtomicType> {
             (8, false) => AtomicType::UInt64,
             _ => return None,
         },
-        Datatype::FloatingPoint { size: 4, .. } => AtomicType::Float,
+        // half floats widen to float, as netCDF-C 4.9's native-type mapping reads them
+        Datatype::FloatingPoint { size: 2 | 4, .. } => AtomicType::Float,
         Datatype::FloatingPoint { size: 8, .. } => AtomicType::Double,
         Datatype::String {
             size: StringSize::Fixed(n),
@@ -207,6 +208,15 @@ impl Decoder<'_> {
                 }
             }
             Datatype::FloatingPoint {
+                size: 2,
+                byte_order,
+            } => Values::Float(
+                ints!(bytes, n, u16, *byte_order)
+                    .into_iter()
+                    .map(half_to_f32)
+                    .collect(),
+            ),
+            Datatype::FloatingPoint {
                 size: 4,
                 byte_order,
             } => Values::Float(ints!(bytes, n, f32, *byte_order)),
@@ -323,13 +333,38 @@ fn trim_nul(b: &[u8]) -> &[u8] {
     }
 }
 
-fn fixed_string(c: &[u8], padding: StringPadding) -> String {
-    let s = match padding {
-        StringPadding::SpacePad => {
-            let end = c.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
-            &c[..end]
-        }
-        _ => trim_nul(c),
-    };
-    String::from_utf8_lossy(s).into_owned()
+/// A fixed-length string element as netCDF-C reads it: a C string, so it ends at the first
+/// NUL whatever the padding (space padding is kept, as netCDF-C 4.9 / 4.10 show it).
+fn fixed_string(c: &[u8], _padding: StringPadding) -> String {
+    String::from_utf8_lossy(trim_nul(c)).into_owned()
+}
+
+/// An IEEE 754 binary16 value widened to f32 (exact: every half is a float).
+fn half_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let frac = f32::from(h & 0x3ff);
+    match exp {
+        // subnormal: frac * 2^-24
+        0 => sign * frac * 2f32.powi(-24),
+        0x1f if frac == 0.0 => sign * f32::INFINITY,
+        0x1f => f32::NAN,
+        _ => sign * (1.0 + frac / 1024.0) * 2f32.powi(exp - 15),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::half_to_f32;
+
+    #[test]
+    fn half_floats_widen_exactly() {
+        assert_eq!(half_to_f32(0x3c00), 1.0);
+        assert_eq!(half_to_f32(0xc080), -2.25);
+        assert_eq!(half_to_f32(0x7bff), 65504.0);
+        assert_eq!(half_to_f32(0x0001), 2f32.powi(-24));
+        assert_eq!(half_to_f32(0xfc00), f32::NEG_INFINITY);
+        assert!(half_to_f32(0x7e00).is_nan());
+        assert_eq!(half_to_f32(0x8000).to_bits(), (-0.0f32).to_bits());
+    }
 }

@@ -63,6 +63,16 @@ pub enum Hdf5Error {
         /// The path that closes the cycle.
         path: String,
     },
+    /// A variable's raw data is in an external file that cannot be read.
+    #[error("variable \"{var}\": its data is in external file {}, which cannot be read: {error} (external files are looked for beside the HDF5 file, then in the current directory)", .file.display())]
+    ExternalFile {
+        /// The variable.
+        var: String,
+        /// The external file, as resolved.
+        file: PathBuf,
+        /// The OS error (printed in the message, so not a `source()`).
+        error: std::io::Error,
+    },
     /// A read asks for more data than the limit allows.
     #[error("{what}: needs {bytes} bytes, more than the limit of {limit}")]
     TooLarge {

@@ -3,7 +3,9 @@
 //! [`ChunkDecoder`] is the seam between this reader and a filter engine: the reader hands it the
 //! filters that were applied to a chunk (in pipeline, i.e. write, order) and the stored bytes; the
 //! decoder undoes them in reverse order. [`BuiltinDecoder`] covers the filters netCDF-C itself
-//! writes without plugins: deflate (1), shuffle (2) and fletcher32 (3).
+//! writes without plugins: deflate (1), shuffle (2) and fletcher32 (3), and HDF5's own
+//! nbit (5) and scaleoffset (6), decoded by `hdf5-reader` (parameters as HDF5's `set_local`
+//! stored them in the pipeline message).
 
 use std::io::Read;
 
@@ -49,13 +51,21 @@ pub fn filter_name(id: u32) -> &'static str {
     }
 }
 
-/// Deflate, shuffle and fletcher32, decoded in pure Rust.
+/// HDF5's nbit filter id.
+const FILTER_NBIT: u32 = 5;
+/// HDF5's scale-offset filter id.
+const FILTER_SCALEOFFSET: u32 = 6;
+
+/// Deflate, shuffle, fletcher32, nbit and scaleoffset, decoded in pure Rust.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BuiltinDecoder;
 
 impl ChunkDecoder for BuiltinDecoder {
     fn supports(&self, id: u32) -> bool {
-        matches!(id, FILTER_DEFLATE | FILTER_SHUFFLE | FILTER_FLETCHER32)
+        matches!(
+            id,
+            FILTER_DEFLATE | FILTER_SHUFFLE | FILTER_FLETCHER32 | FILTER_NBIT | FILTER_SCALEOFFSET
+        )
     }
 
     fn decode(
@@ -81,6 +91,18 @@ impl ChunkDecoder for BuiltinDecoder {
                     unshuffle(&data, size)
                 }
                 FILTER_FLETCHER32 => check_fletcher32(data)?,
+                FILTER_NBIT => hdf5_reader::filters::nbit::decompress_with_limit(
+                    &data,
+                    &f.params,
+                    usize::try_from(limit).map_err(|_| "chunk size overflows")?,
+                )
+                .map_err(|e| format!("nbit (filter 5): {e}"))?,
+                FILTER_SCALEOFFSET => hdf5_reader::filters::scaleoffset::decompress_with_limit(
+                    &data,
+                    &f.params,
+                    usize::try_from(limit).map_err(|_| "chunk size overflows")?,
+                )
+                .map_err(|e| format!("scaleoffset (filter 6): {e}"))?,
                 other => {
                     return Err(format!(
                         "filter {other} ({}) is not built in",

@@ -16,6 +16,7 @@ use hdf5_reader::io::Cursor;
 use hdf5_reader::local_heap::LocalHeap;
 use hdf5_reader::messages::attribute::{self, AttributeMessage};
 use hdf5_reader::messages::attribute_info::AttributeInfoMessage;
+use hdf5_reader::messages::external_files::ExternalFilesMessage;
 use hdf5_reader::messages::link::{self, LinkTarget};
 use hdf5_reader::messages::link_info::LinkInfoMessage;
 use hdf5_reader::messages::symbol_table_msg::SymbolTableMessage;
@@ -31,12 +32,34 @@ const MAX_HEADER_BYTES: usize = 64 << 20;
 /// Largest single raw read (one contiguous variable, one chunk).
 pub(crate) const MAX_READ_BYTES: u64 = 4 << 30;
 
-/// One hard link of a group.
+/// Where a link of a group leads.
+#[derive(Debug, Clone)]
+pub(crate) enum LinkTo {
+    /// An object of this file (hard link).
+    Hard(u64),
+    /// A path in this file, absolute or relative to the link's group (soft link).
+    Soft(String),
+    /// An object of another file (external link).
+    External { file: String, path: String },
+}
+
+/// One link of a group.
 #[derive(Debug, Clone)]
 pub(crate) struct Link {
     pub name: String,
-    pub addr: u64,
+    pub to: LinkTo,
     pub order: Option<u64>,
+}
+
+fn link_to(target: LinkTarget) -> LinkTo {
+    match target {
+        LinkTarget::Hard { address } => LinkTo::Hard(address),
+        LinkTarget::Soft { path } => LinkTo::Soft(path),
+        LinkTarget::External { filename, path } => LinkTo::External {
+            file: filename,
+            path,
+        },
+    }
 }
 
 /// An opened HDF5 file with the caches the netCDF layer needs.
@@ -47,6 +70,9 @@ pub(crate) struct H5 {
     direct: Option<direct::Direct>,
     pub os: u8,
     pub ls: u8,
+    /// The directory of the file when opened from a path: where relative external raw data
+    /// file names are looked for first.
+    pub dir: Option<std::path::PathBuf>,
     gheaps: Mutex<HashMap<u64, Arc<GlobalHeapCollection>>>,
     own_headers: Mutex<HashMap<u64, Arc<ObjectHeader>>>,
 }
@@ -70,6 +96,7 @@ impl H5 {
         let file = Hdf5File::open_with_options(path, options).map_err(st("superblock"))?;
         let mut h5 = H5::from_file(file)?;
         let base = h5.file.superblock().base_address;
+        h5.dir = path.parent().map(Path::to_path_buf);
         h5.direct = std::fs::File::open(path)
             .ok()
             .map(|file| direct::Direct { file, base });
@@ -95,6 +122,7 @@ impl H5 {
         let h5 = H5 {
             file,
             direct: None,
+            dir: None,
             os,
             ls,
             gheaps: Mutex::new(HashMap::new()),
@@ -191,22 +219,18 @@ impl H5 {
         Ok(buf.as_ref().to_vec())
     }
 
-    /// The hard links of a group, in netCDF iteration order: creation order when every link
+    /// The links of a group, in netCDF iteration order: creation order when every link
     /// carries one, else name order (HDF5's name index).
     pub fn links(&self, hdr: &ObjectHeader, what: &str) -> Result<Vec<Link>, Hdf5Error> {
         let mut links = Vec::new();
         let mut info: Option<&LinkInfoMessage> = None;
         for m in &hdr.messages {
             match m {
-                HdfMessage::Link(l) => {
-                    if let LinkTarget::Hard { address } = l.target {
-                        links.push(Link {
-                            name: l.name.clone(),
-                            addr: address,
-                            order: l.creation_order,
-                        });
-                    }
-                }
+                HdfMessage::Link(l) => links.push(Link {
+                    name: l.name.clone(),
+                    to: link_to(l.target.clone()),
+                    order: l.creation_order,
+                }),
                 HdfMessage::LinkInfo(li) => info = Some(li),
                 HdfMessage::SymbolTable(s) => self.symbol_table_links(s, what, &mut links)?,
                 _ => {}
@@ -257,13 +281,11 @@ impl H5 {
                 )))?;
             let l = link::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
                 .map_err(st(format!("{what}: link message")))?;
-            if let LinkTarget::Hard { address } = l.target {
-                out.push(Link {
-                    name: l.name,
-                    addr: address,
-                    order: l.creation_order,
-                });
-            }
+            out.push(Link {
+                name: l.name,
+                to: link_to(l.target),
+                order: l.creation_order,
+            });
         }
         Ok(())
     }
@@ -301,16 +323,27 @@ impl H5 {
             let node = SymbolTableNode::parse(&mut Cursor::new(&bytes), self.os, self.ls)
                 .map_err(st(format!("{what}: symbol table node")))?;
             for e in node.entries {
-                // cache type 2 is a soft link: netCDF has no use for it
-                if e.cache_type == 2 {
-                    continue;
-                }
                 let name = heap
                     .get_string_storage(e.link_name_offset, s)
                     .map_err(st(format!("{what}: link name")))?;
+                // cache type 2: a soft link, its value's heap offset in the scratch pad
+                let to = if e.cache_type == 2 {
+                    let at = u32::from_le_bytes([
+                        e.scratch[0],
+                        e.scratch[1],
+                        e.scratch[2],
+                        e.scratch[3],
+                    ]);
+                    LinkTo::Soft(
+                        heap.get_string_storage(u64::from(at), s)
+                            .map_err(st(format!("{what}: soft link \"{name}\" value")))?,
+                    )
+                } else {
+                    LinkTo::Hard(e.object_header_address)
+                };
                 out.push(Link {
                     name,
-                    addr: e.object_header_address,
+                    to,
                     order: None,
                 });
             }
@@ -320,7 +353,7 @@ impl H5 {
 
     /// The attributes of an object in netCDF iteration order: compact ones by their messages'
     /// creation order when tracked (else header order), dense
-    /// ones by the creation-order index when there is one, else by name.
+    /// ones by the creation-order index when there is one, else in name-index (hash) order.
     pub fn attributes(
         &self,
         addr: u64,
@@ -400,10 +433,30 @@ impl H5 {
             };
             atts.push(a);
         }
-        if by_order.is_none() {
-            atts.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-        }
+        // without a creation-order index HDF5 iterates the name index as stored: by the
+        // names' hashes (Jenkins lookup3), which is the order netCDF-C lists them in
         Ok(atts)
+    }
+
+    /// The file names and byte ranges of an external raw data files message (HDF5 spec
+    /// IV.A.2.h), names from its local heap.
+    pub fn external_slots(
+        &self,
+        m: &ExternalFilesMessage,
+        what: &str,
+    ) -> Result<Vec<(String, u64, u64)>, Hdf5Error> {
+        let s = self.storage();
+        let heap = LocalHeap::parse_at_storage(s, m.heap_address, self.os, self.ls)
+            .map_err(st(format!("{what}: external file name heap")))?;
+        m.slots
+            .iter()
+            .map(|slot| {
+                let name = heap
+                    .get_string_storage(slot.name_offset, s)
+                    .map_err(st(format!("{what}: external file name")))?;
+                Ok((name, slot.offset, slot.size))
+            })
+            .collect()
     }
 
     /// Size in bytes of one vlen reference (length, heap collection address, object index).

@@ -46,6 +46,7 @@ pub struct Nc4File {
     vars: Vec<Option<meta::VarInfo>>,
     decoder: Arc<dyn ChunkDecoder>,
     cache: read::ReadCache,
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for Nc4File {
@@ -110,7 +111,7 @@ impl Nc4File {
     }
 
     fn build(h5: h5::H5, name: &str, decoder: Arc<dyn ChunkDecoder>) -> Result<Nc4File, Hdf5Error> {
-        let (ds, vars) = meta::build(&h5, name)?;
+        let (ds, vars, warnings) = meta::build(&h5, name)?;
         Ok(Nc4File {
             h5,
             path: None,
@@ -118,7 +119,15 @@ impl Nc4File {
             vars,
             decoder,
             cache: read::ReadCache::default(),
+            warnings,
         })
+    }
+
+    /// What the file holds that the dataset leaves out or shows differently, one sentence
+    /// each naming the object (datasets of types netCDF lacks, links not followed); a tool
+    /// prints them on stderr.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The dataset model: groups, dimensions, types, variables with attributes and storage

@@ -16,15 +16,19 @@ use hdf5_reader::object_header::ObjectHeader;
 use hdf5_reader::ByteOrder;
 use nc_dataset::{
     Attribute, CompoundField, Dataset, Endianness, EnumMember, FileInfo, FilterSpec, Format,
-    GroupId, Layout, Storage, UserTypeKind, Values, VarId,
+    GroupId, Layout, NcType, Storage, UserTypeKind, Values, VarId,
 };
 
 use crate::convert::{atomic, byte_order, stored_size, Decoder, TypeTable};
-use crate::h5::H5;
+use crate::h5::{LinkTo, H5};
 use crate::Hdf5Error;
 
 /// Deepest group nesting we follow.
 const MAX_GROUP_DEPTH: usize = 100;
+/// Most groups we read (a group reached by several links is read once per link).
+const MAX_GROUPS: usize = 1 << 16;
+/// Most soft links followed in a row (HDF5's default traversal limit).
+const MAX_SOFT_LINKS: usize = 16;
 /// netCDF-C's text in the `NAME` attribute of a dimension without a coordinate variable.
 const DIM_WITHOUT_VARIABLE: &str = "This is a netCDF dimension but not a netCDF variable";
 /// Prefix netCDF-C puts on a variable that has a dimension's name but is not its coordinate.
@@ -68,9 +72,21 @@ pub(crate) struct VarInfo {
     pub fill: Option<Vec<u8>>,
     /// Bytes per stored element.
     pub elem_size: usize,
+    /// Raw data in other files (external storage): file name, offset in it, bytes (the
+    /// last slot may say `u64::MAX`, "to the end").
+    pub external: Option<Vec<(String, u64, u64)>>,
+    /// An integer type with fewer significant bits than its size (nbit filter): precision and
+    /// bit offset, as the filter's parameters give them; values are shifted down and
+    /// sign-extended after decoding, as HDF5 converts them to a native type.
+    pub int_bits: Option<(u32, u32)>,
 }
 
+/// A file's dataset model, the reader's facts per variable, and the warnings.
+type Built = (Dataset, Vec<Option<VarInfo>>, Vec<String>);
+
 struct RawDataset {
+    /// Position in the walk (netCDF-C's order of reading objects).
+    seq: usize,
     group: GroupId,
     name: String,
     addr: u64,
@@ -79,6 +95,7 @@ struct RawDataset {
     layout: Option<DataLayout>,
     fill: Option<hdf5_reader::messages::fill_value::FillValueMessage>,
     filters: Vec<FilterSpec>,
+    external: Option<Vec<(String, u64, u64)>>,
     atts: Vec<AttributeMessage>,
     /// Index into the dimension list when this is a dimension scale.
     scale: Option<usize>,
@@ -94,6 +111,7 @@ struct RawDim {
 }
 
 struct RawType {
+    seq: usize,
     group: GroupId,
     name: String,
     dt: Datatype,
@@ -106,13 +124,19 @@ struct Walker<'a> {
     dims: Vec<RawDim>,
     types: Vec<RawType>,
     group_atts: Vec<Vec<AttributeMessage>>,
-    visited: HashSet<u64>,
+    /// Groups walked so far (bounds a file whose groups link to each other many times).
+    groups_walked: usize,
     next_dimid: u64,
     markers: usize,
+    /// Objects seen so far (datasets and committed types), for [`RawDataset::seq`].
+    seq: usize,
+    /// What was left out, for the user (see [`crate::Nc4File::warnings`]).
+    warnings: Vec<String>,
 }
 
 /// Build the dataset model of an opened file (metadata only, no data is decoded).
-pub(crate) fn build(h5: &H5, name: &str) -> Result<(Dataset, Vec<Option<VarInfo>>), Hdf5Error> {
+/// Also returns warnings naming what netCDF cannot represent and was left out.
+pub(crate) fn build(h5: &H5, name: &str) -> Result<Built, Hdf5Error> {
     let mut w = Walker {
         h5,
         ds: Dataset::new(name),
@@ -120,12 +144,14 @@ pub(crate) fn build(h5: &H5, name: &str) -> Result<(Dataset, Vec<Option<VarInfo>
         dims: Vec::new(),
         types: Vec::new(),
         group_atts: vec![Vec::new()],
-        visited: HashSet::new(),
+        groups_walked: 0,
         next_dimid: 0,
         markers: 0,
+        seq: 0,
+        warnings: Vec::new(),
     };
     let root = h5.root_addr()?;
-    w.walk(GroupId(0), root, 0, "/")?;
+    w.walk(GroupId(0), root, &mut vec![root], "/")?;
     w.finish()
 }
 
@@ -145,17 +171,33 @@ fn is_unlimited(space: &DataspaceMessage, d: usize) -> bool {
 }
 
 impl Walker<'_> {
-    fn walk(&mut self, g: GroupId, addr: u64, depth: usize, path: &str) -> Result<(), Hdf5Error> {
-        if depth > MAX_GROUP_DEPTH {
+    fn next_seq(&mut self) -> usize {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Read group `g` (at `addr`, path `path`): its attributes, then its links in order
+    /// (datasets and committed types at once, child groups after), as netCDF-C does.
+    /// `ancestors` holds the addresses of the groups from the root down to this one.
+    fn walk(
+        &mut self,
+        g: GroupId,
+        addr: u64,
+        ancestors: &mut Vec<u64>,
+        path: &str,
+    ) -> Result<(), Hdf5Error> {
+        if ancestors.len() > MAX_GROUP_DEPTH {
             return Err(Hdf5Error::TooDeep {
                 what: format!("group \"{path}\""),
                 limit: MAX_GROUP_DEPTH,
             });
         }
-        if !self.visited.insert(addr) {
-            return Err(Hdf5Error::Cycle {
-                path: path.to_string(),
-            });
+        self.groups_walked += 1;
+        if self.groups_walked > MAX_GROUPS {
+            return Err(Hdf5Error::invalid(
+                format!("group \"{path}\""),
+                format!("more than {MAX_GROUPS} groups (groups linked to each other many times?)"),
+            ));
         }
         let what = format!("group \"{path}\"");
         let hdr = self.h5.header(addr)?;
@@ -168,25 +210,95 @@ impl Walker<'_> {
             } else {
                 format!("{path}/{}", link.name)
             };
-            let child = self.h5.header(link.addr)?;
+            let target = match &link.to {
+                LinkTo::Hard(a) => *a,
+                LinkTo::Soft(to) => match self.resolve(to, addr, 0)? {
+                    Ok(a) => a,
+                    Err(why) => {
+                        self.warnings.push(format!(
+                            "soft link \"{child_path}\" to \"{to}\" left out: {why}"
+                        ));
+                        continue;
+                    }
+                },
+                LinkTo::External { file, path: to } => {
+                    self.warnings.push(format!(
+                        "external link \"{child_path}\" to \"{to}\" in file \"{file}\" left out: external links are not followed"
+                    ));
+                    continue;
+                }
+            };
+            let child = self.h5.header(target)?;
             match classify(&child) {
-                Kind::Dataset => self.dataset(g, &link.name, link.addr, &child, &child_path)?,
-                Kind::Type(dt) => self.types.push(RawType {
-                    group: g,
-                    name: link.name.clone(),
-                    dt,
-                }),
+                Kind::Dataset => self.dataset(g, &link.name, target, &child, &child_path)?,
+                Kind::Type(dt) => {
+                    let seq = self.next_seq();
+                    self.types.push(RawType {
+                        seq,
+                        group: g,
+                        name: link.name.clone(),
+                        dt,
+                    })
+                }
                 Kind::Group => {
+                    if target == addr || ancestors.contains(&target) {
+                        // netCDF-C 4.9 recurses into such a group until it runs out of stack
+                        self.warnings.push(format!(
+                            "group \"{child_path}\" left out: it is one of the groups that contain it (a cycle)"
+                        ));
+                        continue;
+                    }
                     let id = self.ds.add_group(g, link.name.clone());
                     self.group_atts.push(Vec::new());
-                    children.push((id, link.addr, child_path));
+                    children.push((id, target, child_path));
                 }
             }
         }
         for (id, a, p) in children {
-            self.walk(id, a, depth + 1, &p)?;
+            ancestors.push(a);
+            let r = self.walk(id, a, ancestors, &p);
+            ancestors.pop();
+            r?;
         }
         Ok(())
+    }
+
+    /// The object a soft link's value names, from the group at `here`; `Ok(Err(why))` when
+    /// it names nothing this file holds (HDF5 follows at most 16 nested soft links).
+    fn resolve(
+        &self,
+        to: &str,
+        here: u64,
+        nested: usize,
+    ) -> Result<Result<u64, String>, Hdf5Error> {
+        if nested >= MAX_SOFT_LINKS {
+            return Ok(Err(format!(
+                "more than {MAX_SOFT_LINKS} soft links in a row (a cycle?)"
+            )));
+        }
+        let mut at = if to.starts_with('/') {
+            self.h5.root_addr()?
+        } else {
+            here
+        };
+        for part in to.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            let hdr = self.h5.header(at)?;
+            let links = self.h5.links(&hdr, &format!("soft link target \"{to}\""))?;
+            let Some(l) = links.into_iter().find(|l| l.name == part) else {
+                return Ok(Err(format!("\"{part}\" does not exist")));
+            };
+            at = match l.to {
+                LinkTo::Hard(a) => a,
+                LinkTo::Soft(next) => match self.resolve(&next, at, nested + 1)? {
+                    Ok(a) => a,
+                    Err(why) => return Ok(Err(why)),
+                },
+                LinkTo::External { .. } => {
+                    return Ok(Err(format!("\"{part}\" is an external link")))
+                }
+            };
+        }
+        Ok(Ok(at))
     }
 
     fn dataset(
@@ -203,8 +315,10 @@ impl Walker<'_> {
         let mut layout = None;
         let mut fill = None;
         let mut filters = Vec::new();
+        let mut external = None;
         for m in &hdr.messages {
             match m {
+                HdfMessage::ExternalFiles(e) => external = Some(self.h5.external_slots(e, &what)?),
                 HdfMessage::Dataspace(s) => space = Some(s.clone()),
                 HdfMessage::Datatype(t) => dt = Some(t.datatype.clone()),
                 HdfMessage::DataLayout(l) => layout = Some(l.layout.clone()),
@@ -282,7 +396,9 @@ impl Walker<'_> {
                 unlimited: is_unlimited(&space, 0),
             });
         }
+        let seq = self.next_seq();
         self.datasets.push(RawDataset {
+            seq,
             group: g,
             name: name.to_string(),
             addr,
@@ -291,6 +407,7 @@ impl Walker<'_> {
             layout,
             fill,
             filters,
+            external,
             atts,
             scale,
             dim_only,
@@ -298,8 +415,8 @@ impl Walker<'_> {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<(Dataset, Vec<Option<VarInfo>>), Hdf5Error> {
-        let table = self.build_types();
+    fn finish(mut self) -> Result<Built, Hdf5Error> {
+        let (table, var_types) = self.build_types();
         let h5 = self.h5;
 
         // variable dimensions (as dimid keys); phony dimensions are made children-first, as
@@ -315,7 +432,7 @@ impl Walker<'_> {
         for g in order {
             for (i, d) in self.datasets.iter().enumerate() {
                 // datasets netCDF cannot type are skipped before their dimensions are made
-                if d.group != g || d.dim_only || table.nc_type(&d.dt, true).is_none() {
+                if d.group != g || d.dim_only || var_types[i].is_none() {
                     continue;
                 }
                 let what = format!("variable \"{}\"", d.name);
@@ -413,8 +530,7 @@ impl Walker<'_> {
         let mut infos = Vec::new();
         for (i, d) in self.datasets.iter().enumerate() {
             let Some(keys) = &var_dims[i] else { continue };
-            let Some(ty) = table.nc_type(&d.dt, true) else {
-                // netCDF-C skips datasets whose type it cannot name (uncommitted vlen etc.)
+            let Some(ty) = var_types[i] else {
                 continue;
             };
             let name = d
@@ -479,39 +595,122 @@ impl Walker<'_> {
             // attributes on datasets and wants two
             is_netcdf4: Some(!strict && self.markers >= 2),
         };
-        Ok((self.ds, infos))
+        Ok((self.ds, infos, self.warnings))
     }
 
-    /// Add the committed datatypes netCDF can represent as user types.
-    fn build_types(&mut self) -> TypeTable {
+    /// Add the user types, and find each dataset's netCDF type. Objects are taken in the
+    /// order netCDF-C reads them: a committed datatype becomes a user type where it is met; a
+    /// dataset of an enum, compound, vlen or opaque type that matches no user type met
+    /// before it gets a type of its own, `_Anonymous<Class><n>` in its group (netCDF-C 4.10;
+    /// 4.9 leaves such datasets out). Datasets of types netCDF has no place for are left
+    /// out with a warning.
+    fn build_types(&mut self) -> (TypeTable, Vec<Option<NcType>>) {
         let mut table = TypeTable::default();
         let raw = std::mem::take(&mut self.types);
-        let mut added = Vec::new();
-        for t in &raw {
-            let user = matches!(
-                t.dt,
-                Datatype::Enum { .. }
-                    | Datatype::Opaque { .. }
-                    | Datatype::Compound { .. }
-                    | Datatype::VarLen {
-                        kind: VarLenKind::Sequence,
-                        ..
-                    }
-            );
-            if user {
+        let mut committed = Vec::new();
+        let mut var_types = vec![None; self.datasets.len()];
+        let mut anonymous = 0u32;
+        let mut next_type = raw.iter().peekable();
+        for (i, d) in self.datasets.iter().enumerate() {
+            while let Some(t) = next_type.next_if(|t| t.seq < d.seq) {
+                if is_user_class(&t.dt) {
+                    let id =
+                        self.ds
+                            .add_type(t.group, t.name.clone(), UserTypeKind::Opaque { size: 0 });
+                    table.entries.push((id, t.dt.clone()));
+                    committed.push((id, t.dt.clone()));
+                }
+            }
+            if d.dim_only {
+                continue;
+            }
+            if let Some(ty) = table.nc_type(&d.dt, true) {
+                var_types[i] = Some(ty);
+                continue;
+            }
+            let path = dataset_path(&self.ds, d.group, &d.name);
+            let class = match &d.dt {
+                Datatype::Enum { .. } => Some("Enum"),
+                Datatype::Compound { .. } => Some("Compound"),
+                Datatype::VarLen {
+                    kind: VarLenKind::Sequence,
+                    ..
+                } => Some("Vlen"),
+                Datatype::Opaque { .. } => Some("Opaque"),
+                _ => None,
+            };
+            match class.and_then(|c| Some((c, user_kind(&d.dt, &table)?))) {
+                Some((class, kind)) => {
+                    anonymous += 1;
+                    let id =
+                        self.ds
+                            .add_type(d.group, format!("_Anonymous{class}{anonymous}"), kind);
+                    table.entries.push((id, d.dt.clone()));
+                    var_types[i] = Some(NcType::User(id));
+                }
+                None => self.warnings.push(format!(
+                    "dataset \"{path}\" left out: netCDF has no type for its HDF5 datatype ({})",
+                    type_class(&d.dt)
+                )),
+            }
+        }
+        for t in next_type {
+            if is_user_class(&t.dt) {
                 let id =
                     self.ds
                         .add_type(t.group, t.name.clone(), UserTypeKind::Opaque { size: 0 });
                 table.entries.push((id, t.dt.clone()));
-                added.push((id, t.dt.clone()));
+                committed.push((id, t.dt.clone()));
             }
         }
-        for (id, dt) in added {
+        for (id, dt) in committed {
             if let Some(kind) = user_kind(&dt, &table) {
                 self.ds.types[id.0].kind = kind;
             }
         }
-        table
+        (table, var_types)
+    }
+}
+
+/// Committed datatypes netCDF shows as user types.
+fn is_user_class(dt: &Datatype) -> bool {
+    matches!(
+        dt,
+        Datatype::Enum { .. }
+            | Datatype::Opaque { .. }
+            | Datatype::Compound { .. }
+            | Datatype::VarLen {
+                kind: VarLenKind::Sequence,
+                ..
+            }
+    )
+}
+
+/// The HDF5 class of a datatype, for messages.
+fn type_class(dt: &Datatype) -> String {
+    match dt {
+        Datatype::FixedPoint { size, .. } => format!("{size}-byte integer"),
+        Datatype::FloatingPoint { size, .. } => format!("{size}-byte float"),
+        Datatype::Bitfield { size, .. } => format!("{size}-byte bitfield"),
+        Datatype::Reference { .. } => "reference".to_string(),
+        Datatype::Array { .. } => "array".to_string(),
+        Datatype::Enum { .. } => "enum of a base type netCDF lacks".to_string(),
+        Datatype::Compound { .. } => "compound with members netCDF cannot type".to_string(),
+        Datatype::VarLen { .. } => "variable-length of a base type netCDF lacks".to_string(),
+        Datatype::Opaque { .. } => "opaque".to_string(),
+        Datatype::String { .. } => "string".to_string(),
+        #[allow(unreachable_patterns)]
+        _ => "unknown class".to_string(),
+    }
+}
+
+/// `/g/name` of an object named `name` in group `g`.
+fn dataset_path(ds: &Dataset, g: GroupId, name: &str) -> String {
+    let gp = ds.group_path(g);
+    if gp == "/" {
+        format!("/{name}")
+    } else {
+        format!("{gp}/{name}")
     }
 }
 
@@ -753,7 +952,30 @@ fn var_info(h5: &H5, d: &RawDataset) -> Option<VarInfo> {
         filters: d.filters.clone(),
         fill,
         elem_size,
+        external: d.external.clone(),
+        int_bits: nbit_int_bits(&d.dt, &d.filters),
     })
+}
+
+/// Precision and offset of an integer dataset packed by the nbit filter (5), whose parameters
+/// (HDF5 `set_local`) are: count, no-op flag, elements, class 1 (atomic), size, order,
+/// precision, offset. `None` when every bit counts.
+fn nbit_int_bits(dt: &Datatype, filters: &[FilterSpec]) -> Option<(u32, u32)> {
+    let Datatype::FixedPoint { size, .. } = dt else {
+        return None;
+    };
+    let f = filters.iter().find(|f| f.id == 5)?;
+    match f.params.as_slice() {
+        [_, _, _, 1, s, _, precision, offset, ..]
+            if *s == u32::from(*size)
+                && *precision > 0
+                && precision.checked_add(*offset).is_some_and(|e| e <= s * 8)
+                && (*precision < s * 8 || *offset > 0) =>
+        {
+            Some((*precision, *offset))
+        }
+        _ => None,
+    }
 }
 
 /// The parameters netCDF-C reports for a stored filter. szip's are rewritten by HDF5's

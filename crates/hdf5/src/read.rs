@@ -201,6 +201,19 @@ impl Reader<'_> {
                 }
                 copy_linear(slab, ext, 0, data, out, es);
             }
+            DataLayout::Contiguous { .. } if info.external.is_some() => {
+                let (first, last) = span(slab, ext);
+                let Some((first, last)) = first.zip(last) else {
+                    return Ok(());
+                };
+                let len = (last - first + 1)
+                    .checked_mul(es as u64)
+                    .filter(|&l| l <= MAX_READ_BYTES)
+                    .ok_or_else(|| Hdf5Error::invalid(&what, "contiguous span too large"))?;
+                let slots = info.external.as_deref().unwrap_or_default();
+                let data = self.read_external(name, slots, first * es as u64, len)?;
+                copy_linear(slab, ext, first, &data, out, es);
+            }
             DataLayout::Contiguous { address, .. } => {
                 if Cursor::is_undefined_offset(*address, self.h5.os) {
                     return Ok(());
@@ -285,6 +298,78 @@ impl Reader<'_> {
         Ok(())
     }
 
+    /// `len` bytes from byte `at` of a dataset stored in external files (`slots`: file name,
+    /// offset, size, in dataset order). Bytes past the end of an external file read as
+    /// zeros, as HDF5 reads them; a range past the slots' total is an error.
+    fn read_external(
+        &self,
+        var: &str,
+        slots: &[(String, u64, u64)],
+        at: u64,
+        len: u64,
+    ) -> Result<Vec<u8>, Hdf5Error> {
+        use std::io::{Read, Seek, SeekFrom};
+        let n = usize::try_from(len).map_err(|_| {
+            Hdf5Error::invalid(format!("variable \"{var}\""), "size exceeds memory")
+        })?;
+        let mut out = vec![0u8; n];
+        let end = at + len;
+        let mut pos = 0u64;
+        for (name, offset, size) in slots {
+            let slot_end = pos.saturating_add(*size);
+            let lo = at.max(pos);
+            let hi = end.min(slot_end);
+            if lo < hi {
+                let file = self.external_path(name);
+                let io = |error| Hdf5Error::ExternalFile {
+                    var: var.to_string(),
+                    file: file.clone(),
+                    error,
+                };
+                let mut f = std::fs::File::open(&file).map_err(io)?;
+                let from = offset.checked_add(lo - pos).ok_or_else(|| {
+                    Hdf5Error::invalid(
+                        format!("variable \"{var}\""),
+                        "external file offset overflows",
+                    )
+                })?;
+                f.seek(SeekFrom::Start(from)).map_err(io)?;
+                let dst = &mut out[(lo - at) as usize..(hi - at) as usize];
+                // a short file leaves zeros: HDF5 reads what was never written as zeros
+                let mut done = 0;
+                while done < dst.len() {
+                    match f.read(&mut dst[done..]) {
+                        Ok(0) => break,
+                        Ok(k) => done += k,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(io(e)),
+                    }
+                }
+            }
+            pos = slot_end;
+        }
+        if pos < end {
+            return Err(Hdf5Error::invalid(
+                format!("variable \"{var}\""),
+                format!("its external files hold {pos} bytes, the dataset needs {end}"),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Where an external raw data file is: an absolute name as it is, a relative one beside
+    /// the HDF5 file when it is there, else in the current directory (HDF5's default).
+    fn external_path(&self, name: &str) -> std::path::PathBuf {
+        let p = std::path::Path::new(name);
+        if p.is_absolute() {
+            return p.to_path_buf();
+        }
+        match &self.h5.dir {
+            Some(d) if d.join(p).exists() || !p.exists() => d.join(p),
+            _ => p.to_path_buf(),
+        }
+    }
+
     /// The stored bytes of the chunk at `offsets` when the variable is stored little-endian in
     /// chunks of `chunk` with exactly `chain` applied (see `DataSource::raw_chunk`).
     pub fn raw_chunk(
@@ -297,9 +382,12 @@ impl Reader<'_> {
         chain: &[FilterSpec],
     ) -> Option<Vec<u8>> {
         let little = match &info.dt {
-            Datatype::FixedPoint { byte_order, .. }
-            | Datatype::FloatingPoint { byte_order, .. } => {
+            Datatype::FixedPoint { byte_order, .. } => {
                 info.elem_size == 1 || *byte_order == ByteOrder::LittleEndian
+            }
+            // half floats are widened on reading: their stored bytes are not the variable's
+            Datatype::FloatingPoint { size, byte_order } => {
+                matches!(size, 4 | 8) && *byte_order == ByteOrder::LittleEndian
             }
             Datatype::String {
                 size: StringSize::Fixed(1),
@@ -438,7 +526,7 @@ impl Reader<'_> {
         info: &VarInfo,
     ) -> Result<Places, Hdf5Error> {
         if let DataLayout::Contiguous { address, .. } = &info.layout {
-            if !Cursor::is_undefined_offset(*address, self.h5.os) {
+            if info.external.is_none() && !Cursor::is_undefined_offset(*address, self.h5.os) {
                 return Ok(Places::Contiguous(*address));
             }
         }
@@ -668,6 +756,23 @@ impl Reader<'_> {
                     message,
                 })?
         };
+        let mut data = data;
+        if let (
+            Some((precision, offset)),
+            Datatype::FixedPoint {
+                signed, byte_order, ..
+            },
+        ) = (info.int_bits, &info.dt)
+        {
+            unpack_int_bits(
+                &mut data,
+                info.elem_size,
+                precision,
+                offset,
+                *signed,
+                *byte_order,
+            );
+        }
         if (data.len() as u64) < chunk_bytes {
             return Err(Hdf5Error::Filter {
                 var: name.to_string(),
@@ -794,6 +899,47 @@ fn copy_linear(slab: &Slab<'_>, ext: &[u64], base: u64, data: &[u8], out: &mut [
         }
         if !advance(&mut idx, &lo, &hi) {
             return;
+        }
+    }
+}
+
+/// Integers of `size` bytes whose value is `precision` bits at bit `offset`: shift the bits
+/// down, clear the rest, sign-extend signed ones (HDF5's conversion to a native integer).
+fn unpack_int_bits(
+    data: &mut [u8],
+    size: usize,
+    precision: u32,
+    offset: u32,
+    signed: bool,
+    order: ByteOrder,
+) {
+    if size == 0 || size > 16 || precision == 0 || precision + offset > 8 * size as u32 {
+        return;
+    }
+    let mask = if precision >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << precision) - 1
+    };
+    for e in data.chunks_exact_mut(size) {
+        let mut v: u128 = 0;
+        for i in 0..size {
+            let b = match order {
+                ByteOrder::LittleEndian => e[i],
+                ByteOrder::BigEndian => e[size - 1 - i],
+            };
+            v |= u128::from(b) << (8 * i);
+        }
+        v = (v >> offset) & mask;
+        if signed && precision < 128 && (v >> (precision - 1)) & 1 == 1 {
+            v |= !mask;
+        }
+        for i in 0..size {
+            let b = (v >> (8 * i)) as u8;
+            match order {
+                ByteOrder::LittleEndian => e[i] = b,
+                ByteOrder::BigEndian => e[size - 1 - i] = b,
+            }
         }
     }
 }

@@ -232,6 +232,8 @@ impl<'a> Printer<'a> {
     ) {
         self.indent(depth);
         self.s("\t\t");
+        // ncdump shows the values of an attribute of none, whatever its type, as ""
+        let empty = a.values.is_empty();
         let typed = match a.ty {
             NcType::Atomic(AtomicType::String) | NcType::User(_) => true,
             NcType::Atomic(_) => false,
@@ -252,7 +254,9 @@ impl<'a> Printer<'a> {
         self.s(":");
         push_name(&mut self.buf, &a.name);
         self.s(" = ");
-        if let nc_dataset::Values::Char(bytes) = &a.values {
+        if empty {
+            self.s("\"\"");
+        } else if let nc_dataset::Values::Char(bytes) = &a.values {
             // trailing NULs are not shown
             let bytes = &bytes[..bytes.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1)];
             // classic-model files break char attributes after each newline
