@@ -118,14 +118,20 @@ pub(crate) fn attr_type(s: &str) -> Option<AtomicType> {
     Dtype::parse(s).ok().map(|d| d.atomic())
 }
 
-/// The dtype of a numeric type (`<i4`, `>f8`).
+/// The dtype of a numeric type (`<i4`, `>f8`; one-byte types `|i1`/`|u1`, as NumPy spells
+/// them: zarr-python 3 refuses `<i1`).
 pub(crate) fn numeric_dtype(t: AtomicType, big: bool) -> String {
     let letter = match t {
         AtomicType::Byte | AtomicType::Short | AtomicType::Int | AtomicType::Int64 => 'i',
         AtomicType::Float | AtomicType::Double => 'f',
         _ => 'u',
     };
-    format!("{}{letter}{}", if big { '>' } else { '<' }, t.size())
+    let order = match (t.size(), big) {
+        (1, _) => '|',
+        (_, true) => '>',
+        (_, false) => '<',
+    };
+    format!("{order}{letter}{}", t.size())
 }
 
 #[cfg(test)]
@@ -170,6 +176,7 @@ mod tests {
         assert_eq!(attr_type("|S8"), Some(AtomicType::String));
         assert_eq!(attr_type("99"), None);
         assert_eq!(numeric_dtype(AtomicType::Double, true), ">f8");
-        assert_eq!(numeric_dtype(AtomicType::UByte, false), "<u1");
+        assert_eq!(numeric_dtype(AtomicType::UByte, false), "|u1");
+        assert_eq!(numeric_dtype(AtomicType::Byte, true), "|i1");
     }
 }

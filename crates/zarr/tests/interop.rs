@@ -1,4 +1,4 @@
-//! Interop with zarr-python 2 / numcodecs (skipped when not installed): they read what we
+//! Interop with zarr-python 3 (Zarr v2 stores, `zarr_format=2`) / numcodecs (skipped when not installed): they read what we
 //! write, with each codec, and we read what they write.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -26,7 +26,7 @@ fn dataset(filters: Vec<FilterSpec>) -> Dataset {
 }
 
 const READ_ALL: &str = "import zarr, json, sys
-g = zarr.open_group(sys.argv[1] if len(sys.argv) > 1 else STORE, mode='r')
+g = zarr.open_group(sys.argv[1] if len(sys.argv) > 1 else STORE, mode='r', zarr_format=2)
 print(json.dumps({k: g[k][...].tolist() for k in sorted(g.array_keys())}))";
 
 #[test]
@@ -90,7 +90,7 @@ fn we_read_zarr_python_stores() {
     let d = tmpdir("fromzarrpy");
     let script = r#"
 import zarr, numpy as np, numcodecs as nc
-root = zarr.open_group('py.zarr', mode='w')
+root = zarr.open_group('py.zarr', mode='w', zarr_format=2)
 a = np.arange(60, dtype='<i4').reshape(6, 10) - 7
 for name, comp, filt in [
     ('zlib', nc.Zlib(level=3), None),
@@ -102,31 +102,32 @@ for name, comp, filt in [
     ('fletcher', None, [nc.Fletcher32()]),
     ('raw', None, None),
 ]:
-    z = root.create_dataset(name, shape=a.shape, chunks=(4, 4), dtype='<i4', compressor=comp, filters=filt)
+    z = root.create_array(name, shape=a.shape, chunks=(4, 4), dtype='<i4', compressors=comp, filters=filt)
     z[...] = a
     z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
-z = root.create_dataset('big', shape=(6, 10), chunks=(4, 4), dtype='>i8', compressor=None)
+z = root.create_array('big', shape=(6, 10), chunks=(4, 4), dtype='>i8', compressors=None)
 z[...] = a
 z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
-z = root.create_dataset('slash', shape=(6, 10), chunks=(4, 4), dtype='<i4', dimension_separator='/')
+z = root.create_array('slash', shape=(6, 10), chunks=(4, 4), dtype='<i4',
+                      chunk_key_encoding={'name': 'v2', 'separator': '/'})
 z[...] = a
 z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
-z = root.create_dataset('fortran', shape=(6, 10), chunks=(4, 4), dtype='<f8', order='F', compressor=None)
+z = root.create_array('fortran', shape=(6, 10), chunks=(4, 4), dtype='<f8', order='F', compressors=None)
 z[...] = a
 z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
-z = root.create_dataset('partial', shape=(6, 10), chunks=(4, 4), dtype='<i2', fill_value=-5)
+z = root.create_array('partial', shape=(6, 10), chunks=(4, 4), dtype='<i2', fill_value=-5)
 z[0:2, 0:3] = 9
 z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
 z.attrs['title'] = 'partial'
 z.attrs['scale'] = 0.5
-s = root.create_dataset('text', shape=(3,), dtype='|S5', compressor=None)
-s[...] = [b'ab', b'hello', b'']
-c = root.create_dataset('chars', shape=(4,), dtype='|S1', compressor=None)
-c[...] = [b'w', b'x', b'y', b'z']
-u = root.create_dataset('uni', shape=(2,), dtype='<U3', compressor=None)
-u[...] = ['abc', 'd']
+s = root.create_array('text', shape=(3,), dtype='|S5', compressors=None)
+s[...] = np.array([b'ab', b'hello', b''])
+c = root.create_array('chars', shape=(4,), dtype='|S1', compressors=None)
+c[...] = np.array([b'w', b'x', b'y', b'z'])
+u = root.create_array('uni', shape=(2,), dtype='<U3', compressors=None)
+u[...] = np.array(['abc', 'd'])
 sub = root.create_group('sub')
-w = sub.create_dataset('w', shape=(5,), chunks=(2,), dtype='<f4')
+w = sub.create_array('w', shape=(5,), chunks=(2,), dtype='<f4')
 w[...] = np.arange(5, dtype='<f4') / 4
 "#;
     python(script, &d);
