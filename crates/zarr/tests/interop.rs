@@ -414,3 +414,89 @@ group: g {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// String variables as xarray writes them (`dtype "|O"` with the `vlen-utf8` filter) read as
+/// netCDF strings with the values zarr-python returns, beside the store's other variables;
+/// copied to NCZarr and read back they are the same.
+#[test]
+fn xarray_string_variables_read_as_strings() {
+    if !have_zarr() {
+        return;
+    }
+    let d = tmpdir("xr-strings");
+    let script = r#"
+import xarray as xr, numpy as np, zarr, json
+rng = np.random.default_rng(14)
+words = np.array(['', 'a', 'hello', 'ünïcödé', 'x' * 40, 'tab\tand "quote"'], dtype=object)
+s = words[rng.integers(0, len(words), size=(5, 7))]
+ds = xr.Dataset({'s': (('x', 'y'), s), 'n': (('x',), np.arange(5, dtype='<i4') * 3),
+                 'c': (('y',), words[rng.integers(0, len(words), size=7)])})
+ds.to_zarr('xs.zarr', zarr_format=2, consolidated=False,
+           encoding={'s': {'chunks': (2, 3)}, 'c': {'chunks': (4,)}})
+g = zarr.open_group('xs.zarr', mode='r', zarr_format=2)
+print(json.dumps({k: g[k][...].tolist() for k in sorted(g.array_keys())}))
+"#;
+    let want: serde_json::Value = serde_json::from_str(&python(script, &d)).unwrap();
+    let za: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("xs.zarr/s/.zarray")).unwrap()).unwrap();
+    assert_eq!(za["dtype"], "|O");
+    assert_eq!(za["filters"][0]["id"], "vlen-utf8");
+    let strings = |v: &Values| -> serde_json::Value {
+        match v {
+            Values::String(x) => serde_json::json!(x
+                .iter()
+                .map(|s| s.clone().unwrap_or_default())
+                .collect::<Vec<_>>()),
+            other => panic!("not strings: {other:?}"),
+        }
+    };
+    let flat = |v: &serde_json::Value| -> serde_json::Value {
+        match v.as_array() {
+            Some(rows) if rows.iter().all(serde_json::Value::is_array) => serde_json::Value::Array(
+                rows.iter()
+                    .flat_map(|r| r.as_array().unwrap().clone())
+                    .collect(),
+            ),
+            _ => v.clone(),
+        }
+    };
+    let loc = format!("file://{}#mode=zarr,file", d.join("xs.zarr").display());
+    let copy = format!("file://{}#mode=nczarr,file", d.join("copy.file").display());
+    for (n, l) in [("source", &loc), ("copy", &copy)] {
+        if n == "copy" {
+            let src = open(&loc);
+            let out = nc_zarr::parse_location(&copy).unwrap();
+            nc_zarr::write_store(&out, src.dataset(), &src, &Default::default()).unwrap();
+        }
+        let f = open(l);
+        let ds = f.dataset();
+        let s = ds.find_var(ROOT, "s").unwrap();
+        assert_eq!(ds.var(s).ty, AtomicType::String.into(), "{n}");
+        assert_eq!(
+            strings(&f.read_var(s, &[0, 0], &[5, 7]).unwrap()),
+            flat(&want["s"]),
+            "{n} s"
+        );
+        // a hyperslab across chunk edges
+        let part = f.read_var(s, &[1, 2], &[3, 4]).unwrap();
+        let all = flat(&want["s"]);
+        let slab: Vec<serde_json::Value> = (1..4)
+            .flat_map(|r| (2..6).map(move |c| (r, c)))
+            .map(|(r, c)| all[r * 7 + c].clone())
+            .collect();
+        assert_eq!(strings(&part), serde_json::Value::Array(slab), "{n} slab");
+        let c = ds.find_var(ROOT, "c").unwrap();
+        assert_eq!(
+            strings(&f.read_var(c, &[0], &[7]).unwrap()),
+            want["c"],
+            "{n} c"
+        );
+        let nv = ds.find_var(ROOT, "n").unwrap();
+        assert_eq!(
+            f.read_var(nv, &[0], &[5]).unwrap(),
+            Values::Int((0..5).map(|k| k * 3).collect()),
+            "{n} n"
+        );
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
