@@ -270,3 +270,115 @@ fn zarr_python_and_xarray_read_what_the_tools_write() {
         }
     }
 }
+
+/// nccopy-rs from netCDF-4 files with each filter chain (fletcher32 before and after shuffle,
+/// szip) to pure Zarr and NCZarr: zarr-python 3 and xarray read the values, with the codecs in
+/// the order numcodecs applies them; szip, which numcodecs has no codec for, is dropped with
+/// a warning, and ncgen-rs writing `_Filter = "4,..."` to Zarr is refused with a message.
+#[test]
+fn filter_chains_copied_to_zarr_open_in_zarr_python_and_xarray() {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import zarr, numcodecs, xarray; assert int(zarr.__version__.split('.')[0]) >= 3",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIP: python3 with zarr-python 3, numcodecs and xarray is not available");
+        return;
+    }
+    let dir = tempdir("nczarr-chains");
+    let chains = [
+        ("fsz", "3|2|1,5", vec!["fletcher32", "shuffle", "zlib"]),
+        // ncgen-rs, like netCDF-C, stores fletcher32 first in the HDF5 pipeline whatever the
+        // _Filter order: the netCDF-4 file holds 3, 2, 1 and the Zarr chain follows the file
+        ("sfz", "2|3|1,5", vec!["fletcher32", "shuffle", "zlib"]),
+        ("szz", "2|1,1", vec!["shuffle", "zlib"]),
+        ("sp", "4,32,32", vec![]),
+    ];
+    let mut cdl = String::from("netcdf chains {\ndimensions:\n\tx = 6 ;\n\ty = 10 ;\nvariables:\n");
+    for (n, f, _) in &chains {
+        cdl += &format!(
+            "\tint {n}(x, y) ;\n\t\t{n}:_ChunkSizes = 4, 4 ;\n\t\t{n}:_Filter = \"{f}\" ;\n"
+        );
+    }
+    cdl += "data:\n";
+    for (k, (n, _, _)) in chains.iter().enumerate() {
+        let vals: Vec<String> = (0..60)
+            .map(|i| (i * (k as i64 + 3) - 70).to_string())
+            .collect();
+        cdl += &format!("\n {n} = {} ;\n", vals.join(", "));
+    }
+    cdl += "}\n";
+    std::fs::write(dir.join("chains.cdl"), &cdl).unwrap();
+    let nc = dir.join("chains.nc");
+    let o = run(
+        "ncgen-rs",
+        &["-4", "-b", "-o", nc.to_str().unwrap(), "chains.cdl"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // ncgen-rs straight to Zarr: szip refused, naming the variable and the filter
+    let o = run(
+        "ncgen-rs",
+        &[
+            "-4",
+            "-b",
+            "-o",
+            &format!("file://{}#mode=zarr,file", dir.join("gen.file").display()),
+            "chains.cdl",
+        ],
+        &dir,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("\"/sp\"") && err.contains("filter 4 (szip)"),
+        "{err}"
+    );
+    for mode in ["zarr", "nczarr"] {
+        let store = dir.join(format!("copy-{mode}.file"));
+        let o = run(
+            "nccopy-rs",
+            &[
+                nc.to_str().unwrap(),
+                &format!("file://{}#mode={mode},file", store.display()),
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "nccopy: warning: /sp: filter 4 (szip) has no Zarr codec that zarr-python or \
+             numcodecs reads; the output stores the data without it\n"
+        );
+        let names: Vec<&str> = chains.iter().map(|c| c.0).collect();
+        let script = format!(
+            "import zarr, xarray, json\n\
+             g = zarr.open_group({p:?}, mode='r', zarr_format=2)\n\
+             x = xarray.open_zarr({p:?}, consolidated=False, zarr_format=2, mask_and_scale=False)\n\
+             names = {names:?}\n\
+             out = {{n: [g[n][...].reshape(-1).tolist(), x[n].values.reshape(-1).tolist(), \
+             [c.codec_id for c in (g[n].filters or [])] + \
+             [c.codec_id for c in (g[n].compressors or [])]] for n in names}}\n\
+             print(json.dumps(out))",
+            p = store.display().to_string(),
+        );
+        let o = Command::new("python3")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for (k, (n, _, codecs)) in chains.iter().enumerate() {
+            let want: Vec<i64> = (0..60).map(|i| i * (k as i64 + 3) - 70).collect();
+            assert_eq!(got[n][0], serde_json::json!(want), "{mode} {n} (zarr)");
+            assert_eq!(got[n][1], serde_json::json!(want), "{mode} {n} (xarray)");
+            assert_eq!(got[n][2], serde_json::json!(codecs), "{mode} {n} codecs");
+        }
+    }
+}
