@@ -427,6 +427,56 @@ fn zarr_to_zarr_copy_keeps_the_codecs() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// numcodecs' element-conversion filters zarr-python ships (astype, quantize, bitround,
+/// fixedscaleoffset, packbits), alone and before a compressor: we read the values
+/// zarr-python reads, byte for byte, and copy them to NCZarr with the same values.
+#[test]
+fn we_read_numcodecs_conversion_filters() {
+    if !have_zarr() {
+        return;
+    }
+    let d = tmpdir("codecs-convert");
+    python(
+        r#"
+import zarr, numpy as np, numcodecs as nc
+rng = np.random.default_rng(14)
+root = zarr.open_group('conv.zarr', mode='w', zarr_format=2)
+def mk(name, data, chunks, comp, filt):
+    z = root.create_array(name, shape=data.shape, chunks=chunks, dtype=data.dtype,
+                          compressors=comp, filters=filt)
+    z[...] = data
+    z.attrs['_ARRAY_DIMENSIONS'] = [f'{name}_d{i}' for i in range(data.ndim)]
+f8 = rng.normal(1000, 50, size=(7, 9))
+mk('astype_f8_f4', f8, (4, 4), None, [nc.AsType(encode_dtype='<f4', decode_dtype='<f8')])
+mk('astype_i8_i2_zlib', rng.integers(-300, 300, size=20).astype('<i8'), (6,), nc.Zlib(1),
+   [nc.AsType(encode_dtype='<i2', decode_dtype='<i8')])
+mk('quantize_f8', f8, (4, 4), nc.Zstd(1), [nc.Quantize(digits=3, dtype='<f8')])
+mk('quantize_f8_f4', f8, (3, 5), None, [nc.Quantize(digits=2, dtype='<f8', astype='<f4')])
+mk('bitround_f4', f8.astype('<f4'), (4, 4), nc.Zlib(5), [nc.BitRound(keepbits=6)])
+mk('fso_u1', rng.uniform(1000, 1025, size=(5, 8)), (2, 3), nc.Zlib(1),
+   [nc.FixedScaleOffset(offset=1000, scale=10, dtype='<f8', astype='|u1')])
+mk('fso_i2_f4', rng.uniform(-5, 5, size=30).astype('<f4'), (7,), None,
+   [nc.FixedScaleOffset(offset=0, scale=1000, dtype='<f4', astype='<i2')])
+mk('packbits', rng.integers(0, 2, size=(5, 7)).astype(bool), (3, 3), nc.Zlib(1), [nc.PackBits()])
+"#,
+        &d,
+    );
+    let store = d.join("conv.zarr");
+    let theirs = dump_with_python(&store);
+    assert_eq!(theirs.as_object().unwrap().len(), 8);
+    let loc = format!("file://{}#mode=zarr,file", store.display());
+    assert_same_values(&loc, &theirs);
+    // a copy to NCZarr keeps the values (the conversion filters are re-encoded exactly:
+    // the values read are already rounded)
+    let src = open(&loc);
+    let out = d.join("copy.file");
+    let out_loc = format!("file://{}#mode=nczarr,file", out.display());
+    let l = nc_zarr::parse_location(&out_loc).unwrap();
+    nc_zarr::write_store(&l, src.dataset(), &src, &Default::default()).unwrap();
+    assert_same_values(&out_loc, &theirs);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// Hostile chunks of the Zarr-only codecs (no Python needed): errors naming the variable,
 /// no allocation from a size header beyond the chunk size.
 #[test]
