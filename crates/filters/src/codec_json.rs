@@ -348,9 +348,10 @@ pub fn parse_codecs(text: &str) -> Result<Vec<Value>, CodecJsonError> {
 }
 
 /// numcodecs ids of the Zarr-only codecs (no HDF5 filter id; see the module documentation).
-pub const ZARR_ONLY_CODECS: [&str; 8] = [
+pub const ZARR_ONLY_CODECS: [&str; 9] = [
     "gzip",
     "lz4",
+    "lzma",
     "delta",
     "astype",
     "quantize",
@@ -484,6 +485,18 @@ pub fn zarr_only_filter(
             Box::new(crate::codecs::Cast::new(name, decoded, stored, linear).map_err(bad)?)
         }
         "packbits" => Box::new(crate::codecs::PackBits),
+        "lzma" => {
+            // numcodecs' default format is 1 (.xz)
+            let format = obj.get("format").and_then(Value::as_i64).unwrap_or(1);
+            Box::new(
+                crate::codecs::Lzma::new(format, ctx.max_decoded).map_err(|why| {
+                    CodecJsonError::Unsupported {
+                        json: codec.to_string(),
+                        why,
+                    }
+                })?,
+            )
+        }
         _ => return Ok(None),
     }))
 }

@@ -428,7 +428,8 @@ fn zarr_to_zarr_copy_keeps_the_codecs() {
 }
 
 /// numcodecs' element-conversion filters zarr-python ships (astype, quantize, bitround,
-/// fixedscaleoffset, packbits), alone and before a compressor: we read the values
+/// fixedscaleoffset, packbits), alone and before a compressor, and the lzma compressor
+/// (.xz and legacy .lzma formats): we read the values
 /// zarr-python reads, byte for byte, and copy them to NCZarr with the same values.
 #[test]
 fn we_read_numcodecs_conversion_filters() {
@@ -458,12 +459,14 @@ mk('fso_u1', rng.uniform(1000, 1025, size=(5, 8)), (2, 3), nc.Zlib(1),
 mk('fso_i2_f4', rng.uniform(-5, 5, size=30).astype('<f4'), (7,), None,
    [nc.FixedScaleOffset(offset=0, scale=1000, dtype='<f4', astype='<i2')])
 mk('packbits', rng.integers(0, 2, size=(5, 7)).astype(bool), (3, 3), nc.Zlib(1), [nc.PackBits()])
+mk('lzma_i4', rng.integers(-1000, 1000, size=(6, 11)).astype('<i4'), (4, 4), nc.LZMA(), None)
+mk('lzma_alone_f8', f8, (5, 5), nc.LZMA(format=2, preset=1), [nc.Shuffle(elementsize=8)])
 "#,
         &d,
     );
     let store = d.join("conv.zarr");
     let theirs = dump_with_python(&store);
-    assert_eq!(theirs.as_object().unwrap().len(), 8);
+    assert_eq!(theirs.as_object().unwrap().len(), 10);
     let loc = format!("file://{}#mode=zarr,file", store.display());
     assert_same_values(&loc, &theirs);
     // a copy to NCZarr keeps the values (the conversion filters are re-encoded exactly:
@@ -474,6 +477,16 @@ mk('packbits', rng.integers(0, 2, size=(5, 7)).astype(bool), (3, 3), nc.Zlib(1),
     let l = nc_zarr::parse_location(&out_loc).unwrap();
     nc_zarr::write_store(&l, src.dataset(), &src, &Default::default()).unwrap();
     assert_same_values(&out_loc, &theirs);
+    // and zarr-python reads the copy (our lzma and conversion encoders) with the same values
+    let again = dump_with_python(&out);
+    for (name, want) in theirs.as_object().unwrap() {
+        // bool (|b1) has no netCDF type: it reads, and so is copied, as ubyte (|u1)
+        if name != "packbits" {
+            assert_eq!(again[name][0], want[0], "copy {name}: dtype");
+        }
+        assert_eq!(again[name][1], want[1], "copy {name}: shape");
+        assert_eq!(again[name][2], want[2], "copy {name}: values");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
