@@ -382,3 +382,113 @@ fn filter_chains_copied_to_zarr_open_in_zarr_python_and_xarray() {
         }
     }
 }
+
+/// The data sections of a CDL text, variable name -> its values with whitespace runs made one
+/// space.
+fn data_blocks(cdl: &str) -> std::collections::BTreeMap<String, String> {
+    let data = cdl.split_once("\ndata:\n").map_or("", |(_, d)| d);
+    let mut out = std::collections::BTreeMap::new();
+    for block in data.split(" ;\n") {
+        let block = block.trim();
+        if let Some((name, values)) = block.split_once(" =") {
+            let v: Vec<&str> = values.split_whitespace().collect();
+            out.insert(name.trim().to_string(), v.join(" "));
+        }
+    }
+    out
+}
+
+/// Stores zarr-python 3 and xarray write with each codec we read (fixed seed): ncdump-rs
+/// prints, for every variable, the data section netCDF-C's ncdump prints for a netCDF-4 file
+/// holding the values zarr-python reads; nccopy-rs to netCDF-4 and back to Zarr keeps them.
+#[test]
+fn ncdump_prints_what_zarr_python_reads() {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import zarr, numcodecs, xarray, netCDF4; \
+             assert int(zarr.__version__.split('.')[0]) >= 3",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok || missing_references(&["ncdump"]) {
+        eprintln!("SKIP: python3 with zarr-python 3, numcodecs, xarray, netCDF4 or ncdump missing");
+        return;
+    }
+    let dir = tempdir("nczarr-pydump");
+    let script = r#"
+import zarr, numpy as np, numcodecs as nc, xarray as xr, netCDF4
+rng = np.random.default_rng(2014)
+words = np.array(['', 'a', 'hello', 'x y', 'zz'], dtype=object)
+xr.Dataset({'txt': (('r', 'c'), words[rng.integers(0, 5, size=(3, 4))])}).to_zarr(
+    'py.zarr', zarr_format=2, consolidated=False, encoding={'txt': {'chunks': (2, 3)}})
+root = zarr.open_group('py.zarr', mode='a', zarr_format=2)
+def mk(name, data, chunks, comp, filt):
+    z = root.create_array(name, shape=data.shape, chunks=chunks, dtype=data.dtype,
+                          compressors=comp, filters=filt, fill_value=None)
+    z[...] = data
+    z.attrs['_ARRAY_DIMENSIONS'] = [f'{name}_d{i}' for i in range(data.ndim)]
+i4 = rng.integers(-5000, 5000, size=(5, 6)).astype('<i4')
+f8 = np.round(rng.normal(10, 3, size=(4, 5)), 3)
+mk('gzip', i4, (2, 4), nc.GZip(4), None)
+mk('lz4', i4, (3, 3), nc.LZ4(1), None)
+mk('lzma', i4, (4, 4), nc.LZMA(), None)
+mk('delta', i4, (2, 2), nc.Zlib(1), [nc.Delta('<i4')])
+mk('bz2', f8, (2, 5), nc.BZ2(3), None)
+mk('zstd_shuffle', f8, (3, 3), nc.Zstd(2), [nc.Shuffle(elementsize=8)])
+mk('blosc', i4.astype('<i2'), (5, 2), nc.Blosc(cname='zstd', clevel=3, shuffle=2), None)
+mk('fso', f8, (4, 4), nc.Zlib(1), [nc.FixedScaleOffset(offset=10, scale=100, dtype='<f8', astype='<i2')])
+mk('quantize', f8, (4, 4), None, [nc.Quantize(digits=2, dtype='<f8')])
+mk('astype', f8, (2, 2), None, [nc.AsType(encode_dtype='<f4', decode_dtype='<f8')])
+mk('fletcher', i4, (5, 6), None, [nc.Fletcher32()])
+# the reference: the values zarr-python reads, in a netCDF-4 file (no fill values)
+g = zarr.open_group('py.zarr', mode='r', zarr_format=2)
+d = netCDF4.Dataset('ref.nc', 'w')
+for k in sorted(g.array_keys()):
+    a = g[k]
+    dims = a.attrs['_ARRAY_DIMENSIONS']
+    for n, s in zip(dims, a.shape):
+        if n not in d.dimensions:
+            d.createDimension(n, s)
+    vals = a[...]
+    if vals.dtype.kind in 'OTU':
+        t, vals = str, np.array(vals.tolist(), dtype=object)
+    else:
+        t = vals.dtype.newbyteorder('=')
+    v = d.createVariable(k, t, dims, fill_value=False)
+    v[...] = vals
+d.close()
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("ncdump")
+        .arg(dir.join("ref.nc"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = data_blocks(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(want.len(), 12, "{want:?}");
+    let store = format!("file://{}#mode=zarr,file", dir.join("py.zarr").display());
+    let nc = dir.join("copy.nc");
+    let back = format!("file://{}#mode=zarr,file", dir.join("back.zarr").display());
+    let o = run("nccopy-rs", &["-q", &store, nc.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run("nccopy-rs", &["-q", nc.to_str().unwrap(), &back], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for what in [store.as_str(), nc.to_str().unwrap(), back.as_str()] {
+        let o = run("ncdump-rs", &[what], &dir);
+        assert!(
+            o.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got = data_blocks(&String::from_utf8_lossy(&o.stdout));
+        for (name, values) in &want {
+            assert_eq!(got.get(name), Some(values), "{what}: {name}");
+        }
+    }
+}
