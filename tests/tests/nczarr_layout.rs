@@ -119,18 +119,18 @@ fn zarr_only_codecs_warn_when_copied_to_netcdf4() {
     let have = Command::new("python3")
         .args([
             "-c",
-            "import zarr, numcodecs; assert zarr.__version__.startswith('2')",
+            "import zarr, numcodecs; assert int(zarr.__version__.split('.')[0]) >= 3",
         ])
         .output()
         .is_ok_and(|o| o.status.success());
     if !have {
-        eprintln!("skipping: python3 with zarr-python 2 and numcodecs is not available");
+        eprintln!("SKIP: python3 with zarr-python 3 and numcodecs is not available");
         return;
     }
     let dir = tempdir("nczarr-gzip-copy");
     let script = "import zarr, numpy as np, numcodecs as nc
-root = zarr.open_group('gz.zarr', mode='w')
-z = root.create_dataset('v', shape=(6,), chunks=(4,), dtype='<i4', compressor=nc.GZip(5))
+root = zarr.open_group('gz.zarr', mode='w', zarr_format=2)
+z = root.create_array('v', shape=(6,), chunks=(4,), dtype='<i4', compressors=nc.GZip(5))
 z[...] = np.arange(6, dtype='<i4') * 3 - 5
 z.attrs['_ARRAY_DIMENSIONS'] = ['x']";
     let o = Command::new("python3")
@@ -160,23 +160,23 @@ z.attrs['_ARRAY_DIMENSIONS'] = ['x']";
     assert!(o.stderr.is_empty());
 }
 
-/// zarr-python 2 and xarray open what ncgen-rs and nccopy-rs write, with every standard codec
+/// zarr-python 3 (`zarr_format=2`) and xarray open what ncgen-rs and nccopy-rs write, with every standard codec
 /// chain (zlib, shuffle+zlib, bzip2, zstd, blosc, lz4, fletcher32+zlib), and get the CDL's values.
 #[test]
 fn zarr_python_and_xarray_read_what_the_tools_write() {
     let ok = Command::new("python3")
         .args([
             "-c",
-            "import zarr, numcodecs, xarray; assert zarr.__version__.startswith('2'); \
-             import tempfile, os; d = tempfile.mkdtemp(); zarr.open_group(d, mode='w'); \
-             xarray.open_zarr(d, consolidated=False)",
+            "import zarr, numcodecs, xarray; assert int(zarr.__version__.split('.')[0]) >= 3; \
+             import tempfile, os; d = tempfile.mkdtemp(); zarr.open_group(d, mode='w', zarr_format=2); \
+             xarray.open_zarr(d, consolidated=False, zarr_format=2)",
         ])
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!(
-            "skipping: python3 with zarr-python 2, numcodecs and an xarray that reads zarr 2 \
-             stores (xarray < 2025.2) is not available"
+            "SKIP: python3 with zarr-python 3, numcodecs and xarray (reading Zarr v2 stores) \
+             is not available"
         );
         return;
     }
@@ -222,12 +222,12 @@ fn zarr_python_and_xarray_read_what_the_tools_write() {
     for store in [&gen, &copied] {
         let script = format!(
             "import zarr, xarray, json\n\
-             g = zarr.open_group({p:?}, mode='r')\n\
-             x = xarray.open_zarr({p:?}, consolidated=False, mask_and_scale=False)\n\
+             g = zarr.open_group({p:?}, mode='r', zarr_format=2)\n\
+             x = xarray.open_zarr({p:?}, consolidated=False, zarr_format=2, mask_and_scale=False)\n\
              names = {names:?}\n\
              out = {{n: [g[n][...].reshape(-1).tolist(), x[n].values.reshape(-1).tolist(), \
              list(x[n].dims), [c.codec_id for c in (g[n].filters or [])] + \
-             ([g[n].compressor.codec_id] if g[n].compressor else [])] for n in names}}\n\
+             [c.codec_id for c in (g[n].compressors or [])]] for n in names}}\n\
              print(json.dumps(out))",
             p = store.display().to_string(),
         );
@@ -267,6 +267,228 @@ fn zarr_python_and_xarray_read_what_the_tools_write() {
             );
             assert_eq!(got[n][2], serde_json::json!(["x", "y"]), "{n} dims");
             assert_eq!(got[n][3], serde_json::json!(codecs[k]), "{n} codecs");
+        }
+    }
+}
+
+/// nccopy-rs from netCDF-4 files with each filter chain (fletcher32 before and after shuffle,
+/// szip) to pure Zarr and NCZarr: zarr-python 3 and xarray read the values, with the codecs in
+/// the order numcodecs applies them; szip, which numcodecs has no codec for, is dropped with
+/// a warning, and ncgen-rs writing `_Filter = "4,..."` to Zarr is refused with a message.
+#[test]
+fn filter_chains_copied_to_zarr_open_in_zarr_python_and_xarray() {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import zarr, numcodecs, xarray; assert int(zarr.__version__.split('.')[0]) >= 3",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIP: python3 with zarr-python 3, numcodecs and xarray is not available");
+        return;
+    }
+    let dir = tempdir("nczarr-chains");
+    let chains = [
+        ("fsz", "3|2|1,5", vec!["fletcher32", "shuffle", "zlib"]),
+        // ncgen-rs, like netCDF-C, stores fletcher32 first in the HDF5 pipeline whatever the
+        // _Filter order: the netCDF-4 file holds 3, 2, 1 and the Zarr chain follows the file
+        ("sfz", "2|3|1,5", vec!["fletcher32", "shuffle", "zlib"]),
+        ("szz", "2|1,1", vec!["shuffle", "zlib"]),
+        ("sp", "4,32,32", vec![]),
+    ];
+    let mut cdl = String::from("netcdf chains {\ndimensions:\n\tx = 6 ;\n\ty = 10 ;\nvariables:\n");
+    for (n, f, _) in &chains {
+        cdl += &format!(
+            "\tint {n}(x, y) ;\n\t\t{n}:_ChunkSizes = 4, 4 ;\n\t\t{n}:_Filter = \"{f}\" ;\n"
+        );
+    }
+    cdl += "data:\n";
+    for (k, (n, _, _)) in chains.iter().enumerate() {
+        let vals: Vec<String> = (0..60)
+            .map(|i| (i * (k as i64 + 3) - 70).to_string())
+            .collect();
+        cdl += &format!("\n {n} = {} ;\n", vals.join(", "));
+    }
+    cdl += "}\n";
+    std::fs::write(dir.join("chains.cdl"), &cdl).unwrap();
+    let nc = dir.join("chains.nc");
+    let o = run(
+        "ncgen-rs",
+        &["-4", "-b", "-o", nc.to_str().unwrap(), "chains.cdl"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // ncgen-rs straight to Zarr: szip refused, naming the variable and the filter
+    let o = run(
+        "ncgen-rs",
+        &[
+            "-4",
+            "-b",
+            "-o",
+            &format!("file://{}#mode=zarr,file", dir.join("gen.file").display()),
+            "chains.cdl",
+        ],
+        &dir,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("\"/sp\"") && err.contains("filter 4 (szip)"),
+        "{err}"
+    );
+    for mode in ["zarr", "nczarr"] {
+        let store = dir.join(format!("copy-{mode}.file"));
+        let o = run(
+            "nccopy-rs",
+            &[
+                nc.to_str().unwrap(),
+                &format!("file://{}#mode={mode},file", store.display()),
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "nccopy: warning: /sp: filter 4 (szip) has no Zarr codec that zarr-python or \
+             numcodecs reads; the output stores the data without it\n"
+        );
+        let names: Vec<&str> = chains.iter().map(|c| c.0).collect();
+        let script = format!(
+            "import zarr, xarray, json\n\
+             g = zarr.open_group({p:?}, mode='r', zarr_format=2)\n\
+             x = xarray.open_zarr({p:?}, consolidated=False, zarr_format=2, mask_and_scale=False)\n\
+             names = {names:?}\n\
+             out = {{n: [g[n][...].reshape(-1).tolist(), x[n].values.reshape(-1).tolist(), \
+             [c.codec_id for c in (g[n].filters or [])] + \
+             [c.codec_id for c in (g[n].compressors or [])]] for n in names}}\n\
+             print(json.dumps(out))",
+            p = store.display().to_string(),
+        );
+        let o = Command::new("python3")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for (k, (n, _, codecs)) in chains.iter().enumerate() {
+            let want: Vec<i64> = (0..60).map(|i| i * (k as i64 + 3) - 70).collect();
+            assert_eq!(got[n][0], serde_json::json!(want), "{mode} {n} (zarr)");
+            assert_eq!(got[n][1], serde_json::json!(want), "{mode} {n} (xarray)");
+            assert_eq!(got[n][2], serde_json::json!(codecs), "{mode} {n} codecs");
+        }
+    }
+}
+
+/// The data sections of a CDL text, variable name -> its values with whitespace runs made one
+/// space.
+fn data_blocks(cdl: &str) -> std::collections::BTreeMap<String, String> {
+    let data = cdl.split_once("\ndata:\n").map_or("", |(_, d)| d);
+    let mut out = std::collections::BTreeMap::new();
+    for block in data.split(" ;\n") {
+        let block = block.trim();
+        if let Some((name, values)) = block.split_once(" =") {
+            let v: Vec<&str> = values.split_whitespace().collect();
+            out.insert(name.trim().to_string(), v.join(" "));
+        }
+    }
+    out
+}
+
+/// Stores zarr-python 3 and xarray write with each codec we read (fixed seed): ncdump-rs
+/// prints, for every variable, the data section netCDF-C's ncdump prints for a netCDF-4 file
+/// holding the values zarr-python reads; nccopy-rs to netCDF-4 and back to Zarr keeps them.
+#[test]
+fn ncdump_prints_what_zarr_python_reads() {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import zarr, numcodecs, xarray, netCDF4; \
+             assert int(zarr.__version__.split('.')[0]) >= 3",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok || missing_references(&["ncdump"]) {
+        eprintln!("SKIP: python3 with zarr-python 3, numcodecs, xarray, netCDF4 or ncdump missing");
+        return;
+    }
+    let dir = tempdir("nczarr-pydump");
+    let script = r#"
+import zarr, numpy as np, numcodecs as nc, xarray as xr, netCDF4
+rng = np.random.default_rng(2014)
+words = np.array(['', 'a', 'hello', 'x y', 'zz'], dtype=object)
+xr.Dataset({'txt': (('r', 'c'), words[rng.integers(0, 5, size=(3, 4))])}).to_zarr(
+    'py.zarr', zarr_format=2, consolidated=False, encoding={'txt': {'chunks': (2, 3)}})
+root = zarr.open_group('py.zarr', mode='a', zarr_format=2)
+def mk(name, data, chunks, comp, filt):
+    z = root.create_array(name, shape=data.shape, chunks=chunks, dtype=data.dtype,
+                          compressors=comp, filters=filt, fill_value=None)
+    z[...] = data
+    z.attrs['_ARRAY_DIMENSIONS'] = [f'{name}_d{i}' for i in range(data.ndim)]
+i4 = rng.integers(-5000, 5000, size=(5, 6)).astype('<i4')
+f8 = np.round(rng.normal(10, 3, size=(4, 5)), 3)
+mk('gzip', i4, (2, 4), nc.GZip(4), None)
+mk('lz4', i4, (3, 3), nc.LZ4(1), None)
+mk('lzma', i4, (4, 4), nc.LZMA(), None)
+mk('delta', i4, (2, 2), nc.Zlib(1), [nc.Delta('<i4')])
+mk('bz2', f8, (2, 5), nc.BZ2(3), None)
+mk('zstd_shuffle', f8, (3, 3), nc.Zstd(2), [nc.Shuffle(elementsize=8)])
+mk('blosc', i4.astype('<i2'), (5, 2), nc.Blosc(cname='zstd', clevel=3, shuffle=2), None)
+mk('fso', f8, (4, 4), nc.Zlib(1), [nc.FixedScaleOffset(offset=10, scale=100, dtype='<f8', astype='<i2')])
+mk('quantize', f8, (4, 4), None, [nc.Quantize(digits=2, dtype='<f8')])
+mk('astype', f8, (2, 2), None, [nc.AsType(encode_dtype='<f4', decode_dtype='<f8')])
+mk('fletcher', i4, (5, 6), None, [nc.Fletcher32()])
+# the reference: the values zarr-python reads, in a netCDF-4 file (no fill values)
+g = zarr.open_group('py.zarr', mode='r', zarr_format=2)
+d = netCDF4.Dataset('ref.nc', 'w')
+for k in sorted(g.array_keys()):
+    a = g[k]
+    dims = a.attrs['_ARRAY_DIMENSIONS']
+    for n, s in zip(dims, a.shape):
+        if n not in d.dimensions:
+            d.createDimension(n, s)
+    vals = a[...]
+    if vals.dtype.kind in 'OTU':
+        t, vals = str, np.array(vals.tolist(), dtype=object)
+    else:
+        t = vals.dtype.newbyteorder('=')
+    v = d.createVariable(k, t, dims, fill_value=False)
+    v[...] = vals
+d.close()
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("ncdump")
+        .arg(dir.join("ref.nc"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = data_blocks(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(want.len(), 12, "{want:?}");
+    let store = format!("file://{}#mode=zarr,file", dir.join("py.zarr").display());
+    let nc = dir.join("copy.nc");
+    let back = format!("file://{}#mode=zarr,file", dir.join("back.zarr").display());
+    let o = run("nccopy-rs", &["-q", &store, nc.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run("nccopy-rs", &["-q", nc.to_str().unwrap(), &back], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for what in [store.as_str(), nc.to_str().unwrap(), back.as_str()] {
+        let o = run("ncdump-rs", &[what], &dir);
+        assert!(
+            o.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got = data_blocks(&String::from_utf8_lossy(&o.stdout));
+        for (name, values) in &want {
+            assert_eq!(got.get(name), Some(values), "{what}: {name}");
         }
     }
 }

@@ -167,6 +167,22 @@ fn apply_storage_options(
             }
         }
     }
+    if to_zarr {
+        // szip has no codec zarr-python/numcodecs reads: the data is decoded on input and
+        // written without it (the Zarr writer refuses it when asked directly)
+        for i in 0..out.vars.len() {
+            let st = &mut out.vars[i].storage;
+            if st.filters.iter().any(|f| f.id == 4) {
+                st.filters.retain(|f| f.id != 4);
+                st.codecs = None;
+                report.warnings.push(format!(
+                    "{}: filter 4 (szip) has no Zarr codec that zarr-python or numcodecs reads; \
+                     the output stores the data without it",
+                    out.var_path(VarId(i))
+                ));
+            }
+        }
+    }
     let can_filter = to_zarr || matches!(format, Format::Netcdf4 | Format::Netcdf4Classic);
     let asked_filters = !opts.filters.is_empty() || opts.deflate.is_some() || opts.shuffle;
     if !can_filter {

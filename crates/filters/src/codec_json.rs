@@ -348,7 +348,17 @@ pub fn parse_codecs(text: &str) -> Result<Vec<Value>, CodecJsonError> {
 }
 
 /// numcodecs ids of the Zarr-only codecs (no HDF5 filter id; see the module documentation).
-pub const ZARR_ONLY_CODECS: [&str; 3] = ["gzip", "lz4", "delta"];
+pub const ZARR_ONLY_CODECS: [&str; 9] = [
+    "gzip",
+    "lz4",
+    "lzma",
+    "delta",
+    "astype",
+    "quantize",
+    "bitround",
+    "fixedscaleoffset",
+    "packbits",
+];
 
 /// The ids of the Zarr-only codecs in a `_Codecs` text (a JSON array of codec objects), in
 /// order; empty when there are none or the text is not such an array.
@@ -429,6 +439,63 @@ pub fn zarr_only_filter(
                 }
             })?;
             Box::new(d)
+        }
+        "astype" | "quantize" | "bitround" | "fixedscaleoffset" => {
+            let bad = |why: String| CodecJsonError::Unsupported {
+                json: codec.to_string(),
+                why,
+            };
+            let need = |name: &str| -> Result<&str, CodecJsonError> {
+                string_field(obj, id, name)?.ok_or_else(|| {
+                    bad(format!(
+                        "no \"{name}\" (a NumPy type string such as \"<f8\")"
+                    ))
+                })
+            };
+            // (name, decoded type, stored type, linear map)
+            let (name, decoded, stored, linear) = match id {
+                "astype" => ("astype", need("decode_dtype")?, need("encode_dtype")?, None),
+                "quantize" => {
+                    let d = need("dtype")?;
+                    (
+                        "quantize",
+                        d,
+                        string_field(obj, id, "astype")?.unwrap_or(d),
+                        None,
+                    )
+                }
+                "bitround" => {
+                    // lossy on encode only: the stored elements are the array's own
+                    f("keepbits")?;
+                    let t = if ctx.type_size == 4 { "<f4" } else { "<f8" };
+                    ("bitround", t, t, None)
+                }
+                _ => {
+                    let d = need("dtype")?;
+                    let num = |k: &str| {
+                        obj.get(k)
+                            .and_then(Value::as_f64)
+                            .ok_or_else(|| bad(format!("no number \"{k}\"")))
+                    };
+                    let lin = Some((num("scale")?, num("offset")?));
+                    let a = string_field(obj, id, "astype")?.unwrap_or(d);
+                    ("fixedscaleoffset", d, a, lin)
+                }
+            };
+            Box::new(crate::codecs::Cast::new(name, decoded, stored, linear).map_err(bad)?)
+        }
+        "packbits" => Box::new(crate::codecs::PackBits),
+        "lzma" => {
+            // numcodecs' default format is 1 (.xz)
+            let format = obj.get("format").and_then(Value::as_i64).unwrap_or(1);
+            Box::new(
+                crate::codecs::Lzma::new(format, ctx.max_decoded).map_err(|why| {
+                    CodecJsonError::Unsupported {
+                        json: codec.to_string(),
+                        why,
+                    }
+                })?,
+            )
         }
         _ => return Ok(None),
     }))

@@ -110,11 +110,23 @@ fn with_zarr_only(std: &[ZarrCodec], text: &str, ctx: &FilterContext) -> Option<
 }
 
 /// Zarr's `(compressor, filters)` for a chain: the last codec, the others in order (JSON null
-/// when absent). A chain ending with `delta` (a filter, not a compressor) is all filters.
+/// when absent). A chain ending with a numcodecs filter (`delta`, `astype`, `quantize`,
+/// `bitround`, `fixedscaleoffset`, `packbits`: not compressors) is all filters.
 pub(crate) fn split_json(codecs: &[ZarrCodec]) -> (Value, Value) {
-    let ends_with_filter = codecs
-        .last()
-        .is_some_and(|c| c.json.get("id").and_then(Value::as_str) == Some("delta"));
+    const FILTERS: [&str; 6] = [
+        "delta",
+        "astype",
+        "quantize",
+        "bitround",
+        "fixedscaleoffset",
+        "packbits",
+    ];
+    let ends_with_filter = codecs.last().is_some_and(|c| {
+        c.json
+            .get("id")
+            .and_then(Value::as_str)
+            .is_some_and(|id| FILTERS.contains(&id))
+    });
     match codecs.split_last() {
         None => (Value::Null, Value::Null),
         Some(_) if ends_with_filter => (

@@ -47,6 +47,8 @@ pub(crate) fn encode(v: &Values, d: &Dtype, out: &mut Vec<u8>) {
                 }
             }
         }
+        // slot 0: the fill value (object arrays are read, never written)
+        Kind::VlenUtf8 => out.extend(std::iter::repeat_n(0u8, 8 * n)),
         Kind::Char => match v {
             Values::Char(b) => out.extend_from_slice(b),
             other => out.extend(std::iter::repeat_n(0u8, other.len())),
@@ -119,6 +121,8 @@ pub(crate) fn decode(bytes: &[u8], d: &Dtype) -> Values {
             AtomicType::String => Values::String(Vec::new()),
         },
         Kind::Char => Values::Char(bytes.to_vec()),
+        // slots without their strings: read.rs resolves them (see `Kind::VlenUtf8`)
+        Kind::VlenUtf8 => Values::String(vec![Some(String::new()); bytes.len() / 8]),
         Kind::Bytes(w) => Values::String(
             bytes
                 .chunks_exact(w)

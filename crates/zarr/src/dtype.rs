@@ -27,6 +27,10 @@ pub(crate) enum Kind {
     Bytes(usize),
     /// NC_STRING stored as n UCS-4 code points.
     Unicode(usize),
+    /// NC_STRING in an object array (`|O`) whose chunks are `vlen-utf8` encoded. In a decoded
+    /// chunk buffer each element is an 8-byte slot: a 1-based index into the strings read so
+    /// far, 0 for the fill value.
+    VlenUtf8,
 }
 
 /// A parsed dtype.
@@ -54,6 +58,13 @@ impl Dtype {
             _ => (Endian::Little, s),
         };
         let kind_c = rest.as_bytes().first().copied().ok_or("no type letter")?;
+        if rest == "O" {
+            // an object array: readable only with the vlen-utf8 filter, checked by the caller
+            return Ok(Dtype {
+                kind: Kind::VlenUtf8,
+                endian: Endian::NotApplicable,
+            });
+        }
         let size: usize = rest[1..]
             .parse()
             .map_err(|_| "size after the type letter is not a number")?;
@@ -78,7 +89,7 @@ impl Dtype {
             (b'S' | b'U', _) => return Err("string length must be 1 to 1048576"),
             (b'c', _) => return Err("complex numbers have no netCDF type"),
             (b'm' | b'M', _) => return Err("datetime/timedelta have no netCDF type"),
-            (b'O', _) => return Err("object arrays (variable-length) are not Zarr v2 data"),
+            (b'O', _) => return Err("object arrays have no size after \"O\""),
             _ => return Err("unknown type letter"),
         };
         Ok(Dtype { kind, endian })
@@ -91,6 +102,7 @@ impl Dtype {
             Kind::Char => 1,
             Kind::Bytes(n) => n,
             Kind::Unicode(n) => 4 * n,
+            Kind::VlenUtf8 => 8,
         }
     }
 
@@ -99,7 +111,7 @@ impl Dtype {
         match self.kind {
             Kind::Num(t) => t,
             Kind::Char => AtomicType::Char,
-            Kind::Bytes(_) | Kind::Unicode(_) => AtomicType::String,
+            Kind::Bytes(_) | Kind::Unicode(_) | Kind::VlenUtf8 => AtomicType::String,
         }
     }
 
@@ -118,14 +130,20 @@ pub(crate) fn attr_type(s: &str) -> Option<AtomicType> {
     Dtype::parse(s).ok().map(|d| d.atomic())
 }
 
-/// The dtype of a numeric type (`<i4`, `>f8`).
+/// The dtype of a numeric type (`<i4`, `>f8`; one-byte types `|i1`/`|u1`, as NumPy spells
+/// them: zarr-python 3 refuses `<i1`).
 pub(crate) fn numeric_dtype(t: AtomicType, big: bool) -> String {
     let letter = match t {
         AtomicType::Byte | AtomicType::Short | AtomicType::Int | AtomicType::Int64 => 'i',
         AtomicType::Float | AtomicType::Double => 'f',
         _ => 'u',
     };
-    format!("{}{letter}{}", if big { '>' } else { '<' }, t.size())
+    let order = match (t.size(), big) {
+        (1, _) => '|',
+        (_, true) => '>',
+        (_, false) => '<',
+    };
+    format!("{order}{letter}{}", t.size())
 }
 
 #[cfg(test)]
@@ -145,11 +163,12 @@ mod tests {
         assert_eq!(k("<U1"), Ok((Kind::Char, 1)));
         assert_eq!(k("|S12"), Ok((Kind::Bytes(12), 12)));
         assert_eq!(k("<U3"), Ok((Kind::Unicode(3), 12)));
+        assert_eq!(k("|O"), Ok((Kind::VlenUtf8, 8)));
         assert!(Dtype::parse(">i2").unwrap().big_endian());
         for bad in [
             "<c8",
             "<M8",
-            "|O",
+            "|O8",
             "<f2",
             "<i3",
             "x",
@@ -170,6 +189,7 @@ mod tests {
         assert_eq!(attr_type("|S8"), Some(AtomicType::String));
         assert_eq!(attr_type("99"), None);
         assert_eq!(numeric_dtype(AtomicType::Double, true), ">f8");
-        assert_eq!(numeric_dtype(AtomicType::UByte, false), "<u1");
+        assert_eq!(numeric_dtype(AtomicType::UByte, false), "|u1");
+        assert_eq!(numeric_dtype(AtomicType::Byte, true), "|i1");
     }
 }

@@ -476,9 +476,21 @@ impl<'a> Loader<'a> {
         };
         let t = dtype.atomic();
         let ctx = FilterContext::new(dtype.size(), &chunks);
+        let mut filters = obj.get("filters").cloned().unwrap_or(Value::Null);
+        if dtype.kind == Kind::VlenUtf8 {
+            // the vlen-utf8 filter (first applied on write, last undone on read) is the
+            // object array's element encoding, decoded by the reader itself
+            filters = strip_vlen_utf8(&filters).ok_or_else(|| {
+                ZarrError::meta(
+                    &akey,
+                    "dtype \"|O\" (object array) is readable only with the \"vlen-utf8\" \
+                     filter first in \"filters\" (strings as xarray and zarr-python write them)",
+                )
+            })?;
+        }
         let codecs = zarr_to_chain(
             obj.get("compressor").unwrap_or(&Value::Null),
-            obj.get("filters").unwrap_or(&Value::Null),
+            &filters,
             &ctx,
         )
         .map_err(|e| ZarrError::meta(&akey, e.to_string()))?;
@@ -748,7 +760,22 @@ fn fill_from_json(v: &Value, d: &Dtype) -> Option<Values> {
         Kind::Bytes(_) | Kind::Unicode(_) => {
             Some(Values::String(vec![Some(v.as_str()?.to_string())]))
         }
+        // an object array's fill is the empty string (slot 0)
+        Kind::VlenUtf8 => None,
     }
+}
+
+/// `filters` without its first entry when that is `{"id": "vlen-utf8"}` (None otherwise).
+fn strip_vlen_utf8(filters: &Value) -> Option<Value> {
+    let list = filters.as_array()?;
+    let (first, rest) = list.split_first()?;
+    (first.get("id").and_then(Value::as_str) == Some("vlen-utf8")).then(|| {
+        if rest.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(rest.to_vec())
+        }
+    })
 }
 
 /// One value in stored form (`dtype` size bytes).

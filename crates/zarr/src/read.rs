@@ -124,10 +124,18 @@ impl ZarrFile {
             return Ok(None);
         }
         let mut ctx = FilterContext::new(v.dtype.size(), &v.chunks);
-        // decoded chunks are exactly one chunk (plus checksum framing): a larger claim is an error
-        ctx.max_decoded = ctx
-            .chunk_bytes()
-            .map_or(ctx.max_decoded, |n| n.saturating_add(1024));
+        if v.dtype.kind == Kind::VlenUtf8 {
+            // vlen-utf8 chunks have no fixed size: the 4-byte count, and per string its
+            // 4-byte length and bytes; decoded sizes keep the default bound, no length check
+            ctx.type_size = 1;
+            ctx.chunk_shape = Vec::new();
+        } else {
+            // decoded chunks are exactly one chunk (plus checksum framing): a larger claim is
+            // an error
+            ctx.max_decoded = ctx
+                .chunk_bytes()
+                .map_or(ctx.max_decoded, |n| n.saturating_add(1024));
+        }
         let akey = format!("{}/.zarray", v.key);
         crate::codecs::pipeline(&v.codecs, self.registry(), ctx, &v.path, &akey).map(Some)
     }
@@ -143,14 +151,15 @@ impl ZarrFile {
         format!("{}/{tail}", v.key)
     }
 
-    /// One chunk in C order, `None` when absent.
+    /// One chunk in C order, `None` when absent; for an object array the slots (1-based
+    /// indices into the chunk's strings, see [`Kind::VlenUtf8`]) and the strings.
     fn load_chunk(
         &self,
         v: &VarInfo,
         pipe: Option<&Pipeline>,
         idx: &[u64],
         chunk_elems: usize,
-    ) -> Result<Option<Vec<u8>>, ZarrError> {
+    ) -> Result<Option<LoadedChunk>, ZarrError> {
         let key = Self::chunk_key(v, idx);
         let Some(raw) = self.store.get(&key)? else {
             return Ok(None);
@@ -167,6 +176,13 @@ impl ZarrFile {
             })?,
             None => raw,
         };
+        let mut strings = Vec::new();
+        if v.dtype.kind == Kind::VlenUtf8 {
+            strings = vlen_utf8_decode(&data, chunk_elems).map_err(bad)?;
+            data = (1..=strings.len() as u64)
+                .flat_map(u64::to_le_bytes)
+                .collect();
+        }
         let want = chunk_elems * v.dtype.size();
         if data.len() != want {
             if v.dtype.kind == Kind::Char && data.len() == 4 * want {
@@ -188,7 +204,7 @@ impl ZarrFile {
         if v.fortran && v.chunks.len() > 1 {
             data = f_to_c(&data, &v.chunks, v.dtype.size());
         }
-        Ok(Some(data))
+        Ok(Some((data, strings)))
     }
 
     /// Read a hyperslab of variable `var` (row-major result).
@@ -261,22 +277,86 @@ impl ZarrFile {
             }
             idx
         };
+        // the strings of an object array's chunks read so far (slot k is strings[k - 1])
+        let mut strings: Vec<String> = Vec::new();
         let mut first = 0u64;
         while first < nchunks {
             let last = (first + BATCH as u64).min(nchunks);
             let batch: Vec<Vec<u64>> = (first..last).map(index).collect();
-            let decoded: Vec<Result<Option<Vec<u8>>, ZarrError>> = batch
+            let decoded: Vec<Result<Option<LoadedChunk>, ZarrError>> = batch
                 .par_iter()
                 .map(|idx| self.load_chunk(v, pipe.as_ref(), idx, chunk_elems))
                 .collect();
             for (idx, d) in batch.iter().zip(decoded) {
-                let d = d?;
+                let d = match d? {
+                    Some((mut data, s)) if !s.is_empty() => {
+                        let base = strings.len() as u64;
+                        for slot in data.chunks_exact_mut(8) {
+                            let mut k = [0u8; 8];
+                            k.copy_from_slice(slot);
+                            let k = u64::from_le_bytes(k);
+                            slot.copy_from_slice(&(k + base).to_le_bytes());
+                        }
+                        strings.extend(s);
+                        Some(data)
+                    }
+                    other => other.map(|(data, _)| data),
+                };
                 copy_region(v, idx, &start, &count, d.as_deref(), &mut out);
             }
             first = last;
         }
+        if v.dtype.kind == Kind::VlenUtf8 {
+            let resolved = out
+                .chunks_exact(8)
+                .map(|slot| {
+                    let mut k = [0u8; 8];
+                    k.copy_from_slice(slot);
+                    let k = u64::from_le_bytes(k) as usize;
+                    let s = k.checked_sub(1).and_then(|i| strings.get(i));
+                    Some(s.cloned().unwrap_or_default())
+                })
+                .collect();
+            return Ok(Values::String(resolved));
+        }
         Ok(convert::decode(&out, &v.dtype))
     }
+}
+
+/// A decoded chunk in C order, and for an object array the strings its slots index.
+type LoadedChunk = (Vec<u8>, Vec<String>);
+
+/// The strings of a `vlen-utf8` chunk: a little-endian u32 count, then per string a
+/// little-endian u32 byte length and its UTF-8 bytes (numcodecs' VLenUTF8 format). The count
+/// must be the chunk's element count; invalid UTF-8 is replaced, not refused.
+fn vlen_utf8_decode(data: &[u8], elems: usize) -> Result<Vec<String>, String> {
+    let u32_at = |pos: &mut usize, what: &str| -> Result<usize, String> {
+        let b = data
+            .get(*pos..*pos + 4)
+            .ok_or_else(|| format!("vlen-utf8: ends at byte {pos} before the {what}"))?;
+        *pos += 4;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let mut pos = 0usize;
+    let n = u32_at(&mut pos, "string count")?;
+    if n != elems {
+        return Err(format!(
+            "vlen-utf8: holds {n} strings, the chunk has {elems} elements"
+        ));
+    }
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let len = u32_at(&mut pos, &format!("length of string {i}"))?;
+        let bytes = pos
+            .checked_add(len)
+            .and_then(|end| data.get(pos..end))
+            .ok_or_else(|| {
+                format!("vlen-utf8: string {i} of {len} bytes runs past the chunk's end")
+            })?;
+        out.push(String::from_utf8_lossy(bytes).into_owned());
+        pos += len;
+    }
+    Ok(out)
 }
 
 /// Copy the part of chunk `idx` inside the request into `out` (fill when `data` is None).
@@ -385,5 +465,43 @@ impl DataSource for ZarrFile {
     ) -> Result<Values, DataError> {
         self.read_var(var, start, count)
             .map_err(|e| Box::new(e) as DataError)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vlen_utf8_decode;
+
+    fn chunk(count: u32, items: &[&[u8]]) -> Vec<u8> {
+        let mut b = count.to_le_bytes().to_vec();
+        for s in items {
+            b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            b.extend_from_slice(s);
+        }
+        b
+    }
+
+    #[test]
+    fn vlen_utf8_chunks() {
+        assert_eq!(
+            vlen_utf8_decode(&chunk(3, &[b"ab", b"", "é".as_bytes()]), 3),
+            Ok(vec!["ab".to_string(), String::new(), "é".to_string()])
+        );
+        // wrong count, truncated header, a length past the end (no allocation from it)
+        let e = vlen_utf8_decode(&chunk(2, &[b"a", b"b"]), 3).unwrap_err();
+        assert!(e.contains("holds 2 strings, the chunk has 3"), "{e}");
+        assert!(vlen_utf8_decode(&[1, 0], 1)
+            .unwrap_err()
+            .contains("string count"));
+        let mut huge = 1u32.to_le_bytes().to_vec();
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        huge.extend_from_slice(b"abc");
+        let e = vlen_utf8_decode(&huge, 1).unwrap_err();
+        assert!(e.contains("runs past the chunk's end"), "{e}");
+        // invalid UTF-8 is replaced
+        assert_eq!(
+            vlen_utf8_decode(&chunk(1, &[&[0xff, b'a']]), 1),
+            Ok(vec!["\u{fffd}a".to_string()])
+        );
     }
 }

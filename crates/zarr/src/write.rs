@@ -35,6 +35,9 @@ use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
+/// HDF5 filter id of szip (no numcodecs codec).
+const SZIP_ID: u32 = 4;
+
 /// Which NCZarr metadata spelling to write. No one layout is read right by both netCDF-C
 /// 4.9.0 and 4.10 (`docs/compat.md`, "NCZarr / Zarr"): the default is 4.10's, the current one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -553,6 +556,17 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         ctx.max_decoded = ctx
             .chunk_bytes()
             .map_or(ctx.max_decoded, |n| n.saturating_add(1024));
+        if var.storage.filters.iter().any(|f| f.id == SZIP_ID) {
+            // netCDF-C's NCZarr writes {"id": "szip"}, which numcodecs (so zarr-python and
+            // xarray) has no codec for: refused rather than written unreadable to them
+            return Err(ZarrError::NotRepresentable {
+                what: format!("the filters of variable \"{path}\""),
+                why:
+                    "filter 4 (szip) has no Zarr codec that zarr-python or numcodecs reads; \
+                      remove it from _Filter, or copy with nccopy-rs, which drops it with a warning"
+                        .into(),
+            });
+        }
         let working = cx.registry.working_chain(&var.storage.filters, &ctx);
         let codecs = crate::codecs::output_codecs(&working, var.storage.codecs.as_deref(), &ctx)
             .map_err(|e| ZarrError::NotRepresentable {

@@ -1,4 +1,4 @@
-//! Interop with zarr-python 2 / numcodecs (skipped when not installed): they read what we
+//! Interop with zarr-python 3 (Zarr v2 stores, `zarr_format=2`) / numcodecs (skipped when not installed): they read what we
 //! write, with each codec, and we read what they write.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -26,7 +26,7 @@ fn dataset(filters: Vec<FilterSpec>) -> Dataset {
 }
 
 const READ_ALL: &str = "import zarr, json, sys
-g = zarr.open_group(sys.argv[1] if len(sys.argv) > 1 else STORE, mode='r')
+g = zarr.open_group(sys.argv[1] if len(sys.argv) > 1 else STORE, mode='r', zarr_format=2)
 print(json.dumps({k: g[k][...].tolist() for k in sorted(g.array_keys())}))";
 
 #[test]
@@ -90,7 +90,7 @@ fn we_read_zarr_python_stores() {
     let d = tmpdir("fromzarrpy");
     let script = r#"
 import zarr, numpy as np, numcodecs as nc
-root = zarr.open_group('py.zarr', mode='w')
+root = zarr.open_group('py.zarr', mode='w', zarr_format=2)
 a = np.arange(60, dtype='<i4').reshape(6, 10) - 7
 for name, comp, filt in [
     ('zlib', nc.Zlib(level=3), None),
@@ -102,31 +102,32 @@ for name, comp, filt in [
     ('fletcher', None, [nc.Fletcher32()]),
     ('raw', None, None),
 ]:
-    z = root.create_dataset(name, shape=a.shape, chunks=(4, 4), dtype='<i4', compressor=comp, filters=filt)
+    z = root.create_array(name, shape=a.shape, chunks=(4, 4), dtype='<i4', compressors=comp, filters=filt)
     z[...] = a
     z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
-z = root.create_dataset('big', shape=(6, 10), chunks=(4, 4), dtype='>i8', compressor=None)
+z = root.create_array('big', shape=(6, 10), chunks=(4, 4), dtype='>i8', compressors=None)
 z[...] = a
 z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
-z = root.create_dataset('slash', shape=(6, 10), chunks=(4, 4), dtype='<i4', dimension_separator='/')
+z = root.create_array('slash', shape=(6, 10), chunks=(4, 4), dtype='<i4',
+                      chunk_key_encoding={'name': 'v2', 'separator': '/'})
 z[...] = a
 z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
-z = root.create_dataset('fortran', shape=(6, 10), chunks=(4, 4), dtype='<f8', order='F', compressor=None)
+z = root.create_array('fortran', shape=(6, 10), chunks=(4, 4), dtype='<f8', order='F', compressors=None)
 z[...] = a
 z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
-z = root.create_dataset('partial', shape=(6, 10), chunks=(4, 4), dtype='<i2', fill_value=-5)
+z = root.create_array('partial', shape=(6, 10), chunks=(4, 4), dtype='<i2', fill_value=-5)
 z[0:2, 0:3] = 9
 z.attrs['_ARRAY_DIMENSIONS'] = ['x', 'y']
 z.attrs['title'] = 'partial'
 z.attrs['scale'] = 0.5
-s = root.create_dataset('text', shape=(3,), dtype='|S5', compressor=None)
-s[...] = [b'ab', b'hello', b'']
-c = root.create_dataset('chars', shape=(4,), dtype='|S1', compressor=None)
-c[...] = [b'w', b'x', b'y', b'z']
-u = root.create_dataset('uni', shape=(2,), dtype='<U3', compressor=None)
-u[...] = ['abc', 'd']
+s = root.create_array('text', shape=(3,), dtype='|S5', compressors=None)
+s[...] = np.array([b'ab', b'hello', b''])
+c = root.create_array('chars', shape=(4,), dtype='|S1', compressors=None)
+c[...] = np.array([b'w', b'x', b'y', b'z'])
+u = root.create_array('uni', shape=(2,), dtype='<U3', compressors=None)
+u[...] = np.array(['abc', 'd'])
 sub = root.create_group('sub')
-w = sub.create_dataset('w', shape=(5,), chunks=(2,), dtype='<f4')
+w = sub.create_array('w', shape=(5,), chunks=(2,), dtype='<f4')
 w[...] = np.arange(5, dtype='<f4') / 4
 "#;
     python(script, &d);
@@ -411,5 +412,91 @@ group: g {
         nc_filters::format_spec_list(&ds.var(v).storage.filters),
         "2,4|1,5"
     );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// String variables as xarray writes them (`dtype "|O"` with the `vlen-utf8` filter) read as
+/// netCDF strings with the values zarr-python returns, beside the store's other variables;
+/// copied to NCZarr and read back they are the same.
+#[test]
+fn xarray_string_variables_read_as_strings() {
+    if !have_zarr() {
+        return;
+    }
+    let d = tmpdir("xr-strings");
+    let script = r#"
+import xarray as xr, numpy as np, zarr, json
+rng = np.random.default_rng(14)
+words = np.array(['', 'a', 'hello', 'ünïcödé', 'x' * 40, 'tab\tand "quote"'], dtype=object)
+s = words[rng.integers(0, len(words), size=(5, 7))]
+ds = xr.Dataset({'s': (('x', 'y'), s), 'n': (('x',), np.arange(5, dtype='<i4') * 3),
+                 'c': (('y',), words[rng.integers(0, len(words), size=7)])})
+ds.to_zarr('xs.zarr', zarr_format=2, consolidated=False,
+           encoding={'s': {'chunks': (2, 3)}, 'c': {'chunks': (4,)}})
+g = zarr.open_group('xs.zarr', mode='r', zarr_format=2)
+print(json.dumps({k: g[k][...].tolist() for k in sorted(g.array_keys())}))
+"#;
+    let want: serde_json::Value = serde_json::from_str(&python(script, &d)).unwrap();
+    let za: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("xs.zarr/s/.zarray")).unwrap()).unwrap();
+    assert_eq!(za["dtype"], "|O");
+    assert_eq!(za["filters"][0]["id"], "vlen-utf8");
+    let strings = |v: &Values| -> serde_json::Value {
+        match v {
+            Values::String(x) => serde_json::json!(x
+                .iter()
+                .map(|s| s.clone().unwrap_or_default())
+                .collect::<Vec<_>>()),
+            other => panic!("not strings: {other:?}"),
+        }
+    };
+    let flat = |v: &serde_json::Value| -> serde_json::Value {
+        match v.as_array() {
+            Some(rows) if rows.iter().all(serde_json::Value::is_array) => serde_json::Value::Array(
+                rows.iter()
+                    .flat_map(|r| r.as_array().unwrap().clone())
+                    .collect(),
+            ),
+            _ => v.clone(),
+        }
+    };
+    let loc = format!("file://{}#mode=zarr,file", d.join("xs.zarr").display());
+    let copy = format!("file://{}#mode=nczarr,file", d.join("copy.file").display());
+    for (n, l) in [("source", &loc), ("copy", &copy)] {
+        if n == "copy" {
+            let src = open(&loc);
+            let out = nc_zarr::parse_location(&copy).unwrap();
+            nc_zarr::write_store(&out, src.dataset(), &src, &Default::default()).unwrap();
+        }
+        let f = open(l);
+        let ds = f.dataset();
+        let s = ds.find_var(ROOT, "s").unwrap();
+        assert_eq!(ds.var(s).ty, AtomicType::String.into(), "{n}");
+        assert_eq!(
+            strings(&f.read_var(s, &[0, 0], &[5, 7]).unwrap()),
+            flat(&want["s"]),
+            "{n} s"
+        );
+        // a hyperslab across chunk edges
+        let part = f.read_var(s, &[1, 2], &[3, 4]).unwrap();
+        let all = flat(&want["s"]);
+        let slab: Vec<serde_json::Value> = (1..4)
+            .flat_map(|r| (2..6).map(move |c| (r, c)))
+            .map(|(r, c)| all[r * 7 + c].clone())
+            .collect();
+        assert_eq!(strings(&part), serde_json::Value::Array(slab), "{n} slab");
+        let c = ds.find_var(ROOT, "c").unwrap();
+        assert_eq!(
+            strings(&f.read_var(c, &[0], &[7]).unwrap()),
+            want["c"],
+            "{n} c"
+        );
+        let nv = ds.find_var(ROOT, "n").unwrap();
+        assert_eq!(
+            f.read_var(nv, &[0], &[5]).unwrap(),
+            Values::Int((0..5).map(|k| k * 3).collect()),
+            "{n} n"
+        );
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }

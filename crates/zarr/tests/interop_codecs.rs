@@ -1,4 +1,4 @@
-//! Interop with zarr-python 2 / numcodecs for the Zarr-only codecs `gzip`, `lz4` (numcodecs'
+//! Interop with zarr-python 3 (Zarr v2 stores, `zarr_format=2`) / numcodecs for the Zarr-only codecs `gzip`, `lz4` (numcodecs'
 //! framing) and `delta` (skipped when not installed): we read every value of stores
 //! zarr-python writes with them, zarr-python reads the stores we write with them, and a
 //! Zarr → Zarr copy keeps them.
@@ -15,7 +15,7 @@ use std::process::Command;
 /// little-endian bytes in hex). Bytes, not JSON numbers, so that floats compare exactly.
 const DUMP: &str = r#"
 import zarr, json, sys
-g = zarr.open_group(sys.argv[1], mode='r')
+g = zarr.open_group(sys.argv[1], mode='r', zarr_format=2)
 out = {}
 def walk(grp, prefix):
     for k in sorted(grp.array_keys()):
@@ -126,10 +126,10 @@ fn assert_same_values(loc: &str, python_view: &Value) {
 
 const WRITE_PY: &str = r#"
 import zarr, numpy as np, numcodecs as nc
-root = zarr.open_group('py.zarr', mode='w')
+root = zarr.open_group('py.zarr', mode='w', zarr_format=2)
 def mk(name, data, chunks, comp, filt, **kw):
-    z = root.create_dataset(name, shape=data.shape, chunks=chunks, dtype=data.dtype,
-                            compressor=comp, filters=filt, **kw)
+    z = root.create_array(name, shape=data.shape, chunks=chunks, dtype=data.dtype,
+                          compressors=comp, filters=filt, **kw)
     z[...] = data
     z.attrs['_ARRAY_DIMENSIONS'] = [f'{name}_d{i}' for i in range(data.ndim)]
     return z
@@ -149,16 +149,16 @@ mk('delta_i1', (np.arange(50) * 7 % 256 - 128).astype('|i1'), (8,), None, [nc.De
 mk('delta_shuffle_gzip', np.arange(60, dtype='<i4').reshape(6, 10) * 3, (4, 4), nc.GZip(3),
    [nc.Delta('<i4'), nc.Shuffle(elementsize=4)])
 mk('slash_gzip', np.arange(105, dtype='<f4').reshape(3, 5, 7) * 0.5, (2, 2, 3), nc.GZip(5), None,
-   dimension_separator='/')
+   chunk_key_encoding={'name': 'v2', 'separator': '/'})
 mk('slash_delta', np.arange(48, dtype='<i4').reshape(4, 12) ** 2, (3, 5), nc.LZ4(1), [nc.Delta('<i4')],
-   dimension_separator='/')
-z = root.create_dataset('partial_gzip', shape=(6, 10), chunks=(4, 4), dtype='<i2', fill_value=-5,
-                        compressor=nc.GZip(5))
+   chunk_key_encoding={'name': 'v2', 'separator': '/'})
+z = root.create_array('partial_gzip', shape=(6, 10), chunks=(4, 4), dtype='<i2', fill_value=-5,
+                      compressors=nc.GZip(5))
 z[0:2, 0:3] = 9
 z.attrs['_ARRAY_DIMENSIONS'] = ['p0', 'p1']
 sub = root.create_group('sub')
-w = sub.create_dataset('w', shape=(5,), chunks=(2,), dtype='<f8', compressor=nc.LZ4(1),
-                       filters=[nc.Delta('<f8')])
+w = sub.create_array('w', shape=(5,), chunks=(2,), dtype='<f8', compressors=nc.LZ4(1),
+                     filters=[nc.Delta('<f8')])
 w[...] = np.arange(5, dtype='<f8') / 3
 w.attrs['_ARRAY_DIMENSIONS'] = ['w0']
 "#;
@@ -176,7 +176,8 @@ fn we_read_numcodecs_gzip_lz4_delta() {
     let loc = format!("file://{}#mode=zarr,file", store.display());
     assert_same_values(&loc, &theirs);
 
-    // ncdump -s: _Codecs keeps the JSON (zarr-python sorts the keys), _Filter shows only
+    // ncdump -s: _Codecs keeps the JSON as stored (zarr-python 3 writes each codec's keys in
+    // its own order, "id" first; zarr-python 2 sorted them), _Filter shows only
     // codecs with an HDF5 id
     let cdl = dump(&loc, true, true, None);
     let line = |var: &str, att: &str| {
@@ -193,13 +194,13 @@ fn we_read_numcodecs_gzip_lz4_delta() {
     assert_eq!(line("gzip_i4", "_Filter"), None);
     assert_eq!(
         line("lz4_f8", "_Codecs").as_deref(),
-        Some(r#""[{\"acceleration\": 1,\"id\": \"lz4\"}]""#)
+        Some(r#""[{\"id\": \"lz4\",\"acceleration\": 1}]""#)
     );
     assert_eq!(line("lz4_f8", "_Filter"), None);
     assert_eq!(
         line("delta_zlib_i4", "_Codecs").as_deref(),
         Some(
-            r#""[{\"astype\": \"<i4\",\"dtype\": \"<i4\",\"id\": \"delta\"},{\"id\": \"zlib\",\"level\": 1}]""#
+            r#""[{\"id\": \"delta\",\"dtype\": \"<i4\",\"astype\": \"<i4\"},{\"id\": \"zlib\",\"level\": 1}]""#
         )
     );
     // the zlib of the chain is deflate: netCDF-C's ncdump shows it as _DeflateLevel
@@ -225,9 +226,9 @@ fn unsupported_delta_astype_is_a_clear_error() {
     python(
         r#"
 import zarr, numpy as np, numcodecs as nc
-g = zarr.open_group('a.zarr', mode='w')
-z = g.create_dataset('a', shape=(8,), chunks=(4,), dtype='<i8',
-                     filters=[nc.Delta('<i8', astype='<i2')], compressor=None)
+g = zarr.open_group('a.zarr', mode='w', zarr_format=2)
+z = g.create_array('a', shape=(8,), chunks=(4,), dtype='<i8',
+                   filters=[nc.Delta('<i8', astype='<i2')], compressors=None)
 z[...] = np.arange(8)
 "#,
         &d,
@@ -422,6 +423,69 @@ fn zarr_to_zarr_copy_keeps_the_codecs() {
         }
         // whatever was stored, we read what zarr-python reads
         assert_same_values(&out_loc, &a);
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// numcodecs' element-conversion filters zarr-python ships (astype, quantize, bitround,
+/// fixedscaleoffset, packbits), alone and before a compressor, and the lzma compressor
+/// (.xz and legacy .lzma formats): we read the values
+/// zarr-python reads, byte for byte, and copy them to NCZarr with the same values.
+#[test]
+fn we_read_numcodecs_conversion_filters() {
+    if !have_zarr() {
+        return;
+    }
+    let d = tmpdir("codecs-convert");
+    python(
+        r#"
+import zarr, numpy as np, numcodecs as nc
+rng = np.random.default_rng(14)
+root = zarr.open_group('conv.zarr', mode='w', zarr_format=2)
+def mk(name, data, chunks, comp, filt):
+    z = root.create_array(name, shape=data.shape, chunks=chunks, dtype=data.dtype,
+                          compressors=comp, filters=filt)
+    z[...] = data
+    z.attrs['_ARRAY_DIMENSIONS'] = [f'{name}_d{i}' for i in range(data.ndim)]
+f8 = rng.normal(1000, 50, size=(7, 9))
+mk('astype_f8_f4', f8, (4, 4), None, [nc.AsType(encode_dtype='<f4', decode_dtype='<f8')])
+mk('astype_i8_i2_zlib', rng.integers(-300, 300, size=20).astype('<i8'), (6,), nc.Zlib(1),
+   [nc.AsType(encode_dtype='<i2', decode_dtype='<i8')])
+mk('quantize_f8', f8, (4, 4), nc.Zstd(1), [nc.Quantize(digits=3, dtype='<f8')])
+mk('quantize_f8_f4', f8, (3, 5), None, [nc.Quantize(digits=2, dtype='<f8', astype='<f4')])
+mk('bitround_f4', f8.astype('<f4'), (4, 4), nc.Zlib(5), [nc.BitRound(keepbits=6)])
+mk('fso_u1', rng.uniform(1000, 1025, size=(5, 8)), (2, 3), nc.Zlib(1),
+   [nc.FixedScaleOffset(offset=1000, scale=10, dtype='<f8', astype='|u1')])
+mk('fso_i2_f4', rng.uniform(-5, 5, size=30).astype('<f4'), (7,), None,
+   [nc.FixedScaleOffset(offset=0, scale=1000, dtype='<f4', astype='<i2')])
+mk('packbits', rng.integers(0, 2, size=(5, 7)).astype(bool), (3, 3), nc.Zlib(1), [nc.PackBits()])
+mk('lzma_i4', rng.integers(-1000, 1000, size=(6, 11)).astype('<i4'), (4, 4), nc.LZMA(), None)
+mk('lzma_alone_f8', f8, (5, 5), nc.LZMA(format=2, preset=1), [nc.Shuffle(elementsize=8)])
+"#,
+        &d,
+    );
+    let store = d.join("conv.zarr");
+    let theirs = dump_with_python(&store);
+    assert_eq!(theirs.as_object().unwrap().len(), 10);
+    let loc = format!("file://{}#mode=zarr,file", store.display());
+    assert_same_values(&loc, &theirs);
+    // a copy to NCZarr keeps the values (the conversion filters are re-encoded exactly:
+    // the values read are already rounded)
+    let src = open(&loc);
+    let out = d.join("copy.file");
+    let out_loc = format!("file://{}#mode=nczarr,file", out.display());
+    let l = nc_zarr::parse_location(&out_loc).unwrap();
+    nc_zarr::write_store(&l, src.dataset(), &src, &Default::default()).unwrap();
+    assert_same_values(&out_loc, &theirs);
+    // and zarr-python reads the copy (our lzma and conversion encoders) with the same values
+    let again = dump_with_python(&out);
+    for (name, want) in theirs.as_object().unwrap() {
+        // bool (|b1) has no netCDF type: it reads, and so is copied, as ubyte (|u1)
+        if name != "packbits" {
+            assert_eq!(again[name][0], want[0], "copy {name}: dtype");
+        }
+        assert_eq!(again[name][1], want[1], "copy {name}: shape");
+        assert_eq!(again[name][2], want[2], "copy {name}: values");
     }
     std::fs::remove_dir_all(&d).unwrap();
 }

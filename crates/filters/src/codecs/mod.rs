@@ -8,6 +8,8 @@ mod delta;
 mod fletcher32;
 mod gzip;
 mod lz4;
+mod lzma;
+mod numcast;
 mod numcodecs_lz4;
 mod shuffle;
 mod szip;
@@ -19,6 +21,8 @@ pub use shuffle::{shuffle_bytes, unshuffle_bytes};
 // numcodecs codecs without an HDF5 filter id (Zarr only, built by crate::codec_json)
 pub(crate) use delta::Delta;
 pub(crate) use gzip::GZip;
+pub(crate) use lzma::Lzma;
+pub(crate) use numcast::{Cast, PackBits};
 pub(crate) use numcodecs_lz4::NumcodecsLz4;
 
 use crate::error::FilterError;
