@@ -556,9 +556,11 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         ctx.max_decoded = ctx
             .chunk_bytes()
             .map_or(ctx.max_decoded, |n| n.saturating_add(1024));
-        if var.storage.filters.iter().any(|f| f.id == SZIP_ID) {
+        if cx.pure && var.storage.filters.iter().any(|f| f.id == SZIP_ID) {
             // netCDF-C's NCZarr writes {"id": "szip"}, which numcodecs (so zarr-python and
-            // xarray) has no codec for: refused rather than written unreadable to them
+            // xarray) has no codec for: a pure Zarr store refuses it rather than be written
+            // unreadable to them; an NCZarr store keeps it, as netCDF-C writes and reads it
+            // (nccopy-rs drops it from both, with a warning)
             return Err(ZarrError::NotRepresentable {
                 what: format!("the filters of variable \"{path}\""),
                 why:
