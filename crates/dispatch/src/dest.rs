@@ -82,7 +82,8 @@ pub(crate) fn check_destination(
                 .into(),
         )),
         OutputKind::File => {
-            if !force {
+            // only a regular file is opened to test it: opening a FIFO for writing would block
+            if !force && meta.is_file() {
                 check_writable(path, &target)?;
             }
             Ok(target)
