@@ -292,6 +292,7 @@ fn sweep(t: &mut Tally, dir: &Path, keep: &[&str], what: &str) {
 /// The three kinds of run on one broken dataset `name` in `dir`.
 fn exercise_dataset(t: &mut Tally, dir: &Path, input: &str, what: &str) {
     let before = snapshot(&dir.join(input.trim_start_matches("file://")));
+    let failed = t.failures.len();
     check_run(t, dir, "ncdump-rs", &["-hs", input], what);
     check_run(t, dir, "ncdump-rs", &[input], what);
     check_run(t, dir, "nccopy-rs", &["-k", "nc4", input, "out.nc"], what);
@@ -299,6 +300,32 @@ fn exercise_dataset(t: &mut Tally, dir: &Path, input: &str, what: &str) {
     let after = snapshot(&dir.join(input.trim_start_matches("file://")));
     if before != after {
         t.failures.push(format!("{what}: the input changed"));
+    }
+    if t.failures.len() > failed {
+        keep_input(dir, &before, what);
+    }
+}
+
+/// With `BAD_INPUT_KEEP=dir`, the input of a failing run is kept there (as it was before the
+/// run) in a directory named after `what`, to reproduce the failure by hand.
+fn keep_input(dir: &Path, files: &[(PathBuf, Vec<u8>)], what: &str) {
+    let Ok(keep) = std::env::var("BAD_INPUT_KEEP") else {
+        return;
+    };
+    let tag: String = what
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let base = Path::new(&keep).join(tag);
+    for (path, bytes) in files {
+        let to = match path.strip_prefix(dir) {
+            Ok(rel) => base.join(rel),
+            Err(_) => base.join(path.file_name().unwrap_or_default()),
+        };
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        fs::write(&to, bytes).unwrap();
     }
 }
 

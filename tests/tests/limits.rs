@@ -68,3 +68,29 @@ fn quantize_attributes_are_refused_not_dropped() {
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// A dimension without a coordinate variable costs no data space, however long: netCDF-C
+/// leaves its scale unallocated, and a 4e9 dimension must not make a 16 GB file (apparent
+/// size). The dimensions still read back at their lengths, here and in ncdump 4.9.0.
+#[test]
+fn long_dimensions_without_variables_take_no_space() {
+    let d = tempdir("limits-dims");
+    let cdl = "netcdf c {\ndimensions:\n\tbig = 4000000000 ;\n\tmid = 100000 ;\n\tsmall = 3 ;\n\
+               variables:\n\tint v(small) ;\ndata:\n\n v = 1, 2, 3 ;\n}\n";
+    fs::write(d.join("c.cdl"), cdl).unwrap();
+    let o = run("ncgen-rs", &["-4", "-o", "c.nc", "c.cdl"], &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let size = fs::metadata(d.join("c.nc")).unwrap().len();
+    assert!(size < 64 * 1024, "c.nc is {size} bytes");
+    let o = run("ncdump-rs", &["c.nc"], &d);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), cdl);
+    if common::have_reference("ncdump") {
+        let o = std::process::Command::new("ncdump")
+            .arg("c.nc")
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stdout), cdl);
+    }
+    fs::remove_dir_all(&d).unwrap();
+}

@@ -63,6 +63,10 @@ pub const NC_PROPERTIES: &str = concat!(
 const DIM_WITHOUT_VAR: &str = "This is a netCDF dimension but not a netCDF variable.";
 /// Dataset name prefix for a variable named like a dimension it is not the coordinate of.
 const NON_COORD_PREFIX: &str = "_nc4_non_coord_";
+/// Longest dimension (elements) whose scale of its own is contiguous, as netCDF-C makes it.
+const MAX_CONTIGUOUS_SCALE: usize = 1 << 16;
+/// Chunk length of a longer dimension's scale (never written, so only its index costs space).
+const SCALE_CHUNK: usize = 1 << 20;
 /// Contiguous variables without data larger than this are stored chunked (see `plan`).
 const BIG_UNWRITTEN_BYTES: u64 = 64 << 20;
 /// Contiguous and compact data are written in slabs of at most this many elements.
@@ -233,6 +237,12 @@ impl Writer<'_> {
                 .shape([len]);
             if dim.unlimited {
                 b = b.chunk(&[1]).max_shape(&[None]);
+            } else if len > MAX_CONTIGUOUS_SCALE {
+                // netCDF-C's scale is contiguous with no storage allocated; the HDF5 writer
+                // allocates contiguous storage at once, so a long one is chunked instead and
+                // its chunks, never written, take no space (the file's size stays that of its
+                // data: a 4e9 dimension would otherwise make a 16 GB file)
+                b = b.chunk(&[len.min(SCALE_CHUNK)]);
             }
             let sd = b.create(&dim.name).map_err(|e| h5err(what(), e))?;
             let name = format!("{DIM_WITHOUT_VAR}{:>10}", dim.len);
