@@ -369,12 +369,26 @@ fn report(t: &Tally, kind: &str) {
     );
 }
 
+/// Run the tool that makes seeds: ours, or with `BAD_INPUT_SEED_TOOLS=dir` the one in `dir`,
+/// so that other tools (`NC_TOOLS_DIR`, e.g. netCDF-C's under our names) can be run on the
+/// very same corpus.
+fn seed_tool(tool: &str, args: &[&str], dir: &Path) -> std::process::Output {
+    match std::env::var("BAD_INPUT_SEED_TOOLS") {
+        Ok(tools) => Command::new(Path::new(&tools).join(tool))
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap(),
+        Err(_) => run(tool, args, dir),
+    }
+}
+
 /// Make `name` from CDL text with ncgen-rs (`args` choose the format).
 fn seed_file(dir: &Path, cdl: &str, args: &[&str], name: &str) -> Vec<u8> {
     fs::write(dir.join("seed.cdl"), cdl).unwrap();
     let mut a = args.to_vec();
     a.extend(["-o", name, "seed.cdl"]);
-    let o = run("ncgen-rs", &a, dir);
+    let o = seed_tool("ncgen-rs", &a, dir);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let b = fs::read(dir.join(name)).unwrap();
     fs::remove_file(dir.join(name)).unwrap();
@@ -431,7 +445,7 @@ fn broken_nczarr_stores() {
     let nc = seed_file(&d, CDL_ZARR, &["-4"], "s.nc");
     fs::write(d.join("s.nc"), &nc).unwrap();
     let url = format!("file://{}#mode=nczarr,file", d.join("seed.zarr").display());
-    let o = run("nccopy-rs", &["s.nc", &url], &d);
+    let o = seed_tool("nccopy-rs", &["s.nc", &url], &d);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     fs::remove_file(d.join("s.nc")).unwrap();
     // every object of the store, broken one at a time

@@ -171,14 +171,28 @@ fn apply_storage_options(
         // szip has no codec zarr-python/numcodecs reads: the data is decoded on input and
         // written without it (the Zarr writer refuses it when asked directly)
         for i in 0..out.vars.len() {
+            let path = out.var_path(VarId(i));
             let st = &mut out.vars[i].storage;
+            // categorize is read only: its labels and dtype describe the input's string
+            // encoding, which the writer does not reproduce (it writes `|Sn` or `>S1`)
+            let categorize = st.codecs.as_deref().is_some_and(|c| {
+                nc_filters::codec_json::zarr_only_ids(c)
+                    .iter()
+                    .any(|id| id == "categorize")
+            });
+            if categorize {
+                st.codecs = None;
+                report.warnings.push(format!(
+                    "{path}: Zarr codec categorize is decoded on reading only; the output stores the \
+                     strings without it"
+                ));
+            }
             if st.filters.iter().any(|f| f.id == 4) {
                 st.filters.retain(|f| f.id != 4);
                 st.codecs = None;
                 report.warnings.push(format!(
-                    "{}: filter 4 (szip) has no Zarr codec that zarr-python or numcodecs reads; \
-                     the output stores the data without it",
-                    out.var_path(VarId(i))
+                    "{path}: filter 4 (szip) has no Zarr codec that zarr-python or numcodecs \
+                     reads; the output stores the data without it"
                 ));
             }
         }

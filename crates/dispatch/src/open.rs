@@ -189,7 +189,8 @@ impl Opened {
     pub fn warnings(&self) -> &[String] {
         match &self.backend {
             Backend::Nc4(h) => h.warnings(),
-            Backend::Classic(_) | Backend::Zarr(_) => &[],
+            Backend::Zarr(z) => z.warnings(),
+            Backend::Classic(_) => &[],
         }
     }
 

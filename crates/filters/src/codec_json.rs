@@ -23,6 +23,8 @@
 //! | gzip | `{"id":"gzip","level":L}` | one gzip member (RFC 1952) |
 //! | lz4 | `{"id":"lz4","acceleration":A}` | 4-byte little-endian size + one LZ4 block |
 //! | delta | `{"id":"delta","dtype":"<i4","astype":"<i4"}` | differences of consecutive elements |
+//! | lzma, astype, quantize, bitround, fixedscaleoffset, packbits | see `codecs::numcast`, `codecs::lzma` | |
+//! | categorize | `{"id":"categorize","labels":["a","b"],"dtype":"<U1","astype":"\|u1"}` | 1-based label index per string |
 //!
 //! numcodecs' `lz4` framing differs from the HDF5 lz4 filter's (32004: 8-byte big-endian
 //! size, block size, sized blocks), so a Zarr `lz4` codec is never filter 32004. Writing a
@@ -348,7 +350,7 @@ pub fn parse_codecs(text: &str) -> Result<Vec<Value>, CodecJsonError> {
 }
 
 /// numcodecs ids of the Zarr-only codecs (no HDF5 filter id; see the module documentation).
-pub const ZARR_ONLY_CODECS: [&str; 9] = [
+pub const ZARR_ONLY_CODECS: [&str; 10] = [
     "gzip",
     "lz4",
     "lzma",
@@ -358,6 +360,7 @@ pub const ZARR_ONLY_CODECS: [&str; 9] = [
     "bitround",
     "fixedscaleoffset",
     "packbits",
+    "categorize",
 ];
 
 /// The ids of the Zarr-only codecs in a `_Codecs` text (a JSON array of codec objects), in
@@ -485,6 +488,25 @@ pub fn zarr_only_filter(
             Box::new(crate::codecs::Cast::new(name, decoded, stored, linear).map_err(bad)?)
         }
         "packbits" => Box::new(crate::codecs::PackBits),
+        "categorize" => {
+            let bad = |why: String| CodecJsonError::Unsupported {
+                json: codec.to_string(),
+                why,
+            };
+            let labels = obj
+                .get("labels")
+                .and_then(Value::as_array)
+                .and_then(|l| {
+                    l.iter()
+                        .map(|x| x.as_str().map(str::to_string))
+                        .collect::<Option<Vec<String>>>()
+                })
+                .ok_or_else(|| bad("no \"labels\" (a list of strings)".into()))?;
+            let dtype = string_field(obj, id, "dtype")?
+                .ok_or_else(|| bad("no \"dtype\" (such as \"<U1\")".into()))?;
+            let astype = string_field(obj, id, "astype")?.unwrap_or("|u1");
+            Box::new(crate::codecs::Categorize::new(&labels, dtype, astype).map_err(bad)?)
+        }
         "lzma" => {
             // numcodecs' default format is 1 (.xz)
             let format = obj.get("format").and_then(Value::as_i64).unwrap_or(1);

@@ -59,7 +59,8 @@ impl Dtype {
         };
         let kind_c = rest.as_bytes().first().copied().ok_or("no type letter")?;
         if rest == "O" {
-            // an object array: readable only with the vlen-utf8 filter, checked by the caller
+            // an object array: readable only with the vlen-utf8 or vlen-bytes filter, checked by
+            // the caller (other object arrays are left out with a warning)
             return Ok(Dtype {
                 kind: Kind::VlenUtf8,
                 endian: Endian::NotApplicable,

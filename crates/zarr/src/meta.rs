@@ -82,6 +82,8 @@ pub(crate) struct Loader<'a> {
     keys: Option<BTreeSet<String>>,
     pub ds: Dataset,
     pub vars: Vec<VarInfo>,
+    /// Arrays left out, one sentence each naming the array, for the tools to print.
+    pub warnings: Vec<String>,
 }
 
 fn get_json(store: &dyn Store, key: &str) -> Result<Option<Value>, ZarrError> {
@@ -121,6 +123,16 @@ fn u64_list(key: &str, field: &str, v: Option<&Value>) -> Result<Vec<u64>, ZarrE
 impl<'a> Loader<'a> {
     /// Read the whole metadata tree.
     pub fn load(store: &'a dyn Store, loc: &'a ZarrLocation) -> Result<Loader<'a>, ZarrError> {
+        // a store that is one array (zarr-python's `zarr.create_array(path)`): netCDF's root is
+        // a group, so there is nothing to show it in; said, never an empty dataset
+        if get_json(store, ".zgroup")?.is_none() && store.get(".zarray")?.is_some() {
+            return Err(ZarrError::meta(
+                &format!("{}/.zarray", loc.path.display()),
+                "the store is a single Zarr array, not a group: netCDF datasets are groups of \
+                 arrays; create the array inside a group (zarr.open_group(path).create_array(name, \
+                 ...)) or read it with zarr-python",
+            ));
+        }
         let zgroup = match get_json(store, ".zgroup")? {
             Some(g) => g,
             // pure Zarr written without a root .zgroup (xarray did this): arrays mark the root
@@ -184,6 +196,7 @@ impl<'a> Loader<'a> {
             keys,
             ds,
             vars: Vec::new(),
+            warnings: Vec::new(),
         };
         l.load_group("", ROOT, zgroup, zattrs, 0)?;
         Ok(l)
@@ -448,6 +461,30 @@ impl<'a> Loader<'a> {
             dtype: dts.to_string(),
             why,
         })?;
+        let mut filters = obj.get("filters").cloned().unwrap_or(Value::Null);
+        if dtype.kind == Kind::VlenUtf8 {
+            // the vlen-utf8 (or vlen-bytes, same framing) filter, first applied on write and
+            // last undone on read, is the object array's element encoding, decoded by the
+            // reader itself; other object encodings (json2, pickle, msgpack, vlen-array) hold
+            // values netCDF has no type for: that array is left out, said, and the rest read
+            match strip_vlen_strings(&filters) {
+                Some(rest) => filters = rest,
+                None => {
+                    let codec = filters
+                        .as_array()
+                        .and_then(|l| l.first())
+                        .and_then(|f| f.get("id"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("none");
+                    self.warnings.push(format!(
+                        "array \"/{vkey}\" left out: an object array (dtype \"|O\") encoded \
+                         with \"{codec}\" holds values netCDF has no type for (strings are read \
+                         with \"vlen-utf8\" or \"vlen-bytes\")"
+                    ));
+                    return Ok(());
+                }
+            }
+        }
         // chunk size must be addressable
         chunks
             .iter()
@@ -476,18 +513,6 @@ impl<'a> Loader<'a> {
         };
         let t = dtype.atomic();
         let ctx = FilterContext::new(dtype.size(), &chunks);
-        let mut filters = obj.get("filters").cloned().unwrap_or(Value::Null);
-        if dtype.kind == Kind::VlenUtf8 {
-            // the vlen-utf8 filter (first applied on write, last undone on read) is the
-            // object array's element encoding, decoded by the reader itself
-            filters = strip_vlen_utf8(&filters).ok_or_else(|| {
-                ZarrError::meta(
-                    &akey,
-                    "dtype \"|O\" (object array) is readable only with the \"vlen-utf8\" \
-                     filter first in \"filters\" (strings as xarray and zarr-python write them)",
-                )
-            })?;
-        }
         let codecs = zarr_to_chain(
             obj.get("compressor").unwrap_or(&Value::Null),
             &filters,
@@ -765,11 +790,13 @@ fn fill_from_json(v: &Value, d: &Dtype) -> Option<Values> {
     }
 }
 
-/// `filters` without its first entry when that is `{"id": "vlen-utf8"}` (None otherwise).
-fn strip_vlen_utf8(filters: &Value) -> Option<Value> {
+/// `filters` without its first entry when that is `{"id": "vlen-utf8"}` or `{"id":
+/// "vlen-bytes"}` (None otherwise).
+fn strip_vlen_strings(filters: &Value) -> Option<Value> {
     let list = filters.as_array()?;
     let (first, rest) = list.split_first()?;
-    (first.get("id").and_then(Value::as_str) == Some("vlen-utf8")).then(|| {
+    let id = first.get("id").and_then(Value::as_str);
+    matches!(id, Some("vlen-utf8" | "vlen-bytes")).then(|| {
         if rest.is_empty() {
             Value::Null
         } else {

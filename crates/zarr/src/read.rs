@@ -27,6 +27,7 @@ pub struct ZarrFile {
     ds: Dataset,
     vars: Vec<VarInfo>,
     registry: OnceLock<Registry>,
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for ZarrFile {
@@ -46,13 +47,14 @@ impl ZarrFile {
     pub fn open(location: &ZarrLocation) -> Result<ZarrFile, ZarrError> {
         let store = location.open_store()?;
         let l = Loader::load(store.as_ref(), location)?;
-        let (ds, vars) = (l.ds, l.vars);
+        let (ds, vars, warnings) = (l.ds, l.vars, l.warnings);
         Ok(ZarrFile {
             location: location.clone(),
             store,
             ds,
             vars,
             registry: OnceLock::new(),
+            warnings,
         })
     }
 
@@ -77,13 +79,14 @@ impl ZarrFile {
             layout: None,
         };
         let l = Loader::load(store.as_ref(), &location)?;
-        let (ds, vars) = (l.ds, l.vars);
+        let (ds, vars, warnings) = (l.ds, l.vars, l.warnings);
         Ok(ZarrFile {
             location,
             store,
             ds,
             vars,
             registry: OnceLock::new(),
+            warnings,
         })
     }
 
@@ -104,6 +107,12 @@ impl ZarrFile {
     /// The dataset: groups, dimensions, variables, attributes and storage settings.
     pub fn dataset(&self) -> &Dataset {
         &self.ds
+    }
+
+    /// What the reader left out (one sentence each, naming the array), for the tool to
+    /// print on stderr.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The location it was opened from.
@@ -128,6 +137,13 @@ impl ZarrFile {
             // vlen-utf8 chunks have no fixed size: the 4-byte count, and per string its
             // 4-byte length and bytes; decoded sizes keep the default bound, no length check
             ctx.type_size = 1;
+            ctx.chunk_shape = Vec::new();
+        } else if v.dtype.kind == Kind::Char {
+            // `S1` / `U1`: one byte per element, or four when NumPy wrote `U1` (UCS-4); the
+            // reader checks which (`load_chunk`)
+            ctx.max_decoded = ctx.chunk_bytes().map_or(ctx.max_decoded, |n| {
+                n.saturating_mul(4).saturating_add(1024)
+            });
             ctx.chunk_shape = Vec::new();
         } else {
             // decoded chunks are exactly one chunk (plus checksum framing): a larger claim is
@@ -186,12 +202,27 @@ impl ZarrFile {
         let want = chunk_elems * v.dtype.size();
         if data.len() != want {
             if v.dtype.kind == Kind::Char && data.len() == 4 * want {
-                // `<U1` written by NumPy: one UCS-4 code unit per char
+                // `<U1` written by NumPy: one UCS-4 code point per char, which a char holds
+                // when it is at most U+00FF (its Latin-1 byte); past that it is an error, not
+                // a silently cut byte
                 let big = v.dtype.big_endian();
-                data = data
-                    .chunks_exact(4)
-                    .map(|c| if big { c[3] } else { c[0] })
-                    .collect();
+                let mut chars = Vec::with_capacity(want);
+                for c in data.chunks_exact(4) {
+                    let u = if big {
+                        u32::from_be_bytes([c[0], c[1], c[2], c[3]])
+                    } else {
+                        u32::from_le_bytes([c[0], c[1], c[2], c[3]])
+                    };
+                    let b = u8::try_from(u).map_err(|_| {
+                        bad(format!(
+                            "holds the character U+{u:04X}, which a char (one byte, dtype \
+                             \"{}U1\") cannot hold; read it with zarr-python",
+                            if big { '>' } else { '<' }
+                        ))
+                    })?;
+                    chars.push(b);
+                }
+                data = chars;
             } else {
                 return Err(bad(format!(
                     "decodes to {} bytes, expected {want} ({} elements of {} bytes)",

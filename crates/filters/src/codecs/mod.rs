@@ -22,7 +22,7 @@ pub use shuffle::{shuffle_bytes, unshuffle_bytes};
 pub(crate) use delta::Delta;
 pub(crate) use gzip::GZip;
 pub(crate) use lzma::Lzma;
-pub(crate) use numcast::{Cast, PackBits};
+pub(crate) use numcast::{Cast, Categorize, PackBits};
 pub(crate) use numcodecs_lz4::NumcodecsLz4;
 
 use crate::error::FilterError;

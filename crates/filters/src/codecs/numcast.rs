@@ -9,6 +9,10 @@
 //!   scale)` as `astype`; decoded `stored / scale + offset`, in double precision, then
 //!   converted to `dtype`.
 //!
+//! - `categorize` (`labels`, `dtype`, `astype`): strings stored as the 1-based index of their
+//!   label in `labels` (0: not a label, decoded as the empty string), as the integer type
+//!   `astype`; decoded to fixed-length strings of `dtype` (`<Un` UCS-4 or `|Sn` bytes).
+//!
 //! Conversions follow NumPy's `astype`: integer to integer wraps, float to integer truncates
 //! toward zero (out-of-range values saturate here; NumPy leaves them undefined), integer to
 //! float rounds to nearest. Encoding (used when a Zarr store is copied with these codecs)
@@ -271,6 +275,151 @@ impl Filter for PackBits {
     }
 }
 
+/// numcodecs `categorize`: each element of a fixed-length string array (`<Un`, `>Un` UCS-4,
+/// or `|Sn` bytes) stored as the 1-based index of its label, 0 for a string that is not one.
+pub(crate) struct Categorize {
+    /// Each label as one decoded element (padded or cut to the element size).
+    labels: Vec<Vec<u8>>,
+    /// The integer type of the stored indexes.
+    stored: Num,
+    /// Bytes per decoded element.
+    elem: usize,
+}
+
+const CATEGORIZE: &str = "categorize";
+
+impl Categorize {
+    /// The codec for these labels, decoded type and stored type.
+    ///
+    /// # Errors
+    /// A decoded type that is not a fixed-length string (`|O` object arrays included), a
+    /// stored type that is not an integer, or more labels than the stored type can number.
+    pub(crate) fn new(labels: &[String], dtype: &str, astype: &str) -> Result<Categorize, String> {
+        let stored = Num::parse(astype)?;
+        if stored.kind == Kind::Float {
+            return Err(format!("astype \"{astype}\" is not an integer type"));
+        }
+        let capacity = if stored.size >= 8 {
+            u64::MAX
+        } else {
+            let bits = 8 * stored.size as u32 - u32::from(stored.kind == Kind::Signed);
+            (1u64 << bits) - 1
+        };
+        if labels.len() as u64 > capacity {
+            return Err(format!(
+                "{} labels do not fit in \"{astype}\"",
+                labels.len()
+            ));
+        }
+        let b = dtype.as_bytes();
+        let (big, rest) = match b.first() {
+            Some(b'>') => (true, &dtype[1..]),
+            Some(b'<' | b'|' | b'=') => (false, &dtype[1..]),
+            _ => (false, dtype),
+        };
+        let bad = || {
+            format!(
+                "dtype \"{dtype}\": categorize is read for fixed-length strings (<Un, |Sn); \
+                 object arrays are not"
+            )
+        };
+        let (ucs4, n) = match rest.as_bytes().first() {
+            Some(b'U') => (true, rest[1..].parse::<usize>().map_err(|_| bad())?),
+            Some(b'S') => (false, rest[1..].parse::<usize>().map_err(|_| bad())?),
+            _ => return Err(bad()),
+        };
+        if n == 0 || n > 1 << 20 {
+            return Err(bad());
+        }
+        let elem = if ucs4 { 4 * n } else { n };
+        let labels = labels
+            .iter()
+            .map(|l| {
+                let mut e = Vec::with_capacity(elem);
+                if ucs4 {
+                    for c in l.chars().take(n) {
+                        let u = c as u32;
+                        e.extend(if big {
+                            u.to_be_bytes()
+                        } else {
+                            u.to_le_bytes()
+                        });
+                    }
+                } else {
+                    e.extend(l.bytes().take(n));
+                }
+                e.resize(elem, 0);
+                e
+            })
+            .collect();
+        Ok(Categorize {
+            labels,
+            stored,
+            elem,
+        })
+    }
+}
+
+impl Filter for Categorize {
+    fn id(&self) -> FilterId {
+        ID
+    }
+    fn name(&self) -> &str {
+        CATEGORIZE
+    }
+    fn encode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
+        if !chunk.len().is_multiple_of(self.elem) {
+            return Err(corrupt(
+                ID,
+                CATEGORIZE,
+                format!(
+                    "{} bytes are not a whole number of {}-byte strings",
+                    chunk.len(),
+                    self.elem
+                ),
+            ));
+        }
+        out.clear();
+        for e in chunk.chunks_exact(self.elem) {
+            let k = self.labels.iter().position(|l| l == e).map_or(0, |i| i + 1);
+            self.stored.put(Val::Int(k as i128), out);
+        }
+        Ok(())
+    }
+    fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
+        let size = self.stored.size;
+        if !chunk.len().is_multiple_of(size) {
+            return Err(corrupt(
+                ID,
+                CATEGORIZE,
+                format!(
+                    "{} bytes are not a whole number of {size}-byte indexes",
+                    chunk.len()
+                ),
+            ));
+        }
+        out.clear();
+        out.reserve(chunk.len() / size * self.elem);
+        for e in chunk.chunks_exact(size) {
+            match self.stored.get(e) {
+                Val::Int(0) => out.extend(std::iter::repeat_n(0u8, self.elem)),
+                Val::Int(k) if k > 0 && (k as u128) <= self.labels.len() as u128 => {
+                    out.extend_from_slice(&self.labels[k as usize - 1]);
+                }
+                Val::Int(k) => {
+                    return Err(corrupt(
+                        ID,
+                        CATEGORIZE,
+                        format!("index {k} names no label (there are {})", self.labels.len()),
+                    ))
+                }
+                Val::Float(_) => unreachable!("an integer type gives integers"),
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
@@ -314,5 +463,48 @@ mod tests {
         assert!(PackBits.decode(&[], &mut Vec::new()).is_err());
         assert!(PackBits.decode(&[9, 0], &mut Vec::new()).is_err());
         assert!(PackBits.decode(&[3], &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn categorize_both_ways() {
+        let labels = vec!["a".to_string(), "bé".to_string(), "€".to_string()];
+        let c = Categorize::new(&labels, "<U2", "|u1").unwrap();
+        let ucs = |s: &str| {
+            let mut v: Vec<u8> = s.chars().flat_map(|c| (c as u32).to_le_bytes()).collect();
+            v.resize(8, 0);
+            v
+        };
+        let decoded: Vec<u8> = [ucs("bé"), ucs(""), ucs("€"), ucs("a")].concat();
+        assert_eq!(dec(&c, &[2, 0, 3, 1]), decoded);
+        let mut enc = Vec::new();
+        c.encode(&decoded, &mut enc).unwrap();
+        assert_eq!(enc, vec![2, 0, 3, 1]);
+        // a string that is no label is stored as 0
+        c.encode(&ucs("zz"), &mut enc).unwrap();
+        assert_eq!(enc, vec![0]);
+        // big-endian UCS-4 and a two-byte index
+        let c = Categorize::new(&labels, ">U1", "<u2").unwrap();
+        assert_eq!(dec(&c, &[3, 0, 1, 0]), [0, 0, 0x20, 0xac, 0, 0, 0, b'a']);
+        // byte strings
+        let c = Categorize::new(&labels, "|S2", "|u1").unwrap();
+        assert_eq!(dec(&c, &[1, 0]), [b'a', 0, 0, 0]);
+        // an index past the labels is corrupt, not a silent empty string
+        let mut out = Vec::new();
+        let e = c.decode(&[4], &mut out).unwrap_err().to_string();
+        assert!(e.contains("index 4 names no label (there are 3)"), "{e}");
+        // types it cannot hold
+        assert!(Categorize::new(&labels, "|O", "|u1")
+            .err()
+            .unwrap()
+            .contains("object arrays are not"));
+        assert!(Categorize::new(&labels, "<U1", "<f4")
+            .err()
+            .unwrap()
+            .contains("not an integer type"));
+        let many: Vec<String> = (0..300).map(|i| i.to_string()).collect();
+        assert!(Categorize::new(&many, "<U3", "|u1")
+            .err()
+            .unwrap()
+            .contains("300 labels do not fit"));
     }
 }
