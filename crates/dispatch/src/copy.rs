@@ -187,12 +187,24 @@ fn apply_storage_options(
                      strings without it"
                 ));
             }
-            if st.filters.iter().any(|f| f.id == 4) {
-                st.filters.retain(|f| f.id != 4);
+            // likewise every filter without a standard Zarr codec (h5py's lzf, plugins)
+            let ctx = nc_filters::FilterContext::new(1, &[]);
+            let no_codec = |f: &nc_dataset::FilterSpec| {
+                f.id == 4 || nc_filters::codec_json::hdf5_to_codec(f, &ctx).is_err()
+            };
+            let dropped: Vec<String> = st
+                .filters
+                .iter()
+                .filter(|f| no_codec(f))
+                .map(|f| format!("{} ({})", f.id, nc_hdf5::filter_name(f.id)))
+                .collect();
+            if !dropped.is_empty() {
+                st.filters.retain(|f| !no_codec(f));
                 st.codecs = None;
                 report.warnings.push(format!(
-                    "{path}: filter 4 (szip) has no Zarr codec that zarr-python or numcodecs \
-                     reads; the output stores the data without it"
+                    "{path}: filter {} has no Zarr codec that zarr-python or numcodecs reads; \
+                     the output stores the data without it",
+                    dropped.join(", ")
                 ));
             }
         }

@@ -28,8 +28,8 @@ use crate::json::float_value;
 use crate::location::ZarrLocation;
 use crate::store::Store;
 use nc_dataset::{
-    default_fill, AtomicType, DataSource, Dataset, Endianness, GroupId, Layout, NcType, Values,
-    VarId, ROOT,
+    default_fill, AtomicType, DataSource, Dataset, Endianness, FilterSpec, GroupId, Layout, NcType,
+    Values, VarId, ROOT,
 };
 use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
@@ -569,7 +569,9 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
                         .into(),
             });
         }
-        let working = cx.registry.working_chain(&var.storage.filters, &ctx);
+        let working = cx
+            .registry
+            .working_chain(&shuffle_before_fletcher32(&var.storage.filters), &ctx);
         let codecs = crate::codecs::output_codecs(&working, var.storage.codecs.as_deref(), &ctx)
             .map_err(|e| ZarrError::NotRepresentable {
                 what: format!("the filters of variable \"{path}\""),
@@ -833,5 +835,48 @@ fn place(region: &[u8], count: &[u64], chunks: &[u64], es: usize, buf: &mut [u8]
             }
             pos[i] = 0;
         }
+    }
+}
+
+/// The chain with every shuffle moved ahead of a fletcher32 that precedes it. netCDF-C puts
+/// fletcher32 first in HDF5; there a shuffle after it leaves the 4 checksum bytes that are
+/// not a whole element as they are, but numcodecs' Shuffle refuses such a buffer, so a
+/// store written in that order is unreadable to zarr-python. Shuffling first stores the same
+/// data readably (the checksum then covers the shuffled bytes).
+fn shuffle_before_fletcher32(chain: &[FilterSpec]) -> Vec<FilterSpec> {
+    let mut out = chain.to_vec();
+    if let (Some(f), Some(s)) = (
+        out.iter().position(|x| x.id == 3),
+        out.iter().rposition(|x| x.id == 2),
+    ) {
+        if f < s {
+            let fl = out.remove(f);
+            out.insert(s, fl);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    #[test]
+    fn shuffle_moves_ahead_of_fletcher32() {
+        let f = |id: u32| FilterSpec { id, params: vec![] };
+        let ids = |c: Vec<FilterSpec>| c.iter().map(|x| x.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(shuffle_before_fletcher32(&[f(3), f(2), f(1)])),
+            [2, 3, 1]
+        );
+        assert_eq!(
+            ids(shuffle_before_fletcher32(&[f(2), f(3), f(1)])),
+            [2, 3, 1]
+        );
+        assert_eq!(ids(shuffle_before_fletcher32(&[f(3), f(1)])), [3, 1]);
+        assert_eq!(
+            ids(shuffle_before_fletcher32(&[f(3), f(32015), f(2), f(1)])),
+            [32015, 2, 3, 1]
+        );
     }
 }

@@ -8,6 +8,7 @@ mod delta;
 mod fletcher32;
 mod gzip;
 mod lz4;
+mod lzf;
 mod lzma;
 mod numcast;
 mod numcodecs_lz4;
@@ -104,6 +105,13 @@ pub(crate) fn builtins() -> Vec<Arc<dyn FilterFactory>> {
             codec_ids: &["bz2"],
             build: bzip2::build,
             working: same,
+        }),
+        Arc::new(Builtin {
+            id: 32000,
+            name: "lzf",
+            codec_ids: &[],
+            build: lzf::build,
+            working: lzf::working,
         }),
         Arc::new(Builtin {
             id: 32001,
