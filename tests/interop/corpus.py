@@ -289,7 +289,7 @@ def netcdf4_files(out):
         gv.setncattr("from_parent_dim", np.int64(-1))
         g2 = g.createGroup("deeper")
         g2.createVariable("uses_n", "u2", ("n",))[:] = [1, 2, 3, 4]
-    files.append(entry("nc4_types.nc", "netCDF4", path, "netCDF4", "every atomic type, big-endian, char, string, enum, vlen, compound, groups, fill values, scalar"))
+    files.append(entry("nc4_types.nc", "netCDF4", path, "netCDF4", "every atomic type, big-endian, char, string, enum, vlen, compound, groups, fill values, scalar (netCDF4-python cannot write opaque types: h5py_types.h5 has one)"))
 
     path = os.path.join(out, "nc4_compress.nc")
     # compressible data: netCDF-C's blosc filter fails on a chunk blosc cannot shrink
@@ -461,7 +461,7 @@ def zarr_files(out):
         z = root.create_array(aname, shape=shape, chunks=chunks, dtype=dtype, compressors=comp, filters=filt, attributes={"_ARRAY_DIMENSIONS": ["y", "x"]})
         z[...] = data
     root.attrs["title"] = "one array per numcodecs codec"
-    files.append(entry(name, "zarr", path, "zarr", "directory store, v2, one array per numcodecs codec", url=zarr_url(path, "zarr")))
+    files.append(entry(name, "zarr", path, "zarr", "directory store, v2, one array per numcodecs codec (blosc blosclz/lz4/lz4hc/zlib/zstd x no/byte/bit shuffle, zstd, lz4, zlib, gzip, bz2, lzma, delta, fixedscaleoffset, quantize, bitround, packbits, astype, shuffle, fletcher32, vlen-utf8; not categorize: zarr-python 3 writes strings only with vlen-utf8 first)", url=zarr_url(path, "zarr")))
 
     name = "zarr_groups.zarr"
     path = os.path.join(out, name)

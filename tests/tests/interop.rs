@@ -16,7 +16,7 @@ use common::*;
 use std::collections::BTreeMap;
 use std::process::Command;
 
-const CLIENTS: &str = "import netCDF4, h5py, hdf5plugin, h5netcdf, zarr, numcodecs, xarray
+const CLIENTS: &str = "import netCDF4, h5py, hdf5plugin, h5netcdf, zarr, numcodecs, xarray, scipy
 assert int(zarr.__version__.split('.')[0]) >= 3";
 
 fn clients_missing() -> Option<String> {
