@@ -498,11 +498,21 @@ def parse_list(toks, i, end):
     return vals, i
 
 
+NUMBER_SUFFIX = re.compile(r"(.*?\d\.?|.*(?:NaN|Infinity))(ull|ul|ll|ub|us|b|s|u|l|f|d)", re.IGNORECASE)
+
+
 def atom(t):
     if t.startswith('"'):
         return unescape(t[1:-1])
     if t == "_":
         return FILL
+    m = NUMBER_SUFFIX.fullmatch(t)
+    if m and not t.lower().startswith("0x"):  # attribute values carry a type suffix (1b, 2.5f, 7ULL)
+        suffix = m.group(2).lower()
+        n = atom(m.group(1))
+        if suffix in ("f", "d") and isinstance(n, int):
+            return float(n)
+        return n
     if re.fullmatch(r"-0+", t):
         return -0.0
     if re.fullmatch(r"[+-]?\d+", t):
@@ -557,6 +567,86 @@ def is_nan(c):
     return False
 
 
+def parse_cdl_atts(text):
+    """{attribute key: (type word or None, value nodes)} from the header of an ncdump text; keys
+    as in views: "/grp/:name" for group attributes, "/grp/var:name" for variable ones."""
+    out = {}
+    stack = []
+    chunk = []
+    in_hdr = False
+
+    def flush():
+        if chunk:
+            parse_att_statements("\n".join(chunk), "/".join([""] + stack), out)
+            chunk.clear()
+
+    for line in text.split("\n"):
+        s = line.strip()
+        if s.startswith("group: ") and s.endswith("{"):
+            flush()
+            in_hdr = False
+            stack.append(unescape_name(s[len("group: ") : -1].strip()))
+            continue
+        if s.startswith("} // group"):
+            flush()
+            in_hdr = False
+            stack.pop()
+            continue
+        if s == "variables:" or (s.startswith("// ") and s.endswith("attributes:")):
+            in_hdr = True
+            continue
+        if s in ("data:", "types:", "dimensions:") or (line == "}"):
+            flush()
+            in_hdr = False
+            continue
+        if in_hdr:
+            chunk.append(line)
+    flush()
+    return out
+
+
+def parse_att_statements(text, gpath, out):
+    toks = TOKEN.findall(text)
+    stmt = []
+    for t in toks + [";"]:
+        if t != ";":
+            stmt.append(t)
+            continue
+        if "=" in stmt:
+            k = stmt.index("=")
+            lhs, rhs = stmt[:k], stmt[k + 1 :]
+            if len(lhs) > 1 and lhs[-1].startswith(":") and lhs[-2] != "string":
+                # `data :att`: ncdump spaces a variable named like a CDL keyword
+                lhs = lhs[:-2] + [lhs[-2] + lhs[-1]]
+            typ = lhs[0] if len(lhs) > 1 else None
+            m = re.match(r"((?:\\.|[^:\\])*):(.*)", lhs[-1])
+            if m:
+                var, att = unescape_name(m.group(1)), unescape_name(m.group(2))
+                key = f"{gpath}/:{att}" if var == "" else f"{gpath}/{var}:{att}"
+                nodes, _ = parse_list(rhs + [";"], 0, ";")
+                out[key] = (typ, nodes)
+        stmt = []
+
+
+def diff_cdl_atts(want, text, what):
+    atts = parse_cdl_atts(text)
+    out = []
+    ctx = {"fills": [], "enum": {}}
+    for key, w in want["atts"].items():
+        got = atts.get(key)
+        if got is None:
+            out.append(f"attribute {key} missing in {what}")
+            continue
+        typ, nodes = got
+        var = want["vars"].get(key.split(":")[0])
+        ctx = {"fills": [], "enum": var["enum"] if var and typ not in (None, "string") else {}}
+        if typ != "string" and nodes and all(isinstance(n, str) for n in nodes):
+            nodes = ["".join(nodes)]  # char text, split by ncdump at newlines
+        if len(nodes) != len(w) or not all(node_matches(n, v, ctx) for n, v in zip(nodes, w)):
+            out.append(f"attribute {key} in {what}: want {short(w, 70)}, shown {short(nodes, 70)}")
+    return out
+
+
 def diff_cdl(want, text, what):
     """Differences between a view's variables and the data of an ncdump text."""
     try:
@@ -589,4 +679,4 @@ def diff_cdl(want, text, what):
     extra = sorted(set(data) - set(want["vars"]))
     if extra:
         out.append(f"extra variables in {what}: {', '.join(extra)}")
-    return out
+    return out + diff_cdl_atts(want, text, what)
