@@ -355,6 +355,30 @@ def netcdf4_files(out):
             if fmt == "NETCDF4_CLASSIC":
                 f.createVariable("packed", "i2", ("time", "lat"), zlib=True, complevel=2, shuffle=True)[:] = np.arange(12).reshape(4, 3)
         files.append(entry(name, "netCDF4", path, "netCDF4", f"format={fmt}"))
+
+    # NCZarr as netCDF-C 4.10.1 (the wheel's) writes it
+    name = "nc4_nczarr.zarr"
+    path = os.path.join(out, name)
+    url = zarr_url(path, "nczarr")
+    with netCDF4.Dataset(url, "w", format="NETCDF4") as f:
+        f.createDimension("t", None)
+        f.createDimension("x", 5)
+        f.source = "netCDF4-python NCZarr"
+        f.setncattr("ints", np.array([3, -4], "i4"))
+        v = f.createVariable("temp", "f4", ("t", "x"), zlib=True, complevel=3, shuffle=True, chunksizes=(2, 5), fill_value=np.float32(-1))
+        v[0:3] = r.normal(0, 1, (3, 5)).astype("f4")
+        v.units = "K"
+        f.createVariable("idx", "i8", ("x",))[:] = np.arange(5) * -3
+        c = f.createVariable("code", "S1", ("x",))
+        c[:] = np.array(list("abcde"), dtype="S1")
+        s_ = f.createVariable("name", str, ("x",))
+        s_[:] = np.array(["a", "bb", "", "d", "e e"], dtype=object)
+        g = f.createGroup("sub")
+        g.createDimension("y", 2)
+        gv = g.createVariable("u", "u2", ("y", "x"), fill_value=np.uint16(9))
+        gv[1, :] = [1, 2, 3, 4, 5]
+        g.note = "written by netCDF-C 4.10"
+    files.append(entry(name, "netCDF4", path, "netCDF4", "NCZarr written by netCDF-C 4.10.1 (netCDF4-python): unlimited dim, zlib+shuffle, char, string, group, fill values", url=url))
     return files
 
 

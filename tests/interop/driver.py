@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import corpus  # noqa: E402
@@ -78,7 +79,12 @@ def run(cmd, cwd):
 def err_line(code, stderr):
     lines = [x for x in stderr.decode("utf-8", "replace").strip().splitlines() if x.strip()]
     last = " / ".join(x.strip() for x in lines[-2:])  # netCDF-C: message, then "Location: ..."
+    if code < 0 and -code in SIGNALS:
+        return f"killed by {SIGNALS[-code]}: {last[:300]}".rstrip(": ")
     return f"exit {code}: {last[:300]}"
+
+
+SIGNALS = {6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV"}
 
 
 def first_line_diff(a, b):

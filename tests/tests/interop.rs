@@ -135,8 +135,10 @@ fn python_clients_and_netcdf_c_agree_with_our_tools() {
     );
     assert!(
         problems.is_empty(),
-        "{} interop problem(s):\n  {}",
+        "{} interop problem(s) (files and copies kept in {}):\n  {}",
         problems.len(),
+        work.display(),
         problems.join("\n  ")
     );
+    std::fs::remove_dir_all(&work).unwrap();
 }
