@@ -180,6 +180,34 @@ def h5py_files(out):
         v.dims[1].attach_scale(f["lon"])
     add("h5py_dimscales.h5", "dimension scales, shared across groups")
 
+    # storage layouts and orders: compact, empty, creation-ordered groups, attribute types
+    with h5py.File(os.path.join(out, "h5py_layouts.h5"), "w", track_order=True) as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        h5py.h5d.create(f.id, b"compact", h5py.h5t.STD_I16LE, h5py.h5s.create_simple((6,)), dcpl).write(
+            h5py.h5s.ALL, h5py.h5s.ALL, np.arange(6, dtype="i2") * 11
+        )
+        f.create_dataset("zero_len", (0,), dtype="f8")
+        f.create_dataset("zero_len_chunked", (0, 3), maxshape=(None, 3), dtype="i4", chunks=(4, 3))
+        f.create_dataset("edge_chunks", data=np.arange(35, dtype="u2").reshape(7, 5), chunks=(3, 2), compression="gzip")
+        g = f.create_group("zeta_first", track_order=True)  # created before alpha: creation order != name order
+        g["b"] = np.array([2], "i1")
+        g["a"] = np.array([1], "i1")
+        g.attrs["z"] = 1
+        g.attrs["y"] = 2
+        f.create_group("alpha_second")
+        d = f["compact"]
+        d.attrs["i8"] = np.int64(-(2**40))
+        d.attrs["u8"] = np.uint64(2**63)
+        d.attrs["u1s"] = np.array([0, 255], "u1")
+        d.attrs["f4"] = np.float32(np.nan)
+        d.attrs["f8s"] = np.array([np.inf, -0.0, 1e-300])
+        d.attrs["bool"] = np.bool_(True)
+        d.attrs["str_list_fixed"] = np.array([b"ab", b"cde"], dtype="S3")
+        d.attrs["multi_line"] = "line one\nline two"
+        d.attrs["empty_str"] = ""
+    add("h5py_layouts.h5", "compact layout, 0-length datasets, partial edge chunks, creation-ordered groups and attributes, attribute types")
+
     # what netCDF cannot show: references, dangling soft link, external link
     with h5py.File(os.path.join(out, "h5py_unshown.h5"), "w") as f:
         f["data"] = np.arange(3, dtype="i4")
@@ -356,6 +384,32 @@ def netcdf4_files(out):
                 f.createVariable("packed", "i2", ("time", "lat"), zlib=True, complevel=2, shuffle=True)[:] = np.arange(12).reshape(4, 3)
         files.append(entry(name, "netCDF4", path, "netCDF4", f"format={fmt}"))
 
+    # nested user-defined types, typed attributes
+    path = os.path.join(out, "nc4_nested.nc")
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as f:
+        f.createDimension("n", 3)
+        f.createDimension("empty", None)
+        inner = f.createCompoundType(np.dtype([("lo", "i2"), ("hi", "i2")]), "range_t")
+        outer_dt = np.dtype([("id", "u4"), ("r", inner.dtype), ("w", "f4", (2,))])
+        outer = f.createCompoundType(outer_dt, "obs_t")
+        v = f.createVariable("obs", outer, ("n",))
+        data = np.zeros(3, outer_dt)
+        data["id"] = [10, 20, 30]
+        data["r"]["lo"] = [-1, -2, -3]
+        data["r"]["hi"] = [1, 2, 3]
+        data["w"] = [[0.5, 1.5], [2.5, 3.5], [np.nan, -np.inf]]
+        v[:] = data
+        v.setncattr("default_range", np.array([(0, 9)], dtype=inner.dtype)[0])
+        et = f.createEnumType("i2", "level_t", {"low": -1, "mid": 0, "high": 1})
+        ev = f.createVariable("level", et, ("n",))
+        ev[:] = np.array([-1, 1, 0], "i2")
+        ev.setncattr("worst", np.array([1], "i2"))
+        f.createVariable("never", "f8", ("empty",))
+        f.createVariable("scalar_str", str, ())[...] = "one string"
+        f.setncattr_string("single_string", "typed string")
+        f.setncattr("empty_text", "")
+    files.append(entry("nc4_nested.nc", "netCDF4", path, "netCDF4", "nested compound (compound and array fields), compound attribute, enum with negative values, 0-length unlimited, scalar string"))
+
     # NCZarr as netCDF-C 4.10.1 (the wheel's) writes it
     name = "nc4_nczarr.zarr"
     path = os.path.join(out, name)
@@ -510,6 +564,23 @@ def zarr_files(out):
     z[...] = np.arange(6, dtype="f4").reshape(2, 3) / 7
     z.attrs["_ARRAY_DIMENSIONS"] = ["two", "three3"]
     files.append(entry(name, "zarr", path, "zarr", "directory store, v2: nested groups, attributes, fill values, big-endian, fixed strings, F order", url=zarr_url(path, "zarr")))
+
+    name = "zarr_more.zarr"
+    path = os.path.join(out, name)
+    root = zarr.open_group(path, mode="w", zarr_format=2)
+    a = root.create_array("scalar", shape=(), dtype="<f8", attributes={"_ARRAY_DIMENSIONS": []})
+    a[...] = 42.5
+    a = root.create_array("slash", shape=(5, 4), chunks=(2, 3), dtype="<i2", chunk_key_encoding={"name": "v2", "separator": "/"}, attributes={"_ARRAY_DIMENSIONS": ["p", "q"]})
+    a[...] = np.arange(20).reshape(5, 4) - 10
+    a = root.create_array("unicode", shape=(3,), dtype="<U4", attributes={"_ARRAY_DIMENSIONS": ["r"]})
+    a[...] = np.array(["ab", "çé", "wxyz"])
+    a = root.create_array("flags", shape=(4,), dtype="|b1", attributes={"_ARRAY_DIMENSIONS": ["s"]})
+    a[...] = [True, False, False, True]
+    a = root.create_array("no_dims", shape=(2, 2), dtype="<u4")
+    a[...] = [[1, 2], [3, 4]]
+    a = root.create_array("missing_chunks", shape=(6,), chunks=(2,), dtype="<f4", fill_value=np.float32(-9.5), attributes={"_ARRAY_DIMENSIONS": ["t6"]})
+    a[2:4] = [1.0, 2.0]
+    files.append(entry(name, "zarr", path, "zarr", "directory store, v2: 0-d array, '/' chunk keys, unicode <U4, bool, no _ARRAY_DIMENSIONS, chunks never written", url=zarr_url(path, "zarr")))
 
     name = "zarr_zip.zip"
     path = os.path.join(out, name)
