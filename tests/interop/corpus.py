@@ -208,6 +208,30 @@ def h5py_files(out):
         d.attrs["empty_str"] = ""
     add("h5py_layouts.h5", "compact layout, 0-length datasets, partial edge chunks, creation-ordered groups and attributes, attribute types")
 
+    # virtual datasets (sources in this file and in another) and external raw storage
+    with h5py.File(os.path.join(out, "h5py_vds_source.h5"), "w") as f:
+        f["src"] = np.arange(100, 108, dtype="i4")
+    with h5py.File(os.path.join(out, "h5py_virtual.h5"), "w") as f:
+        f["a"] = np.arange(4, dtype="i4")
+        f["b"] = np.arange(10, 14, dtype="i4")
+        layout = h5py.VirtualLayout(shape=(3, 4), dtype="i4")
+        layout[0] = h5py.VirtualSource(f["a"])
+        layout[1] = h5py.VirtualSource(f["b"])
+        layout[2] = h5py.VirtualSource("h5py_vds_source.h5", "src", shape=(8,))[::2]
+        f.create_virtual_dataset("vds", layout, fillvalue=-1)
+        part = h5py.VirtualLayout(shape=(6,), dtype="i4")
+        part[0:4] = h5py.VirtualSource(f["a"])
+        f.create_virtual_dataset("vds_partial", part, fillvalue=-7)
+    add("h5py_virtual.h5", "virtual datasets (same-file and other-file sources, strided, unmapped fill)")
+
+    with h5py.File(os.path.join(out, "h5py_external.h5"), "w") as f:
+        raw = np.arange(6, dtype="<f8") / 8
+        raw.tofile(os.path.join(out, "h5py_external.bin"))
+        f.create_dataset("external", shape=(6,), dtype="<f8", external=[("h5py_external.bin", 0, 48)])
+        (np.arange(4) - 2).astype(">i2").tofile(os.path.join(out, "h5py_external2.bin"))
+        f.create_dataset("two_files", shape=(2, 4), dtype=">i2", external=[("h5py_external2.bin", 0, 8), ("h5py_external2.bin", 0, 8)])
+    add("h5py_external.h5", "external raw storage (one and two segments, big-endian)")
+
     # what netCDF cannot show: references, dangling soft link, external link
     with h5py.File(os.path.join(out, "h5py_unshown.h5"), "w") as f:
         f["data"] = np.arange(3, dtype="i4")

@@ -119,6 +119,9 @@ class FileChecks:
         self.work = work
         self.bugs = bugs
         self.dir = os.path.join(work, "checks", f["name"])
+        # the tools run beside the file, as a user would: HDF5 looks for external raw data
+        # (h5py's external=) in the current directory
+        self.cwd = os.path.join(work, "corpus")
         os.makedirs(self.dir, exist_ok=True)
         self.native = None
 
@@ -140,15 +143,15 @@ class FileChecks:
         url = f["url"]
         for ours in (True, False):
             side = "ours" if ours else "ref"
-            code, text, err = run([self.tool("ncdump", ours), "-p", "9,17", url], self.dir)
+            code, text, err = run([self.tool("ncdump", ours), "-p", "9,17", url], self.cwd)
             if code != 0:
                 r = result("FAIL", [f"ncdump: {err_line(code, err)}"])
             else:
                 r = checked(views.diff_cdl(self.native, text.decode("utf-8", "surrogateescape"), "ncdump -p 9,17"))
             out.setdefault("dump", {})[side] = r
         for check, args in [("text", []), ("text-hs", ["-hs"])]:
-            rc, rt, re_ = run(["ncdump", *args, url], self.dir)
-            oc, ot, oe = run([self.tool("ncdump", True), *args, url], self.dir)
+            rc, rt, re_ = run(["ncdump", *args, url], self.cwd)
+            oc, ot, oe = run([self.tool("ncdump", True), *args, url], self.cwd)
             ref = result("PASS") if rc == 0 else result("FAIL", [f"ncdump 4.9.0 {err_line(rc, re_)}"])
             bug = self.bugs.get((f["name"], check))
             if rc != 0:
@@ -172,7 +175,7 @@ class FileChecks:
         url = self.f["url"]
         tag = "rs" if ours else "c"
         nc = os.path.join(self.dir, f"copy-{tag}.nc")
-        code, _, err = run([self.tool("nccopy", ours), "-k", "nc4", url, nc], self.dir)
+        code, _, err = run([self.tool("nccopy", ours), "-k", "nc4", url, nc], self.cwd)
         if code != 0:
             fail = result("FAIL", [f"nccopy -k nc4: {err_line(code, err)}"])
             for c in ["nc4", "nc4-h5py", "nc4-ncdump"]:
@@ -185,7 +188,7 @@ class FileChecks:
         store = os.path.join(self.dir, f"copy-{tag}.zarr")
         shutil.rmtree(store, ignore_errors=True)
         zurl = f"file://{store}#mode=nczarr,file"
-        code, _, err = run([self.tool("nccopy", ours), url, zurl], self.dir)
+        code, _, err = run([self.tool("nccopy", ours), url, zurl], self.cwd)
         if code != 0:
             fail = result("FAIL", [f"nccopy to NCZarr: {err_line(code, err)}"])
             for c in ["nczarr", "nczarr-zarr"]:
@@ -197,7 +200,7 @@ class FileChecks:
         # the layout 4.9.0 reads; 4.9.0's own nccopy writes it without being asked
         store = os.path.join(self.dir, f"copy49-{tag}.zarr")
         z49 = f"file://{store}#mode=nczarr,file" + ("&layout=4.9" if ours else "")
-        code, _, err = run([self.tool("nccopy", ours), url, z49], self.dir)
+        code, _, err = run([self.tool("nccopy", ours), url, z49], self.cwd)
         if code != 0:
             r = result("FAIL", [f"nccopy to NCZarr (4.9.0 layout): {err_line(code, err)}"])
         else:
@@ -205,7 +208,7 @@ class FileChecks:
         out.setdefault("nczarr49-ncdump", {})[side] = r
         store = os.path.join(self.dir, f"copy-{tag}-pure.zarr")
         purl = f"file://{store}#mode=zarr,file"
-        code, _, err = run([self.tool("nccopy", ours), url, purl], self.dir)
+        code, _, err = run([self.tool("nccopy", ours), url, purl], self.cwd)
         if code != 0:
             r = result("FAIL", [f"nccopy to pure Zarr: {err_line(code, err)}"])
         else:
@@ -224,7 +227,7 @@ class FileChecks:
         return r
 
     def ncdump_490(self, url, what):
-        code, text, err = run(["ncdump", "-p", "9,17", url], self.dir)
+        code, text, err = run(["ncdump", "-p", "9,17", url], self.cwd)
         if code != 0:
             return result("FAIL", [f"ncdump 4.9.0 on {what}: {err_line(code, err)}"])
         return checked(views.diff_cdl(self.native, text.decode("utf-8", "surrogateescape"), f"ncdump 4.9.0 of {what}"))
@@ -253,6 +256,9 @@ def main():
     ap.add_argument("--table")
     ap.add_argument("--only", help="comma-separated file names (debugging)")
     a = ap.parse_args()
+    for k in ("tools", "work", "known", "table"):  # the run changes directory
+        if getattr(a, k):
+            setattr(a, k, os.path.abspath(getattr(a, k)))
     t0 = time.time()
     try:
         import hdf5plugin  # noqa: F401 (registers the filters with h5py)
@@ -262,10 +268,10 @@ def main():
     data = os.path.join(work, "corpus")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(data)
-    cwd = os.getcwd()
+    # the clients and the tools work beside the files: HDF5 looks for external raw data
+    # (h5py's external=) in the current directory
     os.chdir(data)
     files = corpus.build(data)
-    os.chdir(cwd)
     t_corpus = time.time() - t0
     known = read_known(a.known)
     bugs = {k: v for k, v in known.items() if v.startswith(NETCDF_C_BUG)}

@@ -344,7 +344,7 @@ def diff_views(want, got, what, atts=True):
             out.append(f"variable {p} values differ in {what}: {first_diff(w['values'], g['values'])}")
         if "zarr_fill" in w and "zarr_fill" in g and w["zarr_fill"] != g["zarr_fill"]:
             out.append(f"variable {p} fill_value differs in {what}: want {w['zarr_fill']!r}, got {g['zarr_fill']!r}")
-    extra = sorted(set(got["vars"]) - set(want["vars"]))
+    extra = sorted(set(got["vars"]) - set(want["vars"]) - set(want.get("errors", {})))
     if extra:
         out.append(f"extra variables in {what}: {', '.join(extra)}")
     if atts:
@@ -678,7 +678,7 @@ def diff_cdl(want, text, what):
                 shown = "_" if n is FILL else n
                 out.append(f"variable {p} element {i} in {what}: want {short(v, 60)}, shown {short(shown, 60)}")
                 break
-    extra = sorted(set(data) - set(want["vars"]))
+    extra = sorted(set(data) - set(want["vars"]) - set(want.get("errors", {})))
     if extra:
         out.append(f"extra variables in {what}: {', '.join(extra)}")
     return out + diff_cdl_atts(want, text, what)
