@@ -103,6 +103,11 @@ pub struct Storage {
     pub no_fill: Option<bool>,
     /// Quantization mode and number of significant digits (or bits).
     pub quantize: Option<(QuantizeMode, u32)>,
+    /// The stored fill value of a variable with no `_FillValue` attribute, when it is not
+    /// netCDF's default: a pure Zarr array's `fill_value` (netCDF-C shows no `_FillValue` for
+    /// it; xarray takes it as one). Not shown; the Zarr writer writes it as `fill_value`
+    /// when the variable has no `_FillValue`, so that a Zarr copy keeps it.
+    pub fill_value: Option<crate::Values>,
 }
 
 impl Storage {

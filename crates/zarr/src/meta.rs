@@ -649,6 +649,16 @@ impl<'a> Loader<'a> {
                 .unwrap_or_else(|| fill_attr.clone().unwrap_or_else(|| default_fill(t)))
         };
         let fill = encode_one(&fill_vals, &dtype);
+        // pure Zarr: `fill_value` is the array's fill value (xarray reads it as `_FillValue`,
+        // netCDF-C shows no attribute for it): kept in the storage settings when it is not
+        // netCDF's default, so that a Zarr copy writes it again
+        let stored_fill = (!self.nczarr
+            && fill_attr.is_none()
+            && !fv.is_null()
+            && matches!(dtype.kind, Kind::Num(_))
+            && fill != encode_one(&default_fill(t), &dtype))
+        .then(|| fill_from_json(fv, &dtype))
+        .flatten();
 
         let var = self.ds.var_mut(vid);
         var.atts = atts;
@@ -674,6 +684,7 @@ impl<'a> Loader<'a> {
             },
             no_fill: fv.is_null().then_some(true),
             quantize: None,
+            fill_value: stored_fill,
         };
         let path = format!("{}/{}", self.ds.group_path(gid).trim_end_matches('/'), name);
         if self.vars.len() != vid.0 {

@@ -532,7 +532,16 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
             *c = (*c).min(n).max(1);
         }
     }
-    let fill_vals = ds.fill_value(v).unwrap_or_else(|| default_fill(t));
+    // `_FillValue`, else the stored fill of a pure Zarr input, else netCDF's default
+    let stored_fill = var
+        .storage
+        .fill_value
+        .clone()
+        .filter(|f| f.len() == 1 && f.atomic_type() == Some(t));
+    let fill_vals = match (var.att("_FillValue"), stored_fill) {
+        (None, Some(f)) => f,
+        _ => ds.fill_value(v).unwrap_or_else(|| default_fill(t)),
+    };
     let no_fill = var.storage.no_fill == Some(true);
     let fill_value = if no_fill {
         Value::Null
