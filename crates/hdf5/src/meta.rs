@@ -360,7 +360,7 @@ impl Walker<'_> {
         &mut self,
         h5: &Arc<H5>,
         heap: (u64, u32),
-        st: &Stored,
+        st: &mut Stored,
         what: &str,
         chain: &mut Vec<(usize, u64)>,
     ) -> Result<Arc<vds::Virtual>, Hdf5Error> {
@@ -371,14 +371,61 @@ impl Walker<'_> {
         )?;
         let entries = vds::parse_block(&block, h5.ls, what)?;
         let mut maps = Vec::with_capacity(entries.len());
+        // printf-style mappings: the extent along their unlimited dimension is where the
+        // sources that exist end (HDF5's default view, the last available source)
+        let mut grown: Option<(usize, u64)> = None;
+        for e in &entries {
+            if let Some((d, end)) =
+                vds::printf_extent(e, |file, dset| self.source_exists(h5, file, dset))
+            {
+                let end = grown.filter(|g| g.0 == d).map_or(end, |g| g.1.max(end));
+                grown = Some((d, end));
+            }
+        }
+        if let Some((d, end)) = grown {
+            if let Some(x) = st.space.dims.get_mut(d) {
+                *x = end;
+            }
+        }
+        let vshape = space_dims(&st.space);
         for entry in entries {
-            let source = match self.virtual_source(h5, &entry, st, what, chain) {
-                Ok(s) => s,
-                Err(why) => vds::Source::Unusable(why),
+            // an unlimited mapping becomes one mapping per block inside the current extent
+            let expanded = match vds::expand_unlimited(&entry, &vshape) {
+                Ok(Some(v)) => v,
+                Ok(None) => vec![entry],
+                Err(why) => {
+                    maps.push(vds::Source::Unusable(why));
+                    continue;
+                }
             };
-            maps.push(source);
+            for e in expanded {
+                let source = match self.virtual_source(h5, &e, st, what, chain) {
+                    Ok(s) => s,
+                    Err(why) => vds::Source::Unusable(why),
+                };
+                maps.push(source);
+            }
         }
         Ok(Arc::new(vds::Virtual { maps }))
+    }
+
+    /// True when the source file `file` (as stored, escapes undone) holds `dset`.
+    fn source_exists(&mut self, h5: &Arc<H5>, file: &str, dset: &str) -> bool {
+        let src = if file == "." {
+            h5.clone()
+        } else {
+            let Some(path) = Files::locate(h5.dir.as_deref(), file) else {
+                return false;
+            };
+            match self.files.open(&path) {
+                Ok(s) => s,
+                Err(_) => return false,
+            }
+        };
+        let Ok(root) = src.root_addr() else {
+            return false;
+        };
+        matches!(self.resolve(&src, dset, root, 0), Ok(Ok(_)))
     }
 
     /// The source of one mapping (see [`Self::virtual_maps`]); `Err(why)` when it cannot be used.
@@ -432,7 +479,7 @@ impl Walker<'_> {
         if !matches!(classify(&hdr), Kind::Dataset) {
             return Err(format!("{swhat} is not a dataset"));
         }
-        let sst = stored(&src, addr, &hdr, &swhat).map_err(|e| e.to_string())?;
+        let mut sst = stored(&src, addr, &hdr, &swhat).map_err(|e| e.to_string())?;
         if sst.dt != vst.dt {
             return Err(format!(
                 "{swhat} has another datatype than the virtual dataset (type conversion is not supported)"
@@ -441,7 +488,7 @@ impl Walker<'_> {
         let svirt = match sst.virt {
             Some(id) => {
                 chain.push(key);
-                let r = self.virtual_maps(&src, id, &sst, &swhat, chain);
+                let r = self.virtual_maps(&src, id, &mut sst, &swhat, chain);
                 chain.pop();
                 Some(r.map_err(|e| e.to_string())?)
             }
@@ -477,11 +524,11 @@ impl Walker<'_> {
         path: &str,
     ) -> Result<(), Hdf5Error> {
         let what = format!("dataset \"{path}\"");
-        let st = stored(h5, addr, hdr, &what)?;
+        let mut st = stored(h5, addr, hdr, &what)?;
         let virt = match st.virt {
             Some(id) => {
                 let mut chain = vec![(file_id(h5), addr)];
-                Some(self.virtual_maps(h5, id, &st, &what, &mut chain)?)
+                Some(self.virtual_maps(h5, id, &mut st, &what, &mut chain)?)
             }
             None => None,
         };

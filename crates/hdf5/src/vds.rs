@@ -118,6 +118,185 @@ pub(crate) fn literal_name(name: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// Most blocks an unlimited mapping is expanded into.
+const MAX_UNLIMITED_BLOCKS: u64 = 4096;
+
+/// `name` with the printf-style block number `%b` replaced by `block` (`%%` kept for
+/// [`literal_name`]); an error for any other `%` sequence.
+fn printf_name(name: &str, block: u64) -> Result<String, String> {
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut chars = name.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push_str("%%"),
+            Some('b') => out.push_str(&block.to_string()),
+            other => return Err(format!(
+                "source name \"{name}\": printf-style sequence %{} is not known (only %b and %%)",
+                other.map(String::from).unwrap_or_default()
+            )),
+        }
+    }
+    Ok(out)
+}
+
+/// True when a name uses HDF5's printf-style block number.
+fn is_printf(name: &str) -> bool {
+    name.replace("%%", "").contains('%')
+}
+
+/// The one unlimited dimension of a regular hyperslab, with that hyperslab's fields.
+fn unlimited_dim(sel: &Selection) -> Result<Option<usize>, String> {
+    let Selection::Regular { count, block, .. } = sel else {
+        return Ok(None);
+    };
+    if block.contains(&UNLIMITED) {
+        return Err("an unlimited hyperslab block is not supported".to_string());
+    }
+    let dims: Vec<usize> = (0..count.len())
+        .filter(|&d| count[d] == UNLIMITED)
+        .collect();
+    match dims.as_slice() {
+        [] => Ok(None),
+        [d] => Ok(Some(*d)),
+        _ => Err("a hyperslab unlimited in several dimensions is not supported".to_string()),
+    }
+}
+
+/// `sel` (regular) narrowed to its `i`-th block along dimension `d`.
+fn nth_block(sel: &Selection, d: usize, i: u64) -> Option<Selection> {
+    let Selection::Regular {
+        start,
+        stride,
+        count,
+        block,
+    } = sel
+    else {
+        return None;
+    };
+    let mut start = start.clone();
+    let mut count = count.clone();
+    start[d] = stride[d].checked_mul(i)?.checked_add(start[d])?;
+    count[d] = 1;
+    Some(Selection::Regular {
+        start,
+        stride: stride.clone(),
+        count,
+        block: block.clone(),
+    })
+}
+
+/// For a printf-style unlimited mapping: its unlimited dimension and where its last
+/// available block ends, probing block numbers 0, 1, ... until `exists(file, dataset)` says
+/// a source is missing (HDF5's default printf gap of 0). `None` for other mappings.
+pub(crate) fn printf_extent(
+    e: &Entry,
+    mut exists: impl FnMut(&str, &str) -> bool,
+) -> Option<(usize, u64)> {
+    if !(is_printf(&e.file) || is_printf(&e.dataset)) {
+        return None;
+    }
+    let d = unlimited_dim(&e.virtual_sel).ok()??;
+    let Selection::Regular {
+        start,
+        stride,
+        block,
+        ..
+    } = &e.virtual_sel
+    else {
+        return None;
+    };
+    let mut n = 0u64;
+    while n < MAX_UNLIMITED_BLOCKS {
+        let file = printf_name(&e.file, n)
+            .and_then(|f| literal_name(&f))
+            .ok()?;
+        let dset = printf_name(&e.dataset, n)
+            .and_then(|f| literal_name(&f))
+            .ok()?;
+        if !exists(&file, &dset) {
+            break;
+        }
+        n += 1;
+    }
+    let end = match n {
+        0 => 0,
+        n => stride[d]
+            .checked_mul(n - 1)?
+            .checked_add(start[d])?
+            .checked_add(block[d])?,
+    };
+    Some((d, end))
+}
+
+/// An unlimited mapping (a virtual hyperslab with an unlimited count) as one mapping per
+/// block that starts inside the virtual extent `vshape`: with printf-style source names
+/// (`%b`) block `i` comes from the source named with `i`; otherwise the source selection is
+/// unlimited too and block `i` comes from its `i`-th block. `None` for a limited mapping.
+pub(crate) fn expand_unlimited(e: &Entry, vshape: &[u64]) -> Result<Option<Vec<Entry>>, String> {
+    let printf = is_printf(&e.file) || is_printf(&e.dataset);
+    let Some(d) = unlimited_dim(&e.virtual_sel)? else {
+        if printf {
+            return Err(format!(
+                "source name \"{}\" \"{}\" is printf-style but the mapping is not unlimited",
+                e.file, e.dataset
+            ));
+        }
+        return Ok(None);
+    };
+    let Selection::Regular { start, stride, .. } = &e.virtual_sel else {
+        return Ok(None);
+    };
+    let ext = vshape.get(d).copied().unwrap_or(0);
+    let (s, t) = (start[d], stride[d].max(1));
+    let n = if s >= ext { 0 } else { (ext - s).div_ceil(t) };
+    if n > MAX_UNLIMITED_BLOCKS {
+        return Err(format!(
+            "an unlimited mapping of {n} blocks (at most {MAX_UNLIMITED_BLOCKS} are read)"
+        ));
+    }
+    let source_dim = unlimited_dim(&e.source)?;
+    if printf == source_dim.is_some() {
+        return Err(if printf {
+            "a printf-style mapping with an unlimited source selection is not supported".to_string()
+        } else {
+            "an unlimited mapping whose source selection is limited is not supported".to_string()
+        });
+    }
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let mut virtual_sel = nth_block(&e.virtual_sel, d, i)
+            .ok_or_else(|| "unlimited mapping block overflows".to_string())?;
+        // the last block may end past the extent: its first rows are mapped
+        if let Selection::Regular { start, block, .. } = &mut virtual_sel {
+            block[d] = block[d].min(ext - start[d]);
+        }
+        let (file, dataset, source) = match source_dim {
+            Some(sd) => (
+                e.file.clone(),
+                e.dataset.clone(),
+                nth_block(&e.source, sd, i)
+                    .ok_or_else(|| "unlimited mapping block overflows".to_string())?,
+            ),
+            None => (
+                printf_name(&e.file, i)?,
+                printf_name(&e.dataset, i)?,
+                e.source.clone(),
+            ),
+        };
+        out.push(Entry {
+            file,
+            dataset,
+            source,
+            virtual_sel,
+        });
+    }
+    Ok(Some(out))
+}
+
 /// Bounds-checked little-endian reads over a mapping block.
 struct Cur<'a> {
     buf: &'a [u8],
@@ -927,6 +1106,56 @@ mod tests {
         );
         let err = resolve(&e[0].source, &[100]).unwrap_err();
         assert!(err.contains("unlimited"), "{err}");
+    }
+
+    #[test]
+    fn printf_mappings_expand_per_block() {
+        let e = Entry {
+            file: "src-%b.h5".into(),
+            dataset: "d%%".into(),
+            source: Selection::All,
+            virtual_sel: Selection::Regular {
+                start: vec![0],
+                stride: vec![4],
+                count: vec![UNLIMITED],
+                block: vec![4],
+            },
+        };
+        let v = expand_unlimited(&e, &[10]).unwrap().unwrap();
+        let got: Vec<(String, String, Selection)> = v
+            .into_iter()
+            .map(|e| (e.file, e.dataset, e.virtual_sel))
+            .collect();
+        let reg = |s: u64, b: u64| Selection::Regular {
+            start: vec![s],
+            stride: vec![4],
+            count: vec![1],
+            block: vec![b],
+        };
+        assert_eq!(
+            got,
+            vec![
+                ("src-0.h5".into(), "d%%".into(), reg(0, 4)),
+                ("src-1.h5".into(), "d%%".into(), reg(4, 4)),
+                ("src-2.h5".into(), "d%%".into(), reg(8, 2)),
+            ]
+        );
+        assert_eq!(literal_name("d%%").unwrap(), "d%");
+        let bad = Entry {
+            file: "src-%d.h5".into(),
+            ..e.clone()
+        };
+        assert!(expand_unlimited(&bad, &[10])
+            .unwrap_err()
+            .contains("%d is not known"));
+        // printf-style names on a limited mapping
+        let limited = Entry {
+            virtual_sel: Selection::All,
+            ..e
+        };
+        assert!(expand_unlimited(&limited, &[10])
+            .unwrap_err()
+            .contains("not unlimited"));
     }
 
     #[test]

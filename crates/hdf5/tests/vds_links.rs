@@ -462,3 +462,36 @@ with h5py.File('committed.h5', 'w') as f:
     );
     assert!(cdl.contains("\t\tPair c:pa = {7, 0.25} ;"), "{cdl}");
 }
+
+#[test]
+fn printf_style_unlimited_mappings_read_like_ncdump() {
+    let Some(dir) = files(
+        "vds-printf",
+        r#"
+import h5py, numpy as np
+for i in range(3):
+    with h5py.File('src-%d.h5' % i, 'w') as f:
+        f['data'] = np.arange(4, dtype='i4') + 10 * i
+for name, n in [('unl.h5', 12), ('unl16.h5', 16)]:
+    with h5py.File(name, 'w') as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        vspace = h5py.h5s.create_simple((n,), (h5py.h5s.UNLIMITED,))
+        vspace.select_hyperslab((0,), (h5py.h5s.UNLIMITED,), (4,), (4,))
+        dcpl.set_virtual(vspace, b'src-%b.h5', b'data', h5py.h5s.create_simple((4,)))
+        dcpl.set_fill_value(np.array([-1], dtype='i4'))
+        h5py.h5d.create(f.id, b'u', h5py.h5t.STD_I32LE,
+                        h5py.h5s.create_simple((n,), (h5py.h5s.UNLIMITED,)), dcpl=dcpl)
+"#,
+    ) else {
+        return;
+    };
+    // the stored extent 16 gives way to where the available sources end (12), as in HDF5
+    for name in ["unl.h5", "unl16.h5"] {
+        let (cdl, warnings) = same_as_ncdump(&dir.join(name));
+        assert!(warnings.is_empty(), "{name}: {warnings:?}");
+        assert!(
+            cdl.contains(" u = 0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23 ;"),
+            "{name}: {cdl}"
+        );
+    }
+}
