@@ -1,6 +1,9 @@
 //! From HDF5 objects to the netCDF data model: groups, dimensions (dimension scales,
 //! `_Netcdf4Dimid`, `_Netcdf4Coordinates`, `DIMENSION_LIST`, phony dimensions), user types
 //! (committed datatypes), variables, attributes (hidden ones removed) and storage settings.
+//! Soft links are resolved in their file; external links open the target file (once, through
+//! [`Files`]) and its objects join the walk, keyed by (file, address); a virtual dataset's
+//! mappings are read and their sources resolved here (see `vds.rs`).
 //!
 //! netCDF File Formats, "The NetCDF-4 Format": creation order, dimension scales, dimensions
 //! without dimension scales, `_nc4_non_coord_`, hidden attributes.
