@@ -374,13 +374,24 @@ impl Walker<'_> {
         )?;
         let entries = vds::parse_block(&block, h5.ls, what)?;
         let mut maps = Vec::with_capacity(entries.len());
-        // printf-style mappings: the extent along their unlimited dimension is where the
-        // sources that exist end (HDF5's default view, the last available source)
+        // unlimited mappings: the extent along their unlimited dimension is where the
+        // sources that exist end (HDF5's default view, the last available source): for
+        // printf-style names the last source file there, else the source's own extent
         let mut grown: Option<(usize, u64)> = None;
         for e in &entries {
-            if let Some((d, end)) =
-                vds::printf_extent(e, |file, dset| self.source_exists(h5, file, dset))
-            {
+            let end = match vds::printf_extent(e, |file, dset| {
+                self.source_shape(h5, file, dset).is_some()
+            }) {
+                Some(x) => Some(x),
+                // an unlimited mapping of one source: where that source's blocks end
+                None if vds::is_unlimited(e) => vds::literal_name(&e.file)
+                    .and_then(|f| Ok((f, vds::literal_name(&e.dataset)?)))
+                    .ok()
+                    .and_then(|(f, d)| self.source_shape(h5, &f, &d))
+                    .and_then(|shape| vds::unlimited_extent(e, &shape)),
+                None => None,
+            };
+            if let Some((d, end)) = end {
                 let end = grown.filter(|g| g.0 == d).map_or(end, |g| g.1.max(end));
                 grown = Some((d, end));
             }
@@ -412,23 +423,22 @@ impl Walker<'_> {
         Ok(Arc::new(vds::Virtual { maps }))
     }
 
-    /// True when the source file `file` (as stored, escapes undone) holds `dset`.
-    fn source_exists(&mut self, h5: &Arc<H5>, file: &str, dset: &str) -> bool {
+    /// The current extent of dataset `dset` of the source file `file` (as stored, escapes
+    /// undone), when it is there.
+    fn source_shape(&mut self, h5: &Arc<H5>, file: &str, dset: &str) -> Option<Vec<u64>> {
         let src = if file == "." {
             h5.clone()
         } else {
-            let Some(path) = Files::locate(h5.dir.as_deref(), file) else {
-                return false;
-            };
-            match self.files.open(&path) {
-                Ok(s) => s,
-                Err(_) => return false,
-            }
+            let path = Files::locate(h5.dir.as_deref(), file)?;
+            self.files.open(&path).ok()?
         };
-        let Ok(root) = src.root_addr() else {
-            return false;
-        };
-        matches!(self.resolve(&src, dset, root, 0), Ok(Ok(_)))
+        let root = src.root_addr().ok()?;
+        let addr = self.resolve(&src, dset, root, 0).ok()?.ok()?;
+        let hdr = src.header(addr).ok()?;
+        hdr.messages.iter().find_map(|m| match m {
+            HdfMessage::Dataspace(s) => Some(space_dims(s)),
+            _ => None,
+        })
     }
 
     /// The source of one mapping (see [`Self::virtual_maps`]); `Err(why)` when it cannot be used.

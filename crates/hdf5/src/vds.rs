@@ -234,6 +234,51 @@ pub(crate) fn printf_extent(
     Some((d, end))
 }
 
+/// True for a mapping whose virtual selection is unlimited.
+pub(crate) fn is_unlimited(e: &Entry) -> bool {
+    matches!(unlimited_dim(&e.virtual_sel), Ok(Some(_)))
+}
+
+/// For an unlimited mapping of one source (unlimited source selection, no printf-style
+/// name): its unlimited virtual dimension and where the virtual block matching the last
+/// source block wholly inside `src_extent` ends. `None` for other mappings.
+pub(crate) fn unlimited_extent(e: &Entry, src_extent: &[u64]) -> Option<(usize, u64)> {
+    let d = unlimited_dim(&e.virtual_sel).ok()??;
+    let sd = unlimited_dim(&e.source).ok()??;
+    let (
+        Selection::Regular {
+            start,
+            stride,
+            block,
+            ..
+        },
+        Selection::Regular {
+            start: ss,
+            stride: st,
+            block: sb,
+            ..
+        },
+    ) = (&e.virtual_sel, &e.source)
+    else {
+        return None;
+    };
+    let ext = *src_extent.get(sd)?;
+    let first_end = ss[sd].checked_add(sb[sd])?;
+    let n = if ext < first_end {
+        0
+    } else {
+        (ext - first_end) / st[sd].max(1) + 1
+    };
+    let end = match n {
+        0 => 0,
+        n => stride[d]
+            .checked_mul(n - 1)?
+            .checked_add(start[d])?
+            .checked_add(block[d])?,
+    };
+    Some((d, end))
+}
+
 /// An unlimited mapping (a virtual hyperslab with an unlimited count) as one mapping per
 /// block that starts inside the virtual extent `vshape`: with printf-style source names
 /// (`%b`) block `i` comes from the source named with `i`; otherwise the source selection is

@@ -481,6 +481,19 @@ for name, n in [('unl.h5', 12), ('unl16.h5', 16)]:
         dcpl.set_fill_value(np.array([-1], dtype='i4'))
         h5py.h5d.create(f.id, b'u', h5py.h5t.STD_I32LE,
                         h5py.h5s.create_simple((n,), (h5py.h5s.UNLIMITED,)), dcpl=dcpl)
+# one extendible source, every element to every other virtual element, without limit
+with h5py.File('grow.h5', 'w') as f:
+    f.create_dataset('data', data=np.arange(6, dtype='i4'), maxshape=(None,), chunks=(2,))
+with h5py.File('one.h5', 'w') as f:
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    vspace = h5py.h5s.create_simple((4,), (h5py.h5s.UNLIMITED,))
+    vspace.select_hyperslab((0,), (h5py.h5s.UNLIMITED,), (2,), (1,))
+    sspace = h5py.h5s.create_simple((4,), (h5py.h5s.UNLIMITED,))
+    sspace.select_hyperslab((0,), (h5py.h5s.UNLIMITED,), (1,), (1,))
+    dcpl.set_virtual(vspace, b'grow.h5', b'data', sspace)
+    dcpl.set_fill_value(np.array([-1], dtype='i4'))
+    h5py.h5d.create(f.id, b'u', h5py.h5t.STD_I32LE,
+                    h5py.h5s.create_simple((4,), (h5py.h5s.UNLIMITED,)), dcpl=dcpl)
 "#,
     ) else {
         return;
@@ -494,4 +507,11 @@ for name, n in [('unl.h5', 12), ('unl16.h5', 16)]:
             "{name}: {cdl}"
         );
     }
+    // the stored extent 4 grows to where the source's 6 elements end (11)
+    let (cdl, warnings) = same_as_ncdump(&dir.join("one.h5"));
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(
+        cdl.contains(" u = 0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5 ;"),
+        "{cdl}"
+    );
 }
