@@ -32,6 +32,8 @@ use crate::Hdf5Error;
 const MAX_GROUP_DEPTH: usize = 100;
 /// Most groups we read (a group reached by several links is read once per link).
 const MAX_GROUPS: usize = 1 << 16;
+/// Most coordinates the point lists of a file's virtual dataset selections hold together.
+const MAX_VIRTUAL_COORDS: u64 = 1 << 26;
 /// Most virtual datasets nested as sources of each other.
 const MAX_VIRTUAL_DEPTH: usize = 8;
 /// Most soft links followed in a row (HDF5's default traversal limit).
@@ -156,6 +158,10 @@ struct Walker<'a> {
     seq: usize,
     /// What was left out, for the user (see [`crate::Nc4File::warnings`]).
     warnings: Vec<String>,
+    /// Coordinates held by the point lists of resolved virtual dataset selections, all
+    /// mappings of the file together (bounded: a few bytes of mapping block can name an
+    /// irregular selection of millions of elements).
+    vds_coords: u64,
 }
 
 /// Build the dataset model of an opened file (metadata only, no data is decoded).
@@ -174,6 +180,7 @@ pub(crate) fn build(h5: &Arc<H5>, files: &Files, name: &str) -> Result<Built, Hd
         markers: 0,
         seq: 0,
         warnings: Vec::new(),
+        vds_coords: 0,
     };
     let root = h5.root_addr()?;
     w.walk(GroupId(0), h5, root, &mut vec![(file_id(h5), root)], "/")?;
@@ -518,6 +525,15 @@ impl Walker<'_> {
             .map_err(|why| format!("mapping of {swhat}: virtual selection: {why}"))?;
         let ssel = vds::resolve(&e.source, &info.shape)
             .map_err(|why| format!("mapping of {swhat}: source selection: {why}"))?;
+        self.vds_coords = self
+            .vds_coords
+            .saturating_add(vsel.coords_held())
+            .saturating_add(ssel.coords_held());
+        if self.vds_coords > MAX_VIRTUAL_COORDS {
+            return Err(format!(
+                "mapping of {swhat}: the file's irregular virtual dataset selections hold more than {MAX_VIRTUAL_COORDS} coordinates"
+            ));
+        }
         Ok(vds::Source::Found(Box::new(vds::Found {
             info,
             name: swhat,

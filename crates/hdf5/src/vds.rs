@@ -20,9 +20,9 @@ use crate::Hdf5Error;
 const MAX_RANK: usize = 32;
 /// Most blocks of an irregular hyperslab, and most points of a point selection, we take.
 const MAX_BLOCKS: u64 = 1 << 22;
-/// Most elements of an irregular hyperslab we enumerate when it is not a product of
-/// per-dimension intervals.
-const MAX_ENUMERATED: u64 = 1 << 24;
+/// Most coordinates (elements times rank) of an irregular hyperslab we enumerate when it is
+/// not a product of per-dimension intervals.
+const MAX_ENUMERATED: u64 = 1 << 22;
 /// The unlimited count or block of a hyperslab (`H5S_UNLIMITED`).
 pub(crate) const UNLIMITED: u64 = u64::MAX;
 
@@ -705,6 +705,20 @@ pub(crate) enum Resolved {
 }
 
 impl Resolved {
+    /// Coordinates held in memory (point lists; a product holds its intervals only).
+    pub fn coords_held(&self) -> u64 {
+        match self {
+            Resolved::Product(axes) => axes
+                .iter()
+                .map(|a| match a {
+                    Axis::List(v) => v.len() as u64,
+                    Axis::Regular { .. } => 1,
+                })
+                .sum(),
+            Resolved::Points { coords, .. } => coords.len() as u64,
+        }
+    }
+
     /// Number of selected elements.
     pub fn len(&self) -> u64 {
         match self {
@@ -980,9 +994,9 @@ fn enumerate(blocks: &[(Vec<u64>, Vec<u64>)], rank: usize) -> Result<Resolved, S
             .unwrap_or(u64::MAX);
         total = total.saturating_add(n);
     }
-    if total > MAX_ENUMERATED {
+    if total.saturating_mul(rank as u64) > MAX_ENUMERATED {
         return Err(format!(
-            "an irregular hyperslab of {total} elements (at most {MAX_ENUMERATED} are handled)"
+            "an irregular hyperslab of {total} elements of rank {rank} (at most {MAX_ENUMERATED} coordinates are handled)"
         ));
     }
     let mut pts: Vec<Vec<u64>> = Vec::with_capacity(total as usize);
@@ -1334,5 +1348,19 @@ mod tests {
             })
             .collect();
         assert_eq!(order, vec![vec![0, 0], vec![0, 1], vec![1, 0]]);
+        // an L shape of two million elements: refused before enumerating it
+        let big = vec![
+            (vec![0, 0], vec![(1 << 21) - 1, 0]),
+            (vec![0, 1], vec![0, 1]),
+        ];
+        let err = resolve(
+            &Selection::Blocks {
+                rank: 2,
+                blocks: big,
+            },
+            &[1 << 21, 2],
+        )
+        .unwrap_err();
+        assert!(err.contains("at most 4194304 coordinates"), "{err}");
     }
 }
