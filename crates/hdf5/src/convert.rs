@@ -91,6 +91,23 @@ pub(crate) fn byte_order(dt: &Datatype) -> Option<ByteOrder> {
 }
 
 /// Size in bytes of one stored element (vlen: the heap reference).
+/// True when stored values of `dt` hold references into the file's global heap
+/// (variable-length strings and sequences, references), anywhere inside it.
+pub(crate) fn has_heap_refs(dt: &Datatype) -> bool {
+    match dt {
+        Datatype::String {
+            size: StringSize::Variable,
+            ..
+        }
+        | Datatype::VarLen { .. }
+        | Datatype::Reference { .. } => true,
+        Datatype::Compound { fields, .. } => fields.iter().any(|f| has_heap_refs(&f.datatype)),
+        Datatype::Array { base, .. } => has_heap_refs(base),
+        Datatype::Enum { base, .. } => has_heap_refs(base),
+        _ => false,
+    }
+}
+
 pub(crate) fn stored_size(dt: &Datatype, h5: &H5) -> Option<usize> {
     Some(match dt {
         Datatype::FixedPoint { size, .. }

@@ -6,8 +6,8 @@
 //! (attributes), III.E (global heap), III.G (fractal heap), III.A.2 (v2 B-trees).
 
 use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use hdf5_reader::btree_v2::{self, BTreeV2Header, BTreeV2Record};
 use hdf5_reader::fractal_heap::{FractalHeap, FractalHeapDirectBlockCache};
@@ -75,11 +75,93 @@ pub(crate) struct H5 {
     pub dir: Option<std::path::PathBuf>,
     gheaps: Mutex<HashMap<u64, Arc<GlobalHeapCollection>>>,
     own_headers: Mutex<HashMap<u64, Arc<ObjectHeader>>>,
+    /// The shared message indexes (message type flags, fractal heap address) of the file's
+    /// SOHM table, read once (an error text when the table is corrupt).
+    sohm: OnceLock<Result<Vec<(u16, u64)>, String>>,
+}
+
+impl std::fmt::Debug for H5 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("H5")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
 }
 
 fn st(what: impl Into<String>) -> impl FnOnce(hdf5_reader::error::Error) -> Hdf5Error {
     let what = what.into();
     move |e| Hdf5Error::structure(what, e)
+}
+
+/// Most files one dataset reads from (its own, external link targets, virtual sources).
+const MAX_FILES: usize = 256;
+
+/// The files a dataset reads from: the one opened, and those its external links and virtual
+/// datasets name, each opened once (keyed by canonical path, so a file reached twice, or the
+/// opened file reached again, is the same [`H5`]).
+#[derive(Default)]
+pub(crate) struct Files {
+    open: Mutex<HashMap<PathBuf, Arc<H5>>>,
+}
+
+impl Files {
+    /// Record the file opened first, so links back to it find it.
+    pub fn register(&self, path: &Path, h5: &Arc<H5>) {
+        if let (Ok(p), Ok(mut m)) = (std::fs::canonicalize(path), self.open.lock()) {
+            m.insert(p, h5.clone());
+        }
+    }
+
+    /// Where a file that another file (in `dir`) names is: an absolute name as it is, a
+    /// relative one beside the naming file when it is there, else relative to the current
+    /// directory (HDF5's default for external links and virtual dataset sources). `None`
+    /// when neither exists.
+    pub fn locate(dir: Option<&Path>, name: &str) -> Option<PathBuf> {
+        let p = Path::new(name);
+        if p.is_absolute() {
+            return p.exists().then(|| p.to_path_buf());
+        }
+        if let Some(d) = dir {
+            let beside = d.join(p);
+            if beside.exists() {
+                return Some(beside);
+            }
+        }
+        p.exists().then(|| p.to_path_buf())
+    }
+
+    /// The file at `path`, opened once.
+    pub fn open(&self, path: &Path) -> Result<Arc<H5>, Hdf5Error> {
+        let key = std::fs::canonicalize(path).map_err(|error| Hdf5Error::Io {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        if let Some(h) = self.open.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(h);
+        }
+        if self.open.lock().map(|m| m.len()).unwrap_or(0) >= MAX_FILES {
+            return Err(Hdf5Error::invalid(
+                path.display().to_string(),
+                format!("more than {MAX_FILES} files linked (a hostile or cyclic set of files?)"),
+            ));
+        }
+        let h = Arc::new(H5::open(path).map_err(|e| match e {
+            e @ Hdf5Error::Io { .. } => e,
+            e => Hdf5Error::InFile {
+                path: path.to_path_buf(),
+                inner: Box::new(e),
+            },
+        })?);
+        if let Ok(mut m) = self.open.lock() {
+            m.insert(key, h.clone());
+        }
+        Ok(h)
+    }
+}
+
+/// An identity of an opened file, for keying objects by (file, address).
+pub(crate) fn file_id(h5: &Arc<H5>) -> usize {
+    Arc::as_ptr(h5) as usize
 }
 
 /// Global heap collections kept parsed (see [`H5::global_heap`]).
@@ -127,6 +209,7 @@ impl H5 {
             ls,
             gheaps: Mutex::new(HashMap::new()),
             own_headers: Mutex::new(HashMap::new()),
+            sohm: OnceLock::new(),
         };
         // HDF5 reads the superblock extension (an object header) when it opens a file, and
         // fails on a corrupt one; hdf5-reader reads it only to find shared messages
@@ -502,6 +585,105 @@ impl H5 {
                 )
             })?;
         Ok((count, obj.data[..want].to_vec()))
+    }
+
+    /// The encoded message of type `ty` shared in the file's shared object header message
+    /// heap under `heap_id` (HDF5 spec III.I: the superblock extension's shared message table
+    /// message points to the `SMTB` table, whose index for a message type holds the fractal
+    /// heap of those messages). Read by us: hdf5-reader 0.12.1 misreads that table.
+    pub fn sohm_message(&self, ty: u16, heap_id: &[u8], what: &str) -> Result<Vec<u8>, Hdf5Error> {
+        let indexes = self
+            .sohm
+            .get_or_init(|| self.sohm_indexes().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| Hdf5Error::invalid(what, format!("shared message table: {e}")))?;
+        let flag = 1u32.checked_shl(u32::from(ty)).unwrap_or(0);
+        let &(_, heap_addr) = indexes
+            .iter()
+            .find(|(flags, _)| u32::from(*flags) & flag != 0)
+            .ok_or_else(|| {
+                Hdf5Error::invalid(
+                    what,
+                    format!("message type {ty:#x} is shared but no shared message index holds that type"),
+                )
+            })?;
+        let s = self.storage();
+        let heap = FractalHeap::parse_at_storage(s, heap_addr, self.os, self.ls)
+            .map_err(st(format!("{what}: shared message heap at {heap_addr:#x}")))?;
+        crate::verify::fractal_heap(self, &heap, &format!("{what}: shared message heap"))?;
+        let mut cache = FractalHeapDirectBlockCache::default();
+        heap.get_object_storage_cached(heap_id, s, self.os, self.ls, &mut cache)
+            .map_err(st(format!("{what}: shared message heap at {heap_addr:#x}")))
+    }
+
+    /// The indexes of the shared message table: type flags and heap address each.
+    fn sohm_indexes(&self) -> Result<Vec<(u16, u64)>, Hdf5Error> {
+        let what = "superblock extension";
+        let Some(ext) = self
+            .file
+            .superblock()
+            .extension_address
+            .filter(|&a| !Cursor::is_undefined_offset(a, self.os))
+        else {
+            return Err(Hdf5Error::invalid(what, "no superblock extension"));
+        };
+        let os = usize::from(self.os);
+        let msg = crate::ohdr::raw_message(self, ext, 0x000F)?
+            .ok_or_else(|| Hdf5Error::invalid(what, "no shared message table message"))?;
+        // version, table address, number of indexes (IV.A.2.p)
+        let bad = || Hdf5Error::invalid(what, "shared message table message too short");
+        if msg.first() != Some(&0) {
+            return Err(Hdf5Error::unsupported(
+                what,
+                format!("shared message table message version {:?}", msg.first()),
+            ));
+        }
+        let mut a = [0u8; 8];
+        a[..os].copy_from_slice(msg.get(1..1 + os).ok_or_else(bad)?);
+        let table = u64::from_le_bytes(a);
+        let n = usize::from(*msg.get(1 + os).ok_or_else(bad)?);
+        // "SMTB", then per index: version, type, flags (2), minimum size (4), list cutoff (2),
+        // B-tree cutoff (2), message count (2), index address, heap address; then a checksum
+        let entry = 14 + 2 * os;
+        let len = 4 + n * entry + 4;
+        let bytes = self.read(table, len as u64, "shared message table")?;
+        let body = crate::ohdr::verified(&bytes, table, "shared message table")?;
+        if &body[..4] != b"SMTB" {
+            return Err(Hdf5Error::invalid(
+                format!("shared message table at {table:#x}"),
+                "no SMTB signature",
+            ));
+        }
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let e = &body[4 + i * entry..4 + (i + 1) * entry];
+            let flags = u16::from_le_bytes([e[2], e[3]]);
+            let mut h = [0u8; 8];
+            h[..os].copy_from_slice(&e[14 + os..14 + 2 * os]);
+            out.push((flags, u64::from_le_bytes(h)));
+        }
+        Ok(out)
+    }
+
+    /// The bytes of object `index` of the global heap collection at `addr`.
+    pub fn heap_object(&self, addr: u64, index: u32, what: &str) -> Result<Vec<u8>, Hdf5Error> {
+        if Cursor::is_undefined_offset(addr, self.os) || index == 0 {
+            return Err(Hdf5Error::invalid(
+                what,
+                format!("global heap id {addr:#x}/{index} is undefined"),
+            ));
+        }
+        let i = u16::try_from(index).map_err(|_| {
+            Hdf5Error::invalid(what, format!("global heap object index {index} too large"))
+        })?;
+        let heap = self.global_heap(addr, what)?;
+        let obj = heap.get_object(i).ok_or_else(|| {
+            Hdf5Error::invalid(
+                what,
+                format!("global heap at {addr:#x} has no object {index}"),
+            )
+        })?;
+        Ok(obj.data.clone())
     }
 
     fn global_heap(&self, addr: u64, what: &str) -> Result<Arc<GlobalHeapCollection>, Hdf5Error> {

@@ -25,6 +25,7 @@ mod h5;
 mod meta;
 mod ohdr;
 mod read;
+mod vds;
 mod verify;
 pub mod write;
 
@@ -39,7 +40,9 @@ pub use write::{write_file, Nc4WriteOptions};
 
 /// An opened netCDF-4 / HDF5 file: its dataset model (metadata only) and a data source.
 pub struct Nc4File {
-    h5: h5::H5,
+    /// Every file the dataset reads from: this one, external link targets, virtual sources
+    /// (each variable's [`meta::VarInfo`] holds its own).
+    _files: h5::Files,
     /// The file's path when opened from one: data read errors name it, as open errors do.
     path: Option<PathBuf>,
     ds: Dataset,
@@ -91,8 +94,10 @@ impl Nc4File {
                 inner: Box::new(e),
             },
         };
-        let h5 = h5::H5::open(path).map_err(in_file)?;
-        let mut file = Nc4File::build(h5, &dataset_name(path), decoder).map_err(in_file)?;
+        let h5 = Arc::new(h5::H5::open(path).map_err(in_file)?);
+        let files = h5::Files::default();
+        files.register(path, &h5);
+        let mut file = Nc4File::build(h5, files, &dataset_name(path), decoder).map_err(in_file)?;
         file.path = Some(path.to_path_buf());
         Ok(file)
     }
@@ -106,14 +111,19 @@ impl Nc4File {
         name: &str,
         decoder: Arc<dyn ChunkDecoder>,
     ) -> Result<Nc4File, Hdf5Error> {
-        let h5 = h5::H5::from_bytes(bytes)?;
-        Nc4File::build(h5, name, decoder)
+        let h5 = Arc::new(h5::H5::from_bytes(bytes)?);
+        Nc4File::build(h5, h5::Files::default(), name, decoder)
     }
 
-    fn build(h5: h5::H5, name: &str, decoder: Arc<dyn ChunkDecoder>) -> Result<Nc4File, Hdf5Error> {
-        let (ds, vars, warnings) = meta::build(&h5, name)?;
+    fn build(
+        h5: Arc<h5::H5>,
+        files: h5::Files,
+        name: &str,
+        decoder: Arc<dyn ChunkDecoder>,
+    ) -> Result<Nc4File, Hdf5Error> {
+        let (ds, vars, warnings) = meta::build(&h5, &files, name)?;
         Ok(Nc4File {
-            h5,
+            _files: files,
             path: None,
             ds,
             vars,
@@ -171,10 +181,11 @@ impl Nc4File {
         }
     }
 
-    /// The data reader over this file's storage, decoder and caches.
-    fn reader(&self) -> read::Reader<'_> {
+    /// The data reader of a variable: over the storage of the file holding it (this one, or
+    /// another reached through an external link), the decoder and this file's caches.
+    fn reader<'a>(&'a self, info: &'a meta::VarInfo) -> read::Reader<'a> {
         read::Reader {
-            h5: &self.h5,
+            h5: &info.file,
             decoder: self.decoder.as_ref(),
             cache: &self.cache,
         }
@@ -184,7 +195,7 @@ impl Nc4File {
     pub(crate) fn places(&self, var: VarId) -> Result<read::Places, Hdf5Error> {
         let name = self.ds.var(var).name.clone();
         match self.vars.get(var.0).and_then(Option::as_ref) {
-            Some(info) => self.reader().places(var, &name, info),
+            Some(info) => self.reader(info).places(var, &name, info),
             None => Ok(read::Places::Elsewhere),
         }
     }
@@ -210,7 +221,7 @@ impl Nc4File {
                 var: name(),
                 message: "not a variable of this file, or its storage cannot be read".to_string(),
             })?;
-        self.reader()
+        self.reader(info)
             .read(ds, var, info, start, count)
             .map_err(|e| self.in_file(e))
     }
@@ -235,7 +246,7 @@ impl DataSource for Nc4File {
         count: &[u64],
     ) -> Option<Result<Vec<u8>, DataError>> {
         let info = self.vars.get(var.0).and_then(Option::as_ref)?;
-        let r = self.reader().read_le(ds, var, info, start, count)?;
+        let r = self.reader(info).read_le(ds, var, info, start, count)?;
         Some(r.map_err(|e| DataError::from(self.in_file(e))))
     }
 
@@ -249,7 +260,7 @@ impl DataSource for Nc4File {
     ) -> Option<Vec<u8>> {
         let info = self.vars.get(var.0).and_then(Option::as_ref)?;
         let name = &ds.vars.get(var.0)?.name;
-        self.reader()
+        self.reader(info)
             .raw_chunk(var, name, info, offsets, chunk, chain)
     }
 }

@@ -1,11 +1,15 @@
 //! From HDF5 objects to the netCDF data model: groups, dimensions (dimension scales,
 //! `_Netcdf4Dimid`, `_Netcdf4Coordinates`, `DIMENSION_LIST`, phony dimensions), user types
 //! (committed datatypes), variables, attributes (hidden ones removed) and storage settings.
+//! Soft links are resolved in their file; external links open the target file (once, through
+//! [`Files`]) and its objects join the walk, keyed by (file, address); a virtual dataset's
+//! mappings are read and their sources resolved here (see `vds.rs`).
 //!
 //! netCDF File Formats, "The NetCDF-4 Format": creation order, dimension scales, dimensions
 //! without dimension scales, `_nc4_non_coord_`, hidden attributes.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use hdf5_reader::messages::attribute::AttributeMessage;
 use hdf5_reader::messages::dataspace::{DataspaceMessage, DataspaceType};
@@ -20,13 +24,18 @@ use nc_dataset::{
 };
 
 use crate::convert::{atomic, byte_order, stored_size, Decoder, TypeTable};
-use crate::h5::{LinkTo, H5};
+use crate::h5::{file_id, Files, LinkTo, H5};
+use crate::vds;
 use crate::Hdf5Error;
 
 /// Deepest group nesting we follow.
 const MAX_GROUP_DEPTH: usize = 100;
 /// Most groups we read (a group reached by several links is read once per link).
 const MAX_GROUPS: usize = 1 << 16;
+/// Most coordinates the point lists of a file's virtual dataset selections hold together.
+const MAX_VIRTUAL_COORDS: u64 = 1 << 26;
+/// Most virtual datasets nested as sources of each other.
+const MAX_VIRTUAL_DEPTH: usize = 8;
 /// Most soft links followed in a row (HDF5's default traversal limit).
 const MAX_SOFT_LINKS: usize = 16;
 /// netCDF-C's text in the `NAME` attribute of a dimension without a coordinate variable.
@@ -58,6 +67,10 @@ const MARKER_ATTS: &[&str] = &[
 /// What the data reader needs about one variable.
 #[derive(Debug, Clone)]
 pub(crate) struct VarInfo {
+    /// The file holding the dataset (another one when reached through an external link).
+    pub file: Arc<H5>,
+    /// The mappings of a virtual dataset (then `layout` is a placeholder).
+    pub virt: Option<Arc<vds::Virtual>>,
     /// Stored datatype.
     pub dt: Datatype,
     /// Data layout.
@@ -84,18 +97,28 @@ pub(crate) struct VarInfo {
 /// A file's dataset model, the reader's facts per variable, and the warnings.
 type Built = (Dataset, Vec<Option<VarInfo>>, Vec<String>);
 
-struct RawDataset {
-    /// Position in the walk (netCDF-C's order of reading objects).
-    seq: usize,
-    group: GroupId,
-    name: String,
-    addr: u64,
+/// The storage messages of a dataset's object header.
+struct Stored {
     space: DataspaceMessage,
     dt: Datatype,
     layout: Option<DataLayout>,
     fill: Option<hdf5_reader::messages::fill_value::FillValueMessage>,
     filters: Vec<FilterSpec>,
     external: Option<Vec<(String, u64, u64)>>,
+    /// Global heap id of a virtual dataset's mapping block.
+    virt: Option<(u64, u32)>,
+}
+
+struct RawDataset {
+    /// Position in the walk (netCDF-C's order of reading objects).
+    seq: usize,
+    group: GroupId,
+    name: String,
+    /// The file holding it.
+    h5: Arc<H5>,
+    addr: u64,
+    st: Stored,
+    virt: Option<Arc<vds::Virtual>>,
     atts: Vec<AttributeMessage>,
     /// Index into the dimension list when this is a dimension scale.
     scale: Option<usize>,
@@ -118,12 +141,15 @@ struct RawType {
 }
 
 struct Walker<'a> {
-    h5: &'a H5,
+    /// The file opened.
+    h5: &'a Arc<H5>,
+    /// Every file read (external link targets, virtual dataset sources).
+    files: &'a Files,
     ds: Dataset,
     datasets: Vec<RawDataset>,
     dims: Vec<RawDim>,
     types: Vec<RawType>,
-    group_atts: Vec<Vec<AttributeMessage>>,
+    group_atts: Vec<(Arc<H5>, Vec<AttributeMessage>)>,
     /// Groups walked so far (bounds a file whose groups link to each other many times).
     groups_walked: usize,
     next_dimid: u64,
@@ -132,26 +158,32 @@ struct Walker<'a> {
     seq: usize,
     /// What was left out, for the user (see [`crate::Nc4File::warnings`]).
     warnings: Vec<String>,
+    /// Coordinates held by the point lists of resolved virtual dataset selections, all
+    /// mappings of the file together (bounded: a few bytes of mapping block can name an
+    /// irregular selection of millions of elements).
+    vds_coords: u64,
 }
 
 /// Build the dataset model of an opened file (metadata only, no data is decoded).
 /// Also returns warnings naming what netCDF cannot represent and was left out.
-pub(crate) fn build(h5: &H5, name: &str) -> Result<Built, Hdf5Error> {
+pub(crate) fn build(h5: &Arc<H5>, files: &Files, name: &str) -> Result<Built, Hdf5Error> {
     let mut w = Walker {
         h5,
+        files,
         ds: Dataset::new(name),
         datasets: Vec::new(),
         dims: Vec::new(),
         types: Vec::new(),
-        group_atts: vec![Vec::new()],
+        group_atts: vec![(h5.clone(), Vec::new())],
         groups_walked: 0,
         next_dimid: 0,
         markers: 0,
         seq: 0,
         warnings: Vec::new(),
+        vds_coords: 0,
     };
     let root = h5.root_addr()?;
-    w.walk(GroupId(0), root, &mut vec![root], "/")?;
+    w.walk(GroupId(0), h5, root, &mut vec![(file_id(h5), root)], "/")?;
     w.finish()
 }
 
@@ -182,8 +214,9 @@ impl Walker<'_> {
     fn walk(
         &mut self,
         g: GroupId,
+        h5: &Arc<H5>,
         addr: u64,
-        ancestors: &mut Vec<u64>,
+        ancestors: &mut Vec<(usize, u64)>,
         path: &str,
     ) -> Result<(), Hdf5Error> {
         if ancestors.len() > MAX_GROUP_DEPTH {
@@ -200,9 +233,9 @@ impl Walker<'_> {
             ));
         }
         let what = format!("group \"{path}\"");
-        let hdr = self.h5.header(addr)?;
-        self.group_atts[g.0] = self.h5.attributes(addr, &hdr, &what)?;
-        let links = self.h5.links(&hdr, &what)?;
+        let hdr = h5.header(addr)?;
+        self.group_atts[g.0] = (h5.clone(), h5.attributes(addr, &hdr, &what)?);
+        let links = h5.links(&hdr, &what)?;
         let mut children = Vec::new();
         for link in links {
             let child_path = if path == "/" {
@@ -210,10 +243,10 @@ impl Walker<'_> {
             } else {
                 format!("{path}/{}", link.name)
             };
-            let target = match &link.to {
-                LinkTo::Hard(a) => *a,
-                LinkTo::Soft(to) => match self.resolve(to, addr, 0)? {
-                    Ok(a) => a,
+            let (file, target) = match &link.to {
+                LinkTo::Hard(a) => (h5.clone(), *a),
+                LinkTo::Soft(to) => match self.resolve(h5, to, addr, 0)? {
+                    Ok(a) => (h5.clone(), a),
                     Err(why) => {
                         self.warnings.push(format!(
                             "soft link \"{child_path}\" to \"{to}\" left out: {why}"
@@ -221,16 +254,19 @@ impl Walker<'_> {
                         continue;
                     }
                 },
-                LinkTo::External { file, path: to } => {
-                    self.warnings.push(format!(
-                        "external link \"{child_path}\" to \"{to}\" in file \"{file}\" left out: external links are not followed"
-                    ));
-                    continue;
-                }
+                LinkTo::External { file, path: to } => match self.external(h5, file, to) {
+                    Ok(found) => found,
+                    Err(why) => {
+                        self.warnings.push(format!(
+                            "external link \"{child_path}\" to \"{to}\" in file \"{file}\" left out: {why}"
+                        ));
+                        continue;
+                    }
+                },
             };
-            let child = self.h5.header(target)?;
+            let child = file.header(target)?;
             match classify(&child) {
-                Kind::Dataset => self.dataset(g, &link.name, target, &child, &child_path)?,
+                Kind::Dataset => self.dataset(g, &file, &link.name, target, &child, &child_path)?,
                 Kind::Type(dt) => {
                     let seq = self.next_seq();
                     self.types.push(RawType {
@@ -241,7 +277,8 @@ impl Walker<'_> {
                     })
                 }
                 Kind::Group => {
-                    if target == addr || ancestors.contains(&target) {
+                    let key = (file_id(&file), target);
+                    if key == (file_id(h5), addr) || ancestors.contains(&key) {
                         // netCDF-C 4.9 recurses into such a group until it runs out of stack
                         self.warnings.push(format!(
                             "group \"{child_path}\" left out: it is one of the groups that contain it (a cycle)"
@@ -249,14 +286,14 @@ impl Walker<'_> {
                         continue;
                     }
                     let id = self.ds.add_group(g, link.name.clone());
-                    self.group_atts.push(Vec::new());
-                    children.push((id, target, child_path));
+                    self.group_atts.push((file.clone(), Vec::new()));
+                    children.push((id, file, target, child_path));
                 }
             }
         }
-        for (id, a, p) in children {
-            ancestors.push(a);
-            let r = self.walk(id, a, ancestors, &p);
+        for (id, file, a, p) in children {
+            ancestors.push((file_id(&file), a));
+            let r = self.walk(id, &file, a, ancestors, &p);
             ancestors.pop();
             r?;
         }
@@ -267,6 +304,7 @@ impl Walker<'_> {
     /// it names nothing this file holds (HDF5 follows at most 16 nested soft links).
     fn resolve(
         &self,
+        h5: &H5,
         to: &str,
         here: u64,
         nested: usize,
@@ -277,19 +315,19 @@ impl Walker<'_> {
             )));
         }
         let mut at = if to.starts_with('/') {
-            self.h5.root_addr()?
+            h5.root_addr()?
         } else {
             here
         };
         for part in to.split('/').filter(|p| !p.is_empty() && *p != ".") {
-            let hdr = self.h5.header(at)?;
-            let links = self.h5.links(&hdr, &format!("soft link target \"{to}\""))?;
+            let hdr = h5.header(at)?;
+            let links = h5.links(&hdr, &format!("soft link target \"{to}\""))?;
             let Some(l) = links.into_iter().find(|l| l.name == part) else {
                 return Ok(Err(format!("\"{part}\" does not exist")));
             };
             at = match l.to {
                 LinkTo::Hard(a) => a,
-                LinkTo::Soft(next) => match self.resolve(&next, at, nested + 1)? {
+                LinkTo::Soft(next) => match self.resolve(h5, &next, at, nested + 1)? {
                     Ok(a) => a,
                     Err(why) => return Ok(Err(why)),
                 },
@@ -301,62 +339,234 @@ impl Walker<'_> {
         Ok(Ok(at))
     }
 
+    /// The object an external link names: its file (opened once) and address; `Err(why)`
+    /// when the file or the object is not there or cannot be read.
+    fn external(&mut self, from: &Arc<H5>, file: &str, to: &str) -> Result<(Arc<H5>, u64), String> {
+        let Some(path) = Files::locate(from.dir.as_deref(), file) else {
+            return Err(
+                "the file is not found (looked for beside the linking file, then in the current directory)"
+                    .to_string(),
+            );
+        };
+        let target = self
+            .files
+            .open(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let root = target.root_addr().map_err(|e| e.to_string())?;
+        match self.resolve(&target, to, root, 0) {
+            Ok(Ok(a)) => Ok((target, a)),
+            Ok(Err(why)) => Err(format!("{why} in {}", path.display())),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    /// The mappings of the virtual dataset `what` (stored as `st` in `h5`, its mapping block
+    /// at global heap id `heap`), each source opened and checked. A source file or dataset
+    /// that is not there reads as the fill value (with a warning, where netCDF-C is
+    /// silent); one that cannot be used (a cycle, a printf-style name, another datatype)
+    /// keeps the reason, the error of a read. `chain` holds the virtual datasets being
+    /// resolved, the outermost first.
+    fn virtual_maps(
+        &mut self,
+        h5: &Arc<H5>,
+        heap: (u64, u32),
+        st: &mut Stored,
+        what: &str,
+        chain: &mut Vec<(usize, u64)>,
+    ) -> Result<Arc<vds::Virtual>, Hdf5Error> {
+        let block = h5.heap_object(
+            heap.0,
+            heap.1,
+            &format!("{what}: virtual dataset mapping block"),
+        )?;
+        let entries = vds::parse_block(&block, h5.ls, what)?;
+        let mut maps = Vec::with_capacity(entries.len());
+        // unlimited mappings: the extent along their unlimited dimension is where the
+        // sources that exist end (HDF5's default view, the last available source): for
+        // printf-style names the last source file there, else the source's own extent
+        let mut grown: Option<(usize, u64)> = None;
+        for e in &entries {
+            let end = match vds::printf_extent(e, |file, dset| {
+                self.source_shape(h5, file, dset).is_some()
+            }) {
+                Some(x) => Some(x),
+                // an unlimited mapping of one source: where that source's blocks end
+                None if vds::is_unlimited(e) => vds::literal_name(&e.file)
+                    .and_then(|f| Ok((f, vds::literal_name(&e.dataset)?)))
+                    .ok()
+                    .and_then(|(f, d)| self.source_shape(h5, &f, &d))
+                    .and_then(|shape| vds::unlimited_extent(e, &shape)),
+                None => None,
+            };
+            if let Some((d, end)) = end {
+                let end = grown.filter(|g| g.0 == d).map_or(end, |g| g.1.max(end));
+                grown = Some((d, end));
+            }
+        }
+        if let Some((d, end)) = grown {
+            if let Some(x) = st.space.dims.get_mut(d) {
+                *x = end;
+            }
+        }
+        let vshape = space_dims(&st.space);
+        for entry in entries {
+            // an unlimited mapping becomes one mapping per block inside the current extent
+            let expanded = match vds::expand_unlimited(&entry, &vshape) {
+                Ok(Some(v)) => v,
+                Ok(None) => vec![entry],
+                Err(why) => {
+                    maps.push(vds::Source::Unusable(why));
+                    continue;
+                }
+            };
+            for e in expanded {
+                let source = match self.virtual_source(h5, &e, st, what, chain) {
+                    Ok(s) => s,
+                    Err(why) => vds::Source::Unusable(why),
+                };
+                maps.push(source);
+            }
+        }
+        Ok(Arc::new(vds::Virtual { maps }))
+    }
+
+    /// The current extent of dataset `dset` of the source file `file` (as stored, escapes
+    /// undone), when it is there.
+    fn source_shape(&mut self, h5: &Arc<H5>, file: &str, dset: &str) -> Option<Vec<u64>> {
+        let src = if file == "." {
+            h5.clone()
+        } else {
+            let path = Files::locate(h5.dir.as_deref(), file)?;
+            self.files.open(&path).ok()?
+        };
+        let root = src.root_addr().ok()?;
+        let addr = self.resolve(&src, dset, root, 0).ok()?.ok()?;
+        let hdr = src.header(addr).ok()?;
+        hdr.messages.iter().find_map(|m| match m {
+            HdfMessage::Dataspace(s) => Some(space_dims(s)),
+            _ => None,
+        })
+    }
+
+    /// The source of one mapping (see [`Self::virtual_maps`]); `Err(why)` when it cannot be used.
+    fn virtual_source(
+        &mut self,
+        h5: &Arc<H5>,
+        e: &vds::Entry,
+        vst: &Stored,
+        what: &str,
+        chain: &mut Vec<(usize, u64)>,
+    ) -> Result<vds::Source, String> {
+        let file = vds::literal_name(&e.file)?;
+        let dset = vds::literal_name(&e.dataset)?;
+        let src = if file == "." {
+            h5.clone()
+        } else {
+            let Some(path) = Files::locate(h5.dir.as_deref(), &file) else {
+                self.warnings.push(format!(
+                    "{what}: source file \"{file}\" of virtual dataset mapping not found (looked for beside the file, then in the current directory): its elements read as the fill value"
+                ));
+                return Ok(vds::Source::Missing);
+            };
+            self.files
+                .open(&path)
+                .map_err(|e| format!("source file {}: {e}", path.display()))?
+        };
+        let swhat = format!("source dataset \"{dset}\" in \"{file}\"");
+        let root = src.root_addr().map_err(|e| format!("{swhat}: {e}"))?;
+        let addr = match self.resolve(&src, &dset, root, 0) {
+            Ok(Ok(a)) => a,
+            Ok(Err(why)) => {
+                self.warnings.push(format!(
+                    "{what}: {swhat} of virtual dataset mapping not found ({why}): its elements read as the fill value"
+                ));
+                return Ok(vds::Source::Missing);
+            }
+            Err(e) => return Err(format!("{swhat}: {e}")),
+        };
+        let key = (file_id(&src), addr);
+        if chain.contains(&key) {
+            return Err(format!(
+                "{swhat} leads back to a virtual dataset that maps it (a cycle of virtual datasets)"
+            ));
+        }
+        if chain.len() >= MAX_VIRTUAL_DEPTH {
+            return Err(format!(
+                "{swhat}: virtual datasets nested deeper than {MAX_VIRTUAL_DEPTH} levels"
+            ));
+        }
+        let hdr = src.header(addr).map_err(|e| format!("{swhat}: {e}"))?;
+        if !matches!(classify(&hdr), Kind::Dataset) {
+            return Err(format!("{swhat} is not a dataset"));
+        }
+        let mut sst = stored(&src, addr, &hdr, &swhat).map_err(|e| e.to_string())?;
+        if sst.dt != vst.dt {
+            return Err(format!(
+                "{swhat} has another datatype than the virtual dataset (type conversion is not supported)"
+            ));
+        }
+        let svirt = match sst.virt {
+            Some(id) => {
+                chain.push(key);
+                let r = self.virtual_maps(&src, id, &mut sst, &swhat, chain);
+                chain.pop();
+                Some(r.map_err(|e| e.to_string())?)
+            }
+            None => None,
+        };
+        let info = info_of(&src, &sst, svirt)
+            .ok_or_else(|| format!("{swhat}: its storage cannot be read"))?;
+        if !Arc::ptr_eq(&src, h5) && crate::convert::has_heap_refs(&info.dt) {
+            return Err(format!(
+                "{swhat}: variable-length data from another file is not supported"
+            ));
+        }
+        let vsel = vds::resolve(&e.virtual_sel, &space_dims(&vst.space))
+            .map_err(|why| format!("mapping of {swhat}: virtual selection: {why}"))?;
+        let ssel = vds::resolve(&e.source, &info.shape)
+            .map_err(|why| format!("mapping of {swhat}: source selection: {why}"))?;
+        self.vds_coords = self
+            .vds_coords
+            .saturating_add(vsel.coords_held())
+            .saturating_add(ssel.coords_held());
+        if self.vds_coords > MAX_VIRTUAL_COORDS {
+            return Err(format!(
+                "mapping of {swhat}: the file's irregular virtual dataset selections hold more than {MAX_VIRTUAL_COORDS} coordinates"
+            ));
+        }
+        Ok(vds::Source::Found(Box::new(vds::Found {
+            info,
+            name: swhat,
+            vsel,
+            ssel,
+            cache: crate::read::ReadCache::default(),
+        })))
+    }
+
     fn dataset(
         &mut self,
         g: GroupId,
+        h5: &Arc<H5>,
         name: &str,
         addr: u64,
         hdr: &ObjectHeader,
         path: &str,
     ) -> Result<(), Hdf5Error> {
         let what = format!("dataset \"{path}\"");
-        let mut space = None;
-        let mut dt = None;
-        let mut layout = None;
-        let mut fill = None;
-        let mut filters = Vec::new();
-        let mut external = None;
-        for m in &hdr.messages {
-            match m {
-                HdfMessage::ExternalFiles(e) => external = Some(self.h5.external_slots(e, &what)?),
-                HdfMessage::Dataspace(s) => space = Some(s.clone()),
-                HdfMessage::Datatype(t) => dt = Some(t.datatype.clone()),
-                HdfMessage::DataLayout(l) => layout = Some(l.layout.clone()),
-                HdfMessage::FillValue(f) => fill = Some(f.clone()),
-                HdfMessage::FilterPipeline(p) => {
-                    filters = p
-                        .filters
-                        .iter()
-                        .map(|f| FilterSpec {
-                            id: u32::from(f.id),
-                            params: f.client_data.clone(),
-                        })
-                        .collect()
-                }
-                _ => {}
+        let mut st = stored(h5, addr, hdr, &what)?;
+        let virt = match st.virt {
+            Some(id) => {
+                let mut chain = vec![(file_id(h5), addr)];
+                Some(self.virtual_maps(h5, id, &mut st, &what, &mut chain)?)
             }
-        }
-        // layout messages of version 1/2 (object header version 1 files): decode them ourselves
-        if hdr.version == 1 {
-            if let Some(l) = crate::ohdr::legacy_layout(self.h5, addr)? {
-                layout = Some(l);
-            }
-        }
-        let (Some(space), Some(dt)) = (space, dt) else {
-            return Err(Hdf5Error::invalid(
-                what,
-                "dataset without dataspace or datatype",
-            ));
+            None => None,
         };
-        let atts = self.h5.attributes(addr, hdr, &what)?;
+        let atts = h5.attributes(addr, hdr, &what)?;
         self.markers += atts
             .iter()
             .filter(|a| MARKER_ATTS.contains(&a.name.as_str()))
             .count();
-        let dec = Decoder {
-            h5: self.h5,
-            what: &what,
-        };
+        let dec = Decoder { h5, what: &what };
         let text = |a: &AttributeMessage| -> Option<String> {
             let n = a.dataspace.num_elements().ok()? as usize;
             match dec.decode(&a.datatype, &a.raw_data, n, false).ok()? {
@@ -386,14 +596,14 @@ impl Walker<'_> {
                 .is_some_and(|t| t.starts_with(DIM_WITHOUT_VARIABLE));
             let key = dimid.unwrap_or(self.next_dimid);
             self.next_dimid = self.next_dimid.max(key.saturating_add(1));
-            let dims = space_dims(&space);
+            let dims = space_dims(&st.space);
             scale = Some(self.dims.len());
             self.dims.push(RawDim {
                 key,
                 group: g,
                 name: name.to_string(),
                 len: dims.first().copied().unwrap_or(0),
-                unlimited: is_unlimited(&space, 0),
+                unlimited: is_unlimited(&st.space, 0),
             });
         }
         let seq = self.next_seq();
@@ -401,13 +611,10 @@ impl Walker<'_> {
             seq,
             group: g,
             name: name.to_string(),
+            h5: h5.clone(),
             addr,
-            space,
-            dt,
-            layout,
-            fill,
-            filters,
-            external,
+            st,
+            virt,
             atts,
             scale,
             dim_only,
@@ -421,10 +628,13 @@ impl Walker<'_> {
 
         // variable dimensions (as dimid keys); phony dimensions are made children-first, as
         // netCDF-C matches dimension scales depth-first after reading the whole file
-        let key_of_addr: HashMap<u64, u64> = self
+        let key_of_addr: HashMap<(usize, u64), u64> = self
             .datasets
             .iter()
-            .filter_map(|d| d.scale.map(|s| (d.addr, self.dims[s].key)))
+            .filter_map(|d| {
+                d.scale
+                    .map(|s| ((file_id(&d.h5), d.addr), self.dims[s].key))
+            })
             .collect();
         let known_keys: HashSet<u64> = self.dims.iter().map(|d| d.key).collect();
         let mut var_dims: Vec<Option<Vec<u64>>> = vec![None; self.datasets.len()];
@@ -436,10 +646,13 @@ impl Walker<'_> {
                     continue;
                 }
                 let what = format!("variable \"{}\"", d.name);
-                let shape = space_dims(&d.space);
+                let shape = space_dims(&d.st.space);
                 let rank = shape.len();
                 let mut keys: Vec<Option<u64>> = vec![None; rank];
-                let dec = Decoder { h5, what: &what };
+                let dec = Decoder {
+                    h5: &d.h5,
+                    what: &what,
+                };
                 let coords = d
                     .atts
                     .iter()
@@ -460,10 +673,11 @@ impl Walker<'_> {
                 }
                 if keys.iter().any(Option::is_none) {
                     if let Some(list) = d.atts.iter().find(|a| a.name == "DIMENSION_LIST") {
-                        let refs = dimension_list(h5, list, rank, &what)?;
+                        let refs = dimension_list(&d.h5, list, rank, &what)?;
+                        let file = file_id(&d.h5);
                         for (slot, r) in keys.iter_mut().zip(refs) {
                             if slot.is_none() {
-                                *slot = r.and_then(|a| key_of_addr.get(&a).copied());
+                                *slot = r.and_then(|a| key_of_addr.get(&(file, a)).copied());
                             }
                         }
                     }
@@ -474,7 +688,7 @@ impl Walker<'_> {
                         Some(key) => key,
                         None => {
                             let len = shape[k];
-                            let unl = is_unlimited(&d.space, k);
+                            let unl = is_unlimited(&d.st.space, k);
                             let found = self.dims.iter().find(|x| {
                                 x.group == g
                                     && x.len == len
@@ -507,7 +721,7 @@ impl Walker<'_> {
         // unlimited dimensions are as long as the longest variable along them
         for (d, keys) in self.datasets.iter().zip(&var_dims) {
             let Some(keys) = keys else { continue };
-            let shape = space_dims(&d.space);
+            let shape = space_dims(&d.st.space);
             for (k, key) in keys.iter().enumerate() {
                 if let Some(x) = self.dims.iter_mut().find(|x| x.key == *key) {
                     if x.unlimited {
@@ -543,8 +757,8 @@ impl Walker<'_> {
                 .filter_map(|k| dim_of_key.get(k).copied())
                 .collect();
             let what = format!("variable \"{name}\"");
-            let atts = convert_atts(h5, &table, &d.atts, HIDDEN_VAR_ATTS, &what)?;
-            let info = var_info(h5, d);
+            let atts = convert_atts(&d.h5, &table, &d.atts, HIDDEN_VAR_ATTS, &what)?;
+            let info = var_info(d);
             let storage = storage_of(d, &info);
             let v = self.ds.add_var(d.group, name, ty, dims);
             let var = self.ds.var_mut(v);
@@ -558,7 +772,8 @@ impl Walker<'_> {
         let mut strict = false;
         let mut props = None;
         for g in 0..self.ds.groups.len() {
-            let raw = std::mem::take(&mut self.group_atts[g]);
+            let gh5 = self.group_atts[g].0.clone();
+            let raw = std::mem::take(&mut self.group_atts[g].1);
             let what = format!("group \"{}\"", self.ds.group_path(GroupId(g)));
             if g == 0 {
                 strict = raw.iter().any(|a| a.name == "_nc3_strict");
@@ -581,7 +796,7 @@ impl Walker<'_> {
             } else {
                 &[]
             };
-            self.ds.groups[g].atts = convert_atts(h5, &table, &raw, hidden, &what)?;
+            self.ds.groups[g].atts = convert_atts(&gh5, &table, &raw, hidden, &what)?;
         }
         self.ds.format = Some(if strict {
             Format::Netcdf4Classic
@@ -624,12 +839,12 @@ impl Walker<'_> {
             if d.dim_only {
                 continue;
             }
-            if let Some(ty) = table.nc_type(&d.dt, true) {
+            if let Some(ty) = table.nc_type(&d.st.dt, true) {
                 var_types[i] = Some(ty);
                 continue;
             }
             let path = dataset_path(&self.ds, d.group, &d.name);
-            let class = match &d.dt {
+            let class = match &d.st.dt {
                 Datatype::Enum { .. } => Some("Enum"),
                 Datatype::Compound { .. } => Some("Compound"),
                 Datatype::VarLen {
@@ -639,18 +854,18 @@ impl Walker<'_> {
                 Datatype::Opaque { .. } => Some("Opaque"),
                 _ => None,
             };
-            match class.and_then(|c| Some((c, user_kind(&d.dt, &table)?))) {
+            match class.and_then(|c| Some((c, user_kind(&d.st.dt, &table)?))) {
                 Some((class, kind)) => {
                     anonymous += 1;
                     let id =
                         self.ds
                             .add_type(d.group, format!("_Anonymous{class}{anonymous}"), kind);
-                    table.entries.push((id, d.dt.clone()));
+                    table.entries.push((id, d.st.dt.clone()));
                     var_types[i] = Some(NcType::User(id));
                 }
                 None => self.warnings.push(format!(
                     "dataset \"{path}\" left out: netCDF has no type for its HDF5 datatype ({})",
-                    type_class(&d.dt)
+                    type_class(&d.st.dt)
                 )),
             }
         }
@@ -669,6 +884,80 @@ impl Walker<'_> {
             }
         }
         (table, var_types)
+    }
+}
+
+/// The storage messages of the dataset whose header `hdr` is at `addr` in `h5`.
+fn stored(h5: &H5, addr: u64, hdr: &ObjectHeader, what: &str) -> Result<Stored, Hdf5Error> {
+    let mut space = None;
+    let mut dt = None;
+    let mut layout = None;
+    let mut fill = None;
+    let mut filters = Vec::new();
+    let mut external = None;
+    let mut virt = None;
+    for m in &hdr.messages {
+        match m {
+            HdfMessage::ExternalFiles(e) => external = Some(h5.external_slots(e, what)?),
+            HdfMessage::Dataspace(s) => space = Some(s.clone()),
+            HdfMessage::Datatype(t) => dt = Some(t.datatype.clone()),
+            HdfMessage::DataLayout(l) => layout = Some(l.layout.clone()),
+            // a layout of class 3, passed through by our header walk (`ohdr.rs`)
+            HdfMessage::Unknown { type_id: 8, data } => {
+                virt = Some(vds::heap_id(data, h5.os).ok_or_else(|| {
+                    Hdf5Error::invalid(what, "virtual data layout message too short")
+                })?);
+            }
+            HdfMessage::FillValue(f) => fill = Some(f.clone()),
+            HdfMessage::FilterPipeline(p) => {
+                filters = p
+                    .filters
+                    .iter()
+                    .map(|f| FilterSpec {
+                        id: u32::from(f.id),
+                        params: f.client_data.clone(),
+                    })
+                    .collect()
+            }
+            _ => {}
+        }
+    }
+    // layout messages of version 1/2 (object header version 1 files): decode them ourselves
+    if hdr.version == 1 {
+        if let Some(l) = crate::ohdr::legacy_layout(h5, addr)? {
+            layout = Some(l);
+        }
+    }
+    if virt.is_some() && layout.is_none() {
+        // a placeholder: the reader reads a virtual dataset through its mappings
+        layout = Some(DataLayout::Contiguous {
+            address: undefined_address(h5.os),
+            size: 0,
+        });
+    }
+    let (Some(space), Some(dt)) = (space, dt) else {
+        return Err(Hdf5Error::invalid(
+            what,
+            "dataset without dataspace or datatype",
+        ));
+    };
+    Ok(Stored {
+        space,
+        dt,
+        layout,
+        fill,
+        filters,
+        external,
+        virt,
+    })
+}
+
+/// The undefined address of a file with `os`-byte offsets (all bits set).
+fn undefined_address(os: u8) -> u64 {
+    if os >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * u32::from(os))) - 1
     }
 }
 
@@ -916,9 +1205,15 @@ fn convert_atts(
     Ok(out)
 }
 
-fn var_info(h5: &H5, d: &RawDataset) -> Option<VarInfo> {
-    let shape = space_dims(&d.space);
-    let layout = match d.layout.clone()? {
+fn var_info(d: &RawDataset) -> Option<VarInfo> {
+    info_of(&d.h5, &d.st, d.virt.clone())
+}
+
+/// What the data reader needs about a dataset stored as `st` in `h5`; `None` when its
+/// storage cannot be read (no layout, a datatype of unknown size).
+fn info_of(h5: &Arc<H5>, st: &Stored, virt: Option<Arc<vds::Virtual>>) -> Option<VarInfo> {
+    let shape = space_dims(&st.space);
+    let layout = match st.layout.clone()? {
         DataLayout::Chunked {
             address,
             mut dims,
@@ -938,22 +1233,24 @@ fn var_info(h5: &H5, d: &RawDataset) -> Option<VarInfo> {
         }
         other => other,
     };
-    let elem_size = stored_size(&d.dt, h5)?;
-    let fill = d.fill.as_ref().and_then(|f| {
+    let elem_size = stored_size(&st.dt, h5)?;
+    let fill = st.fill.as_ref().and_then(|f| {
         f.value
             .clone()
             .filter(|v| f.defined && v.len() == elem_size)
     });
     Some(VarInfo {
-        dt: d.dt.clone(),
+        file: h5.clone(),
+        virt,
+        dt: st.dt.clone(),
         layout,
         shape,
-        max_dims: d.space.max_dims.clone(),
-        filters: d.filters.clone(),
+        max_dims: st.space.max_dims.clone(),
+        filters: st.filters.clone(),
         fill,
         elem_size,
-        external: d.external.clone(),
-        int_bits: nbit_int_bits(&d.dt, &d.filters),
+        external: st.external.clone(),
+        int_bits: nbit_int_bits(&st.dt, &st.filters),
     })
 }
 
@@ -990,7 +1287,8 @@ fn netcdf_params(id: u32, stored: &[u32]) -> Vec<u32> {
 
 fn storage_of(d: &RawDataset, info: &Option<VarInfo>) -> Storage {
     let mut s = Storage::default();
-    if let Some(info) = info {
+    // a virtual dataset has no layout of netCDF's (ncdump -s says "unknown")
+    if let Some(info) = info.as_ref().filter(|i| i.virt.is_none()) {
         match &info.layout {
             DataLayout::Compact { .. } => s.layout = Some(Layout::Compact),
             DataLayout::Contiguous { .. } => s.layout = Some(Layout::Contiguous),
@@ -1000,25 +1298,25 @@ fn storage_of(d: &RawDataset, info: &Option<VarInfo>) -> Storage {
             }
         }
     }
-    s.filters = d
-        .filters
-        .iter()
-        .map(|f| FilterSpec {
-            id: f.id,
-            params: netcdf_params(f.id, &f.params),
-        })
-        .collect();
-    s.endianness = byte_order(&d.dt).map(|o| match o {
+    s.filters =
+        d.st.filters
+            .iter()
+            .map(|f| FilterSpec {
+                id: f.id,
+                params: netcdf_params(f.id, &f.params),
+            })
+            .collect();
+    s.endianness = byte_order(&d.st.dt).map(|o| match o {
         ByteOrder::LittleEndian => Endianness::Little,
         ByteOrder::BigEndian => Endianness::Big,
     });
     // netCDF-C reports no fill when no user fill value is defined (H5Pfill_value_defined):
     // its NOFILL variables have fill time "never" and no value; a value with fill time
     // "never" (what we write for variables written whole) is a fill value
-    let no_fill = d
-        .fill
-        .as_ref()
-        .is_none_or(|f| !f.defined || f.value.is_none());
+    let no_fill =
+        d.st.fill
+            .as_ref()
+            .is_none_or(|f| !f.defined || f.value.is_none());
     if no_fill {
         s.no_fill = Some(true);
     }

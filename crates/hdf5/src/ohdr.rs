@@ -153,6 +153,14 @@ fn message(
     if ty == MSG_ATTRIBUTE {
         return Ok(HdfMessage::Attribute(attribute(h5, data, depth, what)?));
     }
+    // a virtual dataset's layout (version 4 or 5, class 3), which hdf5-reader refuses: passed
+    // on as it is, for `meta.rs` to read its mapping block
+    if ty == MSG_LAYOUT && matches!(data.first(), Some(4 | 5)) && data.get(1) == Some(&3) {
+        return Ok(HdfMessage::Unknown {
+            type_id: MSG_LAYOUT,
+            data: data.to_vec(),
+        });
+    }
     messages::parse_message(ty, data.len(), &mut Cursor::new(data), h5.os, h5.ls).map_err(st(what))
 }
 
@@ -163,11 +171,27 @@ fn resolve_shared(
     depth: usize,
     what: &str,
 ) -> Result<HdfMessage, Hdf5Error> {
-    let SharedMessage::SharedInOhdr { address, .. } = sm else {
-        return Err(Hdf5Error::unsupported(
-            what,
-            "messages shared through the file's shared message table",
-        ));
+    let address = match sm {
+        SharedMessage::SharedInOhdr { address, .. } => address,
+        SharedMessage::SharedInSohm { heap_id, .. } => {
+            let bytes = h5.sohm_message(ty, heap_id, what)?;
+            if ty == MSG_ATTRIBUTE {
+                return Ok(HdfMessage::Attribute(attribute(
+                    h5,
+                    &bytes,
+                    depth + 1,
+                    what,
+                )?));
+            }
+            return messages::parse_message(
+                ty,
+                bytes.len(),
+                &mut Cursor::new(&bytes),
+                h5.os,
+                h5.ls,
+            )
+            .map_err(st(what));
+        }
     };
     let target = parse_depth(h5, *address, depth + 1)?;
     let want = |m: &HdfMessage| match ty {
@@ -315,6 +339,15 @@ fn attribute_name(data: &[u8]) -> Option<Vec<u8>> {
     };
     let raw = data.get(start..start + name_len)?;
     Some(raw.split(|&c| c == 0).next().unwrap_or(raw).to_vec())
+}
+
+/// The bytes of the first message of type `ty` of the object header at `addr` (not shared).
+pub(crate) fn raw_message(h5: &H5, addr: u64, ty: u16) -> Result<Option<Vec<u8>>, Hdf5Error> {
+    let (_, _, raw) = collect_raw(h5, addr, &format!("object header at {addr:#x}"))?;
+    Ok(raw
+        .into_iter()
+        .find(|(t, flags, _, _)| *t == ty && flags & 0x02 == 0)
+        .map(|(_, _, data, _)| data))
 }
 
 /// The raw messages (type, flags, bytes) of the object header at `addr`, continuation blocks

@@ -17,6 +17,7 @@ use crate::convert::Decoder;
 use crate::filters::{filter_name, ChunkDecoder};
 use crate::h5::{H5, MAX_READ_BYTES};
 use crate::meta::VarInfo;
+use crate::vds::{self, Source, Virtual};
 use crate::Hdf5Error;
 
 /// Decoded chunks kept for repeated small reads (bytes).
@@ -130,11 +131,24 @@ impl Reader<'_> {
         count: &[u64],
     ) -> Result<(u64, Vec<u8>), Hdf5Error> {
         let v = ds.var(var);
+        self.read_block(var, &v.name, info, &ds.shape(var), start, count)
+    }
+
+    /// The stored bytes of a hyperslab of a dataset of shape `shape` (which may be longer
+    /// than its stored extent along unlimited dimensions: fill there) and its element count.
+    fn read_block(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+        shape: &[u64],
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<(u64, Vec<u8>), Hdf5Error> {
         let bad = |message: String| Hdf5Error::BadRequest {
-            var: v.name.clone(),
+            var: name.to_string(),
             message,
         };
-        let shape = ds.shape(var);
         if start.len() != shape.len() || count.len() != shape.len() {
             return Err(bad(format!(
                 "hyperslab rank {} does not match variable rank {}",
@@ -158,19 +172,19 @@ impl Reader<'_> {
         };
         if bytes > MAX_READ_BYTES {
             return Err(Hdf5Error::TooLarge {
-                what: format!("variable \"{}\"", v.name),
+                what: format!("variable \"{name}\""),
                 bytes,
                 limit: MAX_READ_BYTES,
             });
         }
-        if let Some(whole) = self.whole_chunk(var, &v.name, info, start, count)? {
+        if let Some(whole) = self.whole_chunk(var, name, info, start, count)? {
             return Ok((total, whole));
         }
         let fill = info.fill.clone().unwrap_or_else(|| vec![0u8; es]);
         let mut out = fill.repeat(total as usize);
         if total > 0 {
             let slab = Slab { start, count };
-            self.fill_from_storage(var, &v.name, info, &slab, &mut out)?;
+            self.fill_from_storage(var, name, info, &slab, &mut out)?;
         }
         Ok((total, out))
     }
@@ -191,6 +205,9 @@ impl Reader<'_> {
             .iter()
             .try_fold(1u64, |a, &b| a.checked_mul(b))
             .unwrap_or(u64::MAX);
+        if let Some(v) = &info.virt {
+            return self.fill_virtual(name, info, v, slab, out);
+        }
         match &info.layout {
             DataLayout::Compact { data } => {
                 if (data.len() as u64) < stored_elems.saturating_mul(es as u64) {
@@ -294,6 +311,92 @@ impl Reader<'_> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The elements of a virtual dataset's hyperslab that its mappings cover, from their
+    /// sources (the rest keeps the fill value already in `out`).
+    fn fill_virtual(
+        &self,
+        name: &str,
+        info: &VarInfo,
+        v: &Virtual,
+        slab: &Slab<'_>,
+        out: &mut [u8],
+    ) -> Result<(), Hdf5Error> {
+        let es = info.elem_size;
+        // a source read for another virtual dataset carries its description as its name
+        let what = if name.starts_with("source dataset ") {
+            name.to_string()
+        } else {
+            format!("variable \"{name}\"")
+        };
+        for m in &v.maps {
+            let src = match m {
+                Source::Missing => continue,
+                Source::Unusable(why) => {
+                    return Err(Hdf5Error::unsupported(
+                        &what,
+                        format!("virtual dataset mapping: {why}"),
+                    ))
+                }
+                Source::Found(f) => f,
+            };
+            if src.info.elem_size != es {
+                return Err(Hdf5Error::invalid(
+                    &what,
+                    format!("{} has elements of another size", src.name),
+                ));
+            }
+            let ext = &src.info.shape;
+            // the box of source elements the request needs
+            let rank = ext.len();
+            let (mut lo, mut hi) = (vec![u64::MAX; rank], vec![0u64; rank]);
+            let mut any = false;
+            vds::pairs(&src.vsel, &src.ssel, ext, slab.start, slab.count, |_, c| {
+                any = true;
+                for d in 0..rank {
+                    lo[d] = lo[d].min(c[d]);
+                    hi[d] = hi[d].max(c[d]);
+                }
+            });
+            if !any {
+                continue;
+            }
+            let count: Vec<u64> = (0..rank).map(|d| hi[d] - lo[d] + 1).collect();
+            let reader = Reader {
+                h5: &src.info.file,
+                decoder: self.decoder,
+                cache: &src.cache,
+            };
+            // a source's unusable mapping names the source; say which variable reads it
+            let (_, data) = reader
+                .read_block(VarId(0), &src.name, &src.info, ext, &lo, &count)
+                .map_err(|e| match e {
+                    Hdf5Error::Unsupported { what: w, message } => Hdf5Error::Unsupported {
+                        what: format!("{what}: {w}"),
+                        message,
+                    },
+                    e => e,
+                })?;
+            vds::pairs(
+                &src.vsel,
+                &src.ssel,
+                ext,
+                slab.start,
+                slab.count,
+                |pos, c| {
+                    let mut at = 0u64;
+                    for d in 0..rank {
+                        at = at * count[d] + (c[d] - lo[d]);
+                    }
+                    let (s, o) = (at as usize * es, pos as usize * es);
+                    if let (Some(src), Some(dst)) = (data.get(s..s + es), out.get_mut(o..o + es)) {
+                        dst.copy_from_slice(src);
+                    }
+                },
+            );
         }
         Ok(())
     }
@@ -525,6 +628,9 @@ impl Reader<'_> {
         name: &str,
         info: &VarInfo,
     ) -> Result<Places, Hdf5Error> {
+        if info.virt.is_some() {
+            return Ok(Places::Elsewhere);
+        }
         if let DataLayout::Contiguous { address, .. } = &info.layout {
             if info.external.is_none() && !Cursor::is_undefined_offset(*address, self.h5.os) {
                 return Ok(Places::Contiguous(*address));
