@@ -1,6 +1,6 @@
 //! Default fill values (netcdf.h `NC_FILL_*`).
 
-use crate::{AtomicType, Values};
+use crate::{AtomicType, NcString, Values};
 
 /// NC_FILL_BYTE
 pub const FILL_BYTE: i8 = -127;
@@ -39,6 +39,6 @@ pub fn default_fill(t: AtomicType) -> Values {
         AtomicType::UInt => Values::UInt(vec![FILL_UINT]),
         AtomicType::Int64 => Values::Int64(vec![FILL_INT64]),
         AtomicType::UInt64 => Values::UInt64(vec![FILL_UINT64]),
-        AtomicType::String => Values::String(vec![Some(String::new())]),
+        AtomicType::String => Values::String(vec![Some(NcString::default())]),
     }
 }

@@ -7,6 +7,7 @@
 
 mod fill;
 mod model;
+mod ncstring;
 mod source;
 mod storage;
 mod types;
@@ -14,6 +15,7 @@ mod values;
 
 pub use fill::*;
 pub use model::*;
+pub use ncstring::*;
 pub use source::*;
 pub use storage::*;
 pub use types::*;

@@ -1,6 +1,6 @@
 //! Typed value vectors: one `Vec` per atomic type, so N values cost N × element size.
 
-use crate::AtomicType;
+use crate::{AtomicType, NcString};
 
 /// A vector of values of one type. Enum-typed data is stored as its base integer type;
 /// user types use the recursive variants.
@@ -28,8 +28,9 @@ pub enum Values {
     Int64(Vec<i64>),
     /// uint64
     UInt64(Vec<u64>),
-    /// string; `None` is a null string pointer (NC_STRING fill is `""` but nulls exist in files)
-    String(Vec<Option<String>>),
+    /// string, as the bytes the file holds (not necessarily UTF-8); `None` is a null string
+    /// pointer (NC_STRING fill is `""` but nulls exist in files)
+    String(Vec<Option<NcString>>),
     /// opaque values of `size` bytes each, concatenated
     Opaque {
         /// bytes per value

@@ -6,7 +6,7 @@
 
 use hdf5_reader::messages::datatype::{Datatype, StringPadding, StringSize, VarLenKind};
 use hdf5_reader::ByteOrder;
-use nc_dataset::{AtomicType, NcType, TypeId, Values};
+use nc_dataset::{AtomicType, NcString, NcType, TypeId, Values};
 
 use crate::h5::H5;
 use crate::Hdf5Error;
@@ -271,7 +271,7 @@ impl Decoder<'_> {
                     out.push(if count == 0 && is_null_ref(r, self.h5) {
                         None
                     } else {
-                        Some(String::from_utf8_lossy(trim_nul(&b)).into_owned())
+                        Some(NcString::from(trim_nul(&b)))
                     });
                 }
                 Values::String(out)
@@ -352,8 +352,8 @@ fn trim_nul(b: &[u8]) -> &[u8] {
 
 /// A fixed-length string element as netCDF-C reads it: a C string, so it ends at the first
 /// NUL whatever the padding (space padding is kept, as netCDF-C 4.9 / 4.10 show it).
-fn fixed_string(c: &[u8], _padding: StringPadding) -> String {
-    String::from_utf8_lossy(trim_nul(c)).into_owned()
+fn fixed_string(c: &[u8], _padding: StringPadding) -> NcString {
+    NcString::from(trim_nul(c))
 }
 
 /// An IEEE 754 binary16 value widened to f32 (exact: every half is a float).

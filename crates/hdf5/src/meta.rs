@@ -575,7 +575,11 @@ impl Walker<'_> {
                         .trim_end_matches('\0')
                         .to_string(),
                 ),
-                Values::String(s) => s.into_iter().next().flatten(),
+                Values::String(s) => s
+                    .into_iter()
+                    .next()
+                    .flatten()
+                    .map(|s| s.to_str_lossy().into_owned()),
                 _ => None,
             }
         };
@@ -786,7 +790,11 @@ impl Walker<'_> {
                                 .trim_end_matches('\0')
                                 .to_string(),
                         ),
-                        Ok(Values::String(s)) => s.into_iter().next().flatten(),
+                        Ok(Values::String(s)) => s
+                            .into_iter()
+                            .next()
+                            .flatten()
+                            .map(|s| s.to_str_lossy().into_owned()),
                         _ => None,
                     };
                 }

@@ -191,11 +191,7 @@ fn superblock3_chunk_indexes_and_layouts() {
     // vlen strings, big-endian, scalar
     assert_eq!(
         all(&f, v("strs")),
-        Values::String(vec![
-            Some("ab".into()),
-            Some("cde".into()),
-            Some(String::new())
-        ])
+        Values::String(vec![Some("ab".into()), Some("cde".into()), Some("".into())])
     );
     assert_eq!(ds.var(v("be")).storage.endianness, Some(Endianness::Big));
     assert_eq!(all(&f, v("be")), Values::Int(vec![0, 1, 2]));

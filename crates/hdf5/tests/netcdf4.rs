@@ -314,7 +314,7 @@ fn enhanced_model_data() {
         r("s"),
         Values::String(vec![
             Some("one".into()),
-            Some(String::new()),
+            Some("".into()),
             Some("three".into())
         ])
     );

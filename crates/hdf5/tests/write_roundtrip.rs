@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nc_dataset::{
-    AtomicType, DataError, DataSource, Dataset, FilterSpec, InMemory, Layout, Values, VarId, ROOT,
+    AtomicType, DataError, DataSource, Dataset, FilterSpec, InMemory, Layout, NcString, Values,
+    VarId, ROOT,
 };
 use nc_hdf5::{write_file, Nc4File, Nc4WriteOptions};
 
@@ -300,5 +301,72 @@ fn large_variables_are_written_chunk_by_chunk() {
     let got = file.read_var(bv, &[ROWS - 1, COLS - 3], &[1, 3]).unwrap();
     let last = (ROWS * COLS) as i32;
     assert_eq!(got, Values::Int(vec![last - 3, last - 2, last - 1]));
+    std::fs::remove_file(&path).ok();
+}
+
+/// Strings whose bytes are not UTF-8 (issue 14), in each place the writer puts strings: data,
+/// a fill value, attributes alone, with a NIL and on the root group, a compound field.
+const NOT_UTF8: &str = r#"netcdf b {
+types:
+  compound cs { int i ; string s ; } ;
+dimensions:
+  n = 3 ;
+variables:
+  string v(n) ;
+    string v:one = "\351" ;
+    string v:two = "ok", "x\377y" ;
+    string v:nil = "\376", NIL ;
+    string v:_FillValue = "\377" ;
+  cs c(n) ;
+  string :g = "caf\351" ;
+data:
+  v = "\377\376", _, "ok" ;
+  c = {1, "\351"}, {2, "ok"}, {3, ""} ;
+}
+"#;
+
+#[test]
+fn strings_that_are_not_utf8_are_written_as_their_bytes() {
+    let ds = parse(NOT_UTF8);
+    let v = ds.find_var(ROOT, "v").unwrap();
+    // the escapes are bytes in the model, not text
+    assert_eq!(
+        ds.var(v).data,
+        Some(Values::String(vec![
+            Some(NcString::from_bytes(b"\xff\xfe".to_vec())),
+            Some(NcString::from_bytes(b"\xff".to_vec())),
+            Some("ok".into()),
+        ]))
+    );
+    let path = tmp("not-utf8.nc");
+    write_file(&path, &ds, &InMemory, &ncgen_opts()).unwrap();
+    assert_reads_back(&ds, &path);
+    let back = Nc4File::open(&path).unwrap();
+    assert_eq!(
+        back.dataset().groups[0].atts[0].values,
+        Values::String(vec![Some(NcString::from_bytes(b"caf\xe9".to_vec()))])
+    );
+    if Path::new("/usr/bin/ncdump").exists() {
+        let o = Command::new("/usr/bin/ncdump").arg(&path).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        let mut want = format!("netcdf {name} {{\n").into_bytes();
+        want.extend_from_slice(
+            b"types:\n  compound cs {\n    int i ;\n    string s ;\n  }; // cs\n\
+              dimensions:\n\tn = 3 ;\nvariables:\n\tstring v(n) ;\n\
+              \t\tstring v:one = \"\xe9\" ;\n\
+              \t\tstring v:two = \"ok\", \"x\xffy\" ;\n\
+              \t\tstring v:nil = \"\xfe\", NIL ;\n\
+              \t\tstring v:_FillValue = \"\xff\" ;\n\
+              \tcs c(n) ;\n\n// global attributes:\n\t\tstring :g = \"caf\xe9\" ;\n\
+              data:\n\n v = \"\xff\xfe\", _, \"ok\" ;\n\n \
+              c = {1, \"\xe9\"}, {2, \"ok\"}, {3, \"\"} ;\n}\n",
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&want)
+        );
+        assert_eq!(o.stdout, want, "netCDF-C reads the same bytes");
+    }
     std::fs::remove_file(&path).ok();
 }

@@ -3,7 +3,7 @@
 //! or array stored as that JSON, any other JSON read back as char text.
 
 use crate::json::{self, as_f64, is_nonfinite_marker};
-use nc_dataset::{AtomicType, Attribute, NcType, Values};
+use nc_dataset::{AtomicType, Attribute, NcString, NcType, Values};
 use serde_json::Value;
 
 /// The attribute `name` from its JSON value and its type when known.
@@ -31,7 +31,7 @@ fn char_text(v: &Value) -> String {
 }
 
 fn strings(v: &Value) -> Values {
-    let one = |x: &Value| Some(char_text(x));
+    let one = |x: &Value| Some(NcString::from(char_text(x)));
     match v {
         Value::Array(a) => Values::String(a.iter().map(one).collect()),
         x => Values::String(vec![one(x)]),
@@ -170,7 +170,7 @@ fn float_json(x: f64, single: bool) -> Value {
 }
 
 /// The JSON of one value vector (a scalar for one element, else an array); `None` for user
-/// types.
+/// types and for strings that are not UTF-8 (JSON text must be).
 pub(crate) fn values_to_json(v: &Values) -> Option<Value> {
     let n = v.len();
     let mut items: Vec<Value> = Vec::with_capacity(n);
@@ -180,7 +180,11 @@ pub(crate) fn values_to_json(v: &Values) -> Option<Value> {
             Values::Double(x) => float_json(x[i], false),
             Values::Int64(x) => Value::from(x[i]),
             Values::UInt64(x) => Value::from(x[i]),
-            Values::String(x) => Value::String(x[i].clone().unwrap_or_default()),
+            Values::String(x) => Value::String(
+                x[i].as_ref()
+                    .map_or(Some(""), NcString::as_str)?
+                    .to_string(),
+            ),
             Values::Char(_) => return None,
             other => Value::from(i64::try_from(other.get_i128(i)?).ok()?),
         });
@@ -193,18 +197,18 @@ pub(crate) fn values_to_json(v: &Values) -> Option<Value> {
 }
 
 /// The JSON of a char attribute: its JSON when the text is a JSON object or array,
-/// else a JSON string.
-pub(crate) fn char_to_json(bytes: &[u8]) -> Value {
-    let text = String::from_utf8_lossy(bytes);
+/// else a JSON string; `None` when the bytes are not UTF-8 (JSON text must be).
+pub(crate) fn char_to_json(bytes: &[u8]) -> Option<Value> {
+    let text = std::str::from_utf8(bytes).ok()?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        if let Ok(v) = serde_json::from_str::<Value>(text) {
             if v.is_object() || v.is_array() {
-                return v;
+                return Some(v);
             }
         }
     }
-    Value::String(text.into_owned())
+    Some(Value::String(text.to_string()))
 }
 
 #[cfg(test)]
@@ -277,8 +281,15 @@ mod tests {
             values_to_json(&Values::UInt64(vec![u64::MAX])),
             Some(json!(u64::MAX))
         );
-        assert_eq!(char_to_json(b"{\"a\": [1]}"), json!({"a": [1]}));
-        assert_eq!(char_to_json(b"17"), json!("17"));
-        assert_eq!(char_to_json(b"{not json"), json!("{not json"));
+        assert_eq!(char_to_json(b"{\"a\": [1]}"), Some(json!({"a": [1]})));
+        assert_eq!(char_to_json(b"17"), Some(json!("17")));
+        assert_eq!(char_to_json(b"{not json"), Some(json!("{not json")));
+        assert_eq!(char_to_json(b"caf\xe9"), None, "JSON text must be UTF-8");
+        assert_eq!(
+            values_to_json(&Values::String(vec![Some("a".into()), None])),
+            Some(json!(["a", ""]))
+        );
+        let bad = NcString::from_bytes(b"x\xffy".to_vec());
+        assert_eq!(values_to_json(&Values::String(vec![Some(bad)])), None);
     }
 }

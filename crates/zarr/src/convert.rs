@@ -2,7 +2,7 @@
 //! of the dtype).
 
 use crate::dtype::{Dtype, Endian, Kind};
-use nc_dataset::{AtomicType, Values};
+use nc_dataset::{AtomicType, NcString, Values};
 
 macro_rules! put_num {
     ($out:expr, $x:expr, $big:expr) => {{
@@ -53,24 +53,27 @@ pub(crate) fn encode(v: &Values, d: &Dtype, out: &mut Vec<u8>) {
             Values::Char(b) => out.extend_from_slice(b),
             other => out.extend(std::iter::repeat_n(0u8, other.len())),
         },
+        // the bytes as they are, UTF-8 or not (as netCDF-C 4.10 stores them)
         Kind::Bytes(w) => {
             for i in 0..n {
-                let s = match v {
-                    Values::String(x) => x[i].as_deref().unwrap_or(""),
-                    _ => "",
+                let b = match v {
+                    Values::String(x) => x[i].as_ref().map_or(&[][..], NcString::as_bytes),
+                    _ => &[],
                 };
-                let b = s.as_bytes();
                 let k = b.len().min(w);
                 out.extend_from_slice(&b[..k]);
                 out.extend(std::iter::repeat_n(0u8, w - k));
             }
         }
+        // only values read from JSON metadata (a `<Un` array's fill) come here: the writer
+        // never chooses `<Un`, so the text is UTF-8 and nothing is replaced
         Kind::Unicode(w) => {
             for i in 0..n {
                 let s = match v {
-                    Values::String(x) => x[i].as_deref().unwrap_or(""),
-                    _ => "",
+                    Values::String(x) => x[i].as_ref().map(NcString::to_str_lossy),
+                    _ => None,
                 };
+                let s = s.as_deref().unwrap_or("");
                 let mut k = 0;
                 for c in s.chars().take(w) {
                     put_num!(out, c as u32, big);
@@ -122,13 +125,13 @@ pub(crate) fn decode(bytes: &[u8], d: &Dtype) -> Values {
         },
         Kind::Char => Values::Char(bytes.to_vec()),
         // slots without their strings: read.rs resolves them (see `Kind::VlenUtf8`)
-        Kind::VlenUtf8 => Values::String(vec![Some(String::new()); bytes.len() / 8]),
+        Kind::VlenUtf8 => Values::String(vec![Some(NcString::default()); bytes.len() / 8]),
         Kind::Bytes(w) => Values::String(
             bytes
                 .chunks_exact(w)
                 .map(|c| {
                     let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
-                    Some(String::from_utf8_lossy(&c[..end]).into_owned())
+                    Some(NcString::from(&c[..end]))
                 })
                 .collect(),
         ),
@@ -149,7 +152,7 @@ pub(crate) fn decode(bytes: &[u8], d: &Dtype) -> Values {
                         .take_while(|&u| u != 0)
                         .map(|u| char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER))
                         .collect();
-                    Some(s)
+                    Some(NcString::from(s))
                 })
                 .collect(),
         ),
@@ -178,7 +181,7 @@ mod tests {
         rt(Values::Byte(vec![-1, 5]), "|i1");
         rt(Values::Char(b"ab\0".to_vec()), ">S1");
         rt(
-            Values::String(vec![Some("abc".into()), Some(String::new())]),
+            Values::String(vec![Some("abc".into()), Some("".into())]),
             "|S4",
         );
         rt(Values::String(vec![Some("hé".into())]), "<U3");

@@ -1,5 +1,6 @@
 //! The crate's error type.
 
+use nc_dataset::NcString;
 use nc_filters::FilterError;
 
 /// Errors of the NCZarr / Zarr backend.
@@ -143,6 +144,14 @@ pub enum ZarrError {
         what: String,
         /// Why, and the cure.
         why: String,
+    },
+    /// Text bound for JSON metadata (an attribute, a fill value) whose bytes are not UTF-8.
+    #[error("{what} cannot be stored in Zarr: its value {value:?} is not UTF-8 text, and Zarr metadata is JSON, which must be; recode the text as UTF-8, or copy to netCDF-4 (-k nc4), which keeps the bytes")]
+    NotUtf8 {
+        /// The object (attribute, fill value) and its owner.
+        what: String,
+        /// The value, shown with its bytes that are not UTF-8 escaped.
+        value: NcString,
     },
     /// Reading data from the source dataset failed while writing.
     #[error("variable \"{var}\": reading source data: {msg}")]

@@ -793,9 +793,7 @@ fn fill_from_json(v: &Value, d: &Dtype) -> Option<Values> {
             };
             Some(Values::Char(vec![b]))
         }
-        Kind::Bytes(_) | Kind::Unicode(_) => {
-            Some(Values::String(vec![Some(v.as_str()?.to_string())]))
-        }
+        Kind::Bytes(_) | Kind::Unicode(_) => Some(Values::String(vec![Some(v.as_str()?.into())])),
         // an object array's fill is the empty string (slot 0)
         Kind::VlenUtf8 => None,
     }

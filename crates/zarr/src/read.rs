@@ -8,7 +8,7 @@ use crate::error::ZarrError;
 use crate::location::ZarrLocation;
 use crate::meta::{Loader, VarInfo};
 use crate::store::Store;
-use nc_dataset::{DataError, DataSource, Dataset, Values, VarId};
+use nc_dataset::{DataError, DataSource, Dataset, NcString, Values, VarId};
 use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
 use std::sync::OnceLock;
@@ -309,7 +309,7 @@ impl ZarrFile {
             idx
         };
         // the strings of an object array's chunks read so far (slot k is strings[k - 1])
-        let mut strings: Vec<String> = Vec::new();
+        let mut strings: Vec<NcString> = Vec::new();
         let mut first = 0u64;
         while first < nchunks {
             let last = (first + BATCH as u64).min(nchunks);
@@ -355,12 +355,12 @@ impl ZarrFile {
 }
 
 /// A decoded chunk in C order, and for an object array the strings its slots index.
-type LoadedChunk = (Vec<u8>, Vec<String>);
+type LoadedChunk = (Vec<u8>, Vec<NcString>);
 
 /// The strings of a `vlen-utf8` chunk: a little-endian u32 count, then per string a
 /// little-endian u32 byte length and its UTF-8 bytes (numcodecs' VLenUTF8 format). The count
-/// must be the chunk's element count; invalid UTF-8 is replaced, not refused.
-fn vlen_utf8_decode(data: &[u8], elems: usize) -> Result<Vec<String>, String> {
+/// must be the chunk's element count; bytes that are not UTF-8 are kept as they are.
+fn vlen_utf8_decode(data: &[u8], elems: usize) -> Result<Vec<NcString>, String> {
     let u32_at = |pos: &mut usize, what: &str| -> Result<usize, String> {
         let b = data
             .get(*pos..*pos + 4)
@@ -384,7 +384,7 @@ fn vlen_utf8_decode(data: &[u8], elems: usize) -> Result<Vec<String>, String> {
             .ok_or_else(|| {
                 format!("vlen-utf8: string {i} of {len} bytes runs past the chunk's end")
             })?;
-        out.push(String::from_utf8_lossy(bytes).into_owned());
+        out.push(NcString::from(bytes));
         pos += len;
     }
     Ok(out)
@@ -516,7 +516,7 @@ mod tests {
     fn vlen_utf8_chunks() {
         assert_eq!(
             vlen_utf8_decode(&chunk(3, &[b"ab", b"", "é".as_bytes()]), 3),
-            Ok(vec!["ab".to_string(), String::new(), "é".to_string()])
+            Ok(vec!["ab".into(), "".into(), "é".into()])
         );
         // wrong count, truncated header, a length past the end (no allocation from it)
         let e = vlen_utf8_decode(&chunk(2, &[b"a", b"b"]), 3).unwrap_err();
@@ -529,10 +529,10 @@ mod tests {
         huge.extend_from_slice(b"abc");
         let e = vlen_utf8_decode(&huge, 1).unwrap_err();
         assert!(e.contains("runs past the chunk's end"), "{e}");
-        // invalid UTF-8 is replaced
+        // bytes that are not UTF-8 are kept
         assert_eq!(
             vlen_utf8_decode(&chunk(1, &[&[0xff, b'a']]), 1),
-            Ok(vec!["\u{fffd}a".to_string()])
+            Ok(vec![nc_dataset::NcString::from_bytes(vec![0xff, b'a'])])
         );
     }
 }

@@ -28,8 +28,8 @@ use crate::json::float_value;
 use crate::location::ZarrLocation;
 use crate::store::Store;
 use nc_dataset::{
-    default_fill, AtomicType, DataSource, Dataset, Endianness, FilterSpec, GroupId, Layout, NcType,
-    Values, VarId, ROOT,
+    default_fill, AtomicType, DataSource, Dataset, Endianness, FilterSpec, GroupId, Layout,
+    NcString, NcType, Values, VarId, ROOT,
 };
 use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
@@ -221,29 +221,66 @@ fn check_model(ds: &Dataset) -> Result<(), ZarrError> {
             });
         }
         for a in &var.atts {
+            let what = || format!("attribute \"{}\" of \"{}\"", a.name, var_path(ds, v));
             if a.ty.as_atomic().is_none() {
                 return Err(ZarrError::NotRepresentable {
-                    what: format!("attribute \"{}\" of \"{}\"", a.name, var_path(ds, v)),
+                    what: what(),
                     why: "its type is user-defined; NCZarr has only atomic types".into(),
                 });
             }
+            check_utf8(a, what)?;
         }
     }
     for (i, g) in ds.groups.iter().enumerate() {
         for a in &g.atts {
+            let what = || {
+                format!(
+                    "attribute \"{}\" of group {}",
+                    a.name,
+                    ds.group_path(GroupId(i))
+                )
+            };
             if a.ty.as_atomic().is_none() {
                 return Err(ZarrError::NotRepresentable {
-                    what: format!(
-                        "attribute \"{}\" of group {}",
-                        a.name,
-                        ds.group_path(GroupId(i))
-                    ),
+                    what: what(),
                     why: "its type is user-defined; NCZarr has only atomic types".into(),
                 });
             }
+            check_utf8(a, what)?;
         }
     }
     Ok(())
+}
+
+/// The first text of `v` that is not UTF-8: a char attribute's text, or one of its strings.
+fn non_utf8_text(v: &Values) -> Option<NcString> {
+    match v {
+        Values::Char(b) => {
+            let b = char_att_text(b);
+            std::str::from_utf8(b).is_err().then(|| NcString::from(b))
+        }
+        Values::String(s) => s.iter().flatten().find(|x| x.as_str().is_none()).cloned(),
+        _ => None,
+    }
+}
+
+/// The text of a char attribute as it is written: up to the first NUL, as netCDF-C writes it
+/// (its JSON reader mangles an escaped NUL).
+fn char_att_text(b: &[u8]) -> &[u8] {
+    &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
+}
+
+/// Refuses a text attribute whose bytes are not UTF-8: attributes go into JSON, which is UTF-8
+/// text (netCDF-C 4.10 writes such bytes raw, making JSON that JSON parsers refuse, or cuts
+/// a char attribute short at the first of them). Checked before anything is written.
+fn check_utf8(a: &nc_dataset::Attribute, what: impl Fn() -> String) -> Result<(), ZarrError> {
+    match non_utf8_text(&a.values) {
+        Some(value) => Err(ZarrError::NotUtf8 {
+            what: what(),
+            value,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// `.zattrs` content: attributes, then extra keys; `None` when there is nothing to write.
@@ -264,10 +301,12 @@ fn attrs_object(
                     Values::Char(b) => b.as_slice(),
                     _ => &[],
                 };
-                // text ends at the first NUL, as netCDF-C writes it (its JSON reader
-                // mangles an escaped NUL)
-                let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
-                (attrs::char_to_json(b), cx.char_dtype().replace('|', "<"))
+                let b = char_att_text(b);
+                let v = attrs::char_to_json(b).ok_or_else(|| ZarrError::NotUtf8 {
+                    what: format!("attribute \"{}\" of {owner}", a.name),
+                    value: NcString::from(b),
+                })?;
+                (v, cx.char_dtype().replace('|', "<"))
             }
             AtomicType::String if cx.opts.layout == NczarrLayout::NetcdfC490 && !cx.pure => {
                 // 4.9.0 has no string type in NCZarr and refuses the whole store on an `|Sn`
@@ -275,11 +314,15 @@ fn attrs_object(
                 let text = match &a.values {
                     Values::String(s) => s
                         .iter()
-                        .map(|x| x.as_deref().unwrap_or(""))
+                        .map(|x| x.as_ref().map_or(&[][..], NcString::as_bytes))
                         .collect::<Vec<_>>()
-                        .join(", "),
-                    _ => String::new(),
+                        .join(&b", "[..]),
+                    _ => Vec::new(),
                 };
+                let text = String::from_utf8(text).map_err(|e| ZarrError::NotUtf8 {
+                    what: format!("attribute \"{}\" of {owner}", a.name),
+                    value: NcString::from(e.into_bytes()),
+                })?;
                 (Value::String(text), cx.char_dtype().replace('|', "<"))
             }
             AtomicType::String => {
@@ -291,7 +334,16 @@ fn attrs_object(
                         .unwrap_or(0),
                     _ => 0,
                 };
-                let v = attrs::values_to_json(&a.values).unwrap_or(Value::Null);
+                let v = match (attrs::values_to_json(&a.values), non_utf8_text(&a.values)) {
+                    (Some(v), None) => v,
+                    (_, Some(value)) => {
+                        return Err(ZarrError::NotUtf8 {
+                            what: format!("attribute \"{}\" of {owner}", a.name),
+                            value,
+                        })
+                    }
+                    (None, None) => Value::Null,
+                };
                 (v, format!("|S{}", max.max(2)))
             }
             t => {
@@ -437,8 +489,9 @@ fn default_chunks(shape: &[u64], esize: u64) -> Vec<u64> {
     c
 }
 
-fn fill_json(fill: &Values, t: AtomicType) -> Value {
-    match t {
+/// The JSON `fill_value` of fill `fill` of type `t`; Err(the text) when the text is not UTF-8.
+fn fill_json(fill: &Values, t: AtomicType) -> Result<Value, NcString> {
+    Ok(match t {
         AtomicType::Float | AtomicType::Double => {
             let x = fill.get_f64(0).unwrap_or(0.0);
             if t == AtomicType::Float {
@@ -450,12 +503,21 @@ fn fill_json(fill: &Values, t: AtomicType) -> Value {
         }
         AtomicType::Char => match fill {
             Values::Char(b) if b.first().is_some_and(|&c| c != 0) => {
-                Value::String(String::from_utf8_lossy(&b[..1]).into_owned())
+                match std::str::from_utf8(&b[..1]) {
+                    Ok(t) => Value::String(t.to_string()),
+                    Err(_) => return Err(NcString::from(&b[..1])),
+                }
             }
             _ => Value::String(String::new()),
         },
         AtomicType::String => match fill {
-            Values::String(s) => Value::String(s.first().cloned().flatten().unwrap_or_default()),
+            Values::String(s) => match s.first().and_then(Option::as_ref) {
+                None => Value::String(String::new()),
+                Some(x) => match x.as_str() {
+                    Some(t) => Value::String(t.to_string()),
+                    None => return Err(x.clone()),
+                },
+            },
             _ => Value::String(String::new()),
         },
         AtomicType::UInt64 => fill
@@ -466,7 +528,7 @@ fn fill_json(fill: &Values, t: AtomicType) -> Value {
             .get_i128(0)
             .and_then(|n| i64::try_from(n).ok())
             .map_or(Value::Null, Value::from),
-    }
+    })
 }
 
 struct VarPlan {
@@ -546,7 +608,10 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
     let fill_value = if no_fill {
         Value::Null
     } else {
-        fill_json(&fill_vals, t)
+        fill_json(&fill_vals, t).map_err(|value| ZarrError::NotUtf8 {
+            what: format!("the fill value of variable \"{path}\""),
+            value,
+        })?
     };
     let mut fill = Vec::new();
     convert::encode(&fill_vals, &dtype, &mut fill);
@@ -755,7 +820,7 @@ fn write_one_chunk(
 fn encode_values(p: &VarPlan, lin: u64, vals: &Values) -> Result<Vec<u8>, ZarrError> {
     if let (Some(max), Values::String(s)) = (p.maxlen, vals) {
         for (i, x) in s.iter().enumerate() {
-            let len = x.as_ref().map_or(0, String::len);
+            let len = x.as_ref().map_or(0, NcString::len);
             if len > max {
                 return Err(ZarrError::StringTooLong {
                     var: p.path.clone(),

@@ -197,7 +197,7 @@ w[...] = np.arange(5, dtype='<f4') / 4
         Values::String(vec![
             Some("ab".into()),
             Some("hello".into()),
-            Some(String::new())
+            Some("".into())
         ])
     );
     assert_eq!(
@@ -445,7 +445,7 @@ print(json.dumps({k: g[k][...].tolist() for k in sorted(g.array_keys())}))
         match v {
             Values::String(x) => serde_json::json!(x
                 .iter()
-                .map(|s| s.clone().unwrap_or_default())
+                .map(|s| s.as_ref().map_or("", |s| s.as_str().expect("UTF-8")))
                 .collect::<Vec<_>>()),
             other => panic!("not strings: {other:?}"),
         }

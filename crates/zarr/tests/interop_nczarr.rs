@@ -459,7 +459,7 @@ fn flat(v: &Values) -> Vec<Value> {
             .collect(),
         Values::String(s) => s
             .iter()
-            .map(|x| Value::String(x.clone().unwrap_or_default()))
+            .map(|x| Value::String(x.as_ref().map_or("", utf8).to_string()))
             .collect(),
         Values::Float(x) => x.iter().map(|&f| json!(f64::from(f))).collect(),
         Values::Double(x) => x.iter().map(|&f| json!(f)).collect(),
@@ -468,6 +468,12 @@ fn flat(v: &Values) -> Vec<Value> {
             .map(|i| json!(i64::try_from(other.get_i128(i).unwrap()).unwrap()))
             .collect(),
     }
+}
+
+/// The text of a string this test compares with Python's view (all its strings are UTF-8).
+fn utf8(s: &nc_dataset::NcString) -> &str {
+    s.as_str()
+        .unwrap_or_else(|| panic!("string {s:?} of this test is not UTF-8"))
 }
 
 fn att_view(a: &nc_dataset::Attribute) -> Value {
@@ -480,7 +486,7 @@ fn att_view(a: &nc_dataset::Attribute) -> Value {
         Values::String(s) => json!([
             "text",
             s.iter()
-                .map(|x| x.clone().unwrap_or_default())
+                .map(|x| x.as_ref().map_or("", utf8))
                 .collect::<Vec<_>>()
         ]),
         v => json!([numpy_name(a.ty.as_atomic().unwrap()), flat(v)]),

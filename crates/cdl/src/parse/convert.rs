@@ -1,7 +1,7 @@
 //! Constants (rule `const`) and their conversion to typed values, as ncgen converts them:
 //! C casts for numbers, enum constants by name, char/string rules, opaque hex bytes.
 
-use nc_dataset::{default_fill, AtomicType, Dataset, NcType, UserTypeKind, Values};
+use nc_dataset::{default_fill, AtomicType, Dataset, NcString, NcType, UserTypeKind, Values};
 
 use super::lexer::Pos;
 use super::literal::{cvt_i64, Number};
@@ -182,7 +182,7 @@ pub(crate) fn push_number(out: &mut Values, n: &Number) {
         Values::Int64(v) => v.push(n.as_i64()),
         Values::UInt64(v) => v.push(n.as_u64()),
         Values::Char(v) => v.push(n.as_i32() as u8),
-        Values::String(v) => v.push(Some(n.text())),
+        Values::String(v) => v.push(Some(n.text().into())),
         _ => {}
     }
 }
@@ -205,7 +205,13 @@ fn push_opaque_as_number(out: &mut Values, bytes: &[u8]) {
         Values::Int64(v) => v.push(i64::from_le_bytes(b)),
         Values::UInt64(v) => v.push(u64::from_le_bytes(b)),
         Values::Double(v) => v.push(f64::from_le_bytes(b)),
-        Values::String(v) => v.push(Some(bytes.iter().map(|x| format!("{x:02X}")).collect())),
+        Values::String(v) => v.push(Some(
+            bytes
+                .iter()
+                .map(|x| format!("{x:02X}"))
+                .collect::<String>()
+                .into(),
+        )),
         _ => {}
     }
 }
@@ -295,10 +301,10 @@ impl Conv<'_> {
                     return Err(at("internal: string target".into()));
                 };
                 match &it.item {
-                    Item::Str(s) => v.push(Some(String::from_utf8_lossy(s).into_owned())),
+                    Item::Str(s) => v.push(Some(NcString::from(s.as_slice()))),
                     Item::Nil => v.push(None),
-                    Item::Char(c) => v.push(Some(format!("{}", *c as i8))),
-                    Item::Num(n) => v.push(Some(n.text())),
+                    Item::Char(c) => v.push(Some(format!("{}", *c as i8).into())),
+                    Item::Num(n) => v.push(Some(n.text().into())),
                     Item::Opaque(b) => push_opaque_as_number(out, b),
                     other => {
                         return Err(at(format!("cannot convert {} to string", item_kind(other))))

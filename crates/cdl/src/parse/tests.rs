@@ -113,7 +113,7 @@ fn values_match(a: &Values, b: &Values) -> bool {
         (Values::String(x), Values::String(y)) => x
             .iter()
             .zip(y)
-            .all(|(p, q)| p.as_deref().unwrap_or("") == q.as_deref().unwrap_or("")),
+            .all(|(p, q)| p.clone().unwrap_or_default() == q.clone().unwrap_or_default()),
         (Values::Char(x), Values::Char(y)) => x == y,
         (Values::Opaque { bytes: x, .. }, Values::Opaque { bytes: y, .. }) => x == y,
         (Values::Vlen(x), Values::Vlen(y)) => x.iter().zip(y).all(|(p, q)| values_match(p, q)),

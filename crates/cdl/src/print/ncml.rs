@@ -37,7 +37,7 @@ fn att_values(out: &mut Vec<u8>, v: &Values) -> Result<(), String> {
         match v {
             Values::Float(x) => push_g(out, f64::from(x[i]), 7, true),
             Values::Double(x) => push_g(out, x[i], 15, true),
-            Values::String(x) => escape(out, x[i].as_deref().unwrap_or("").as_bytes()),
+            Values::String(x) => escape(out, x[i].as_ref().map_or(&[][..], |s| s.as_bytes())),
             other => match other.get_i128(i) {
                 Some(k) => out.extend_from_slice(k.to_string().as_bytes()),
                 None => return Err("attribute of a user-defined type".into()),

@@ -14,8 +14,9 @@ struct B {
     ds: Dataset,
 }
 
-fn s(x: &str) -> Option<String> {
-    Some(x.to_string())
+/// `Some(x)` as a `String` (file info) or an `NcString` (string values).
+fn s<T: From<&'static str>>(x: &'static str) -> Option<T> {
+    Some(T::from(x))
 }
 
 impl B {

@@ -43,7 +43,10 @@ fn text_att(ds: &Dataset, v: VarId, name: &str) -> Option<String> {
                 .trim_end_matches('\0')
                 .to_string(),
         ),
-        Values::String(s) => s.first().cloned().flatten(),
+        Values::String(s) => s
+            .first()
+            .and_then(Option::as_ref)
+            .map(|s| s.to_str_lossy().into_owned()),
         _ => None,
     }
 }

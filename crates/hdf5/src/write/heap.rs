@@ -98,12 +98,14 @@ pub(super) struct Deferred {
 }
 
 /// True if attribute `a` cannot be written by rust-hdf5 directly: an array (or heap-holding
-/// value) of a user-defined type, or strings with a NIL among them.
+/// value) of a user-defined type, or strings with a NIL or bytes that are not UTF-8 among
+/// them (rust-hdf5 takes `&str`; the heap pass writes the bytes as they are).
 pub(super) fn attr_is_deferred(ds: &Dataset, a: &Attribute) -> bool {
     match a.ty {
         NcType::User(_) => a.values.len() != 1 || !user::is_fixed_size(ds, a.ty),
         NcType::Atomic(AtomicType::String) => {
-            matches!(&a.values, nc_dataset::Values::String(xs) if xs.iter().any(Option::is_none))
+            matches!(&a.values, nc_dataset::Values::String(xs)
+                if xs.iter().any(|x| x.as_ref().is_none_or(|s| s.as_str().is_none())))
         }
         NcType::Atomic(_) => false,
     }

@@ -38,7 +38,7 @@ use std::path::Path;
 
 use nc_dataset::{
     AtomicType, Attribute, DataSource, Dataset, DimId, Endianness, FilterSpec, GroupId, Layout,
-    NcType, Values, VarId, FILTER_FLETCHER32, FILTER_SHUFFLE,
+    NcString, NcType, Values, VarId, FILTER_FLETCHER32, FILTER_SHUFFLE,
 };
 use nc_filters::{FilterContext, Pipeline, Registry};
 use rust_hdf5::types::VarLenUnicode;
@@ -449,7 +449,7 @@ impl Writer<'_> {
             let es = plan.datatype.element_size() as usize;
             let fill = ds.fill_value(v).or_else(|| {
                 (var.ty == NcType::Atomic(AtomicType::String))
-                    .then(|| Values::String(vec![Some(String::new())]))
+                    .then(|| Values::String(vec![Some(NcString::default())]))
             });
             match fill {
                 Some(f) if es >= 16 => {
@@ -1265,8 +1265,19 @@ fn char_bytes(x: &[u8]) -> Vec<u8> {
     }
 }
 
-fn strings(x: &[Option<String>]) -> Vec<&str> {
-    x.iter().map(|s| s.as_deref().unwrap_or("")).collect()
+/// String attribute values as rust-hdf5 takes them. An attribute holding bytes that are not
+/// UTF-8 is written by the heap pass instead (`heap::attr_is_deferred`), so this refuses one.
+fn strings(x: &[Option<NcString>]) -> rust_hdf5::Result<Vec<&str>> {
+    x.iter()
+        .map(|s| match s {
+            None => Ok(""),
+            Some(s) => s.as_str().ok_or_else(|| {
+                rust_hdf5::Hdf5Error::InvalidState(format!(
+                    "string {s:?} is not UTF-8 and should have been written by the heap pass"
+                ))
+            }),
+        })
+        .collect()
 }
 
 fn group_attr(h: &H5Group, a: &Attribute, ds: &Dataset) -> rust_hdf5::Result<()> {
@@ -1275,7 +1286,7 @@ fn group_attr(h: &H5Group, a: &Attribute, ds: &Dataset) -> rust_hdf5::Result<()>
     }
     match &a.values {
         Values::Char(x) => h.set_attr_typed(&a.name, char_type(x.len()), char_bytes(x)),
-        Values::String(x) => h.set_attr_string_array(&a.name, &strings(x)),
+        Values::String(x) => h.set_attr_string_array(&a.name, &strings(x)?),
         v => numeric_attr!(v, x => h.set_attr_array_numeric(&a.name, x)),
     }
 }
@@ -1290,7 +1301,7 @@ fn var_attr(h: &H5Dataset, a: &Attribute, ds: &Dataset) -> rust_hdf5::Result<()>
             .new_attr::<VarLenUnicode>()
             .shape([x.len()])
             .create(&a.name)?
-            .write_string_array(&strings(x)),
+            .write_string_array(&strings(x)?),
         v => {
             fn arr<T: rust_hdf5::H5Type>(
                 h: &H5Dataset,

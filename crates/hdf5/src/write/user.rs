@@ -463,7 +463,7 @@ mod tests {
         want.extend_from_slice(&heap_ref(0, 0, 0));
         assert_eq!(got, want);
 
-        let s = Values::String(vec![None, Some(String::new())]);
+        let s = Values::String(vec![None, Some("".into())]);
         let mut heap = Recorder(Vec::new());
         let got = heap_value_bytes(&ds, AtomicType::String.into(), &s, &mut heap).unwrap();
         let mut want = heap_ref(0, 0, 0);
