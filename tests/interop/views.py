@@ -78,7 +78,7 @@ def canon(v):
         return v
     if isinstance(v, np.void):
         if v.dtype.names:
-            return [canon(v[n]) for n in v.dtype.names]
+            return [char_field(v[n], canon(v[n])) for n in v.dtype.names]
         return "0x" + bytes(v).hex()
     if isinstance(v, np.ndarray):
         if v.dtype.kind == "V" and not v.dtype.names and v.ndim == 0:
@@ -87,6 +87,14 @@ def canon(v):
     if isinstance(v, (list, tuple)):
         return [canon(x) for x in v]
     return repr(v)
+
+
+def char_field(raw, c):
+    """A char array field of a compound (netCDF's form of a fixed-length string field, `S4`
+    in h5py) as the one string it holds, so that both forms compare equal."""
+    if isinstance(raw, np.ndarray) and raw.dtype.kind == "S" and raw.dtype.itemsize == 1 and raw.ndim == 1:
+        return b"".join(bytes(x) for x in raw.ravel()).split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+    return c
 
 
 def flat(a):
@@ -555,6 +563,9 @@ def node_matches(node, want, var):
     if isinstance(want, int):
         return (isinstance(node, int) or (isinstance(node, float) and node == 0)) and node == want
     if isinstance(want, str):
+        # a fixed-length string field (h5py `S4`) is a char array field: `{"ab"}`
+        if isinstance(node, list) and len(node) == 1 and isinstance(node[0], str):
+            return node[0] == want
         return node == want
     return False
 

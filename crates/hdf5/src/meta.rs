@@ -607,7 +607,9 @@ impl Walker<'_> {
                 group: g,
                 name: name.to_string(),
                 len: dims.first().copied().unwrap_or(0),
-                unlimited: is_unlimited(&st.space, 0),
+                // length 0 is netCDF's NC_UNLIMITED: a 0-length dimension is unlimited, as
+                // netCDF-C makes it whatever the scale's maximum size
+                unlimited: is_unlimited(&st.space, 0) || dims.first().copied().unwrap_or(0) == 0,
             });
         }
         let seq = self.next_seq();
@@ -709,7 +711,9 @@ impl Walker<'_> {
                                         group: g,
                                         name: format!("phony_dim_{key}"),
                                         len,
-                                        unlimited: unl,
+                                        // a 0-length one is unlimited (NC_UNLIMITED is 0),
+                                        // and then shared only by extendible axes
+                                        unlimited: unl || len == 0,
                                     });
                                     key
                                 }
@@ -761,7 +765,14 @@ impl Walker<'_> {
                 .filter_map(|k| dim_of_key.get(k).copied())
                 .collect();
             let what = format!("variable \"{name}\"");
-            let atts = convert_atts(&d.h5, &table, &d.atts, HIDDEN_VAR_ATTS, &what)?;
+            let atts = convert_atts(
+                &d.h5,
+                &table,
+                &d.atts,
+                HIDDEN_VAR_ATTS,
+                &what,
+                &mut self.warnings,
+            )?;
             let info = var_info(d);
             let storage = storage_of(d, &info);
             let v = self.ds.add_var(d.group, name, ty, dims);
@@ -804,7 +815,8 @@ impl Walker<'_> {
             } else {
                 &[]
             };
-            self.ds.groups[g].atts = convert_atts(&gh5, &table, &raw, hidden, &what)?;
+            self.ds.groups[g].atts =
+                convert_atts(&gh5, &table, &raw, hidden, &what, &mut self.warnings)?;
         }
         self.ds.format = Some(if strict {
             Format::Netcdf4Classic
@@ -1117,12 +1129,23 @@ fn user_kind(dt: &Datatype, table: &TypeTable) -> Option<UserTypeKind> {
                     .iter()
                     .zip(nc_offset)
                     .filter_map(|(f, offset)| {
-                        let (base, dims) = match &f.datatype {
+                        let (base, mut dims): (&Datatype, Vec<usize>) = match &f.datatype {
                             Datatype::Array { base, dims } => {
                                 (base.as_ref(), dims.iter().map(|&d| d as usize).collect())
                             }
                             other => (other, Vec::new()),
                         };
+                        // a fixed-length string field (h5py's `S4`) is a char array of its
+                        // length, every byte kept (netCDF-C 4.9.0 keeps only the first)
+                        if let Datatype::String {
+                            size: StringSize::Fixed(w),
+                            ..
+                        } = base
+                        {
+                            if *w > 1 {
+                                dims.push(*w as usize);
+                            }
+                        }
                         Some(CompoundField {
                             name: f.name.clone(),
                             ty: table.nc_type(base, false)?,
@@ -1187,23 +1210,57 @@ fn convert_atts(
     raw: &[AttributeMessage],
     hidden: &[&str],
     what: &str,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<Attribute>, Hdf5Error> {
     let mut out = Vec::with_capacity(raw.len());
     for a in raw {
         if hidden.contains(&a.name.as_str()) {
             continue;
         }
-        // attributes of types netCDF cannot name (references, uncommitted compounds) are skipped
+        // attributes of types netCDF cannot name (references, uncommitted compounds and enums
+        // such as h5py's bool) are left out, as netCDF-C leaves them out, and said
         let Some(ty) = table.nc_type(&a.datatype, false) else {
+            let why = match &a.datatype {
+                Datatype::Reference { .. } => "a reference".to_string(),
+                Datatype::Enum { .. }
+                | Datatype::Compound { .. }
+                | Datatype::Opaque { .. }
+                | Datatype::VarLen { .. } => format!(
+                    "an uncommitted {}: netCDF types attributes of user types only by a type \
+                     committed in the file",
+                    type_class(&a.datatype).split(' ').next().unwrap_or("type")
+                ),
+                other => type_class(other),
+            };
+            warnings.push(format!(
+                "{what}: attribute \"{}\" left out: netCDF has no type for its HDF5 datatype \
+                 ({why})",
+                a.name
+            ));
             continue;
         };
         let n = match a.dataspace.dataspace_type {
             DataspaceType::Null => 0,
             _ => usize::try_from(a.dataspace.num_elements().unwrap_or(0)).unwrap_or(0),
         };
+        // an array of fixed-length strings is a string attribute, as netCDF-C reads it (one
+        // fixed-length string is char text)
+        let fixed_strings = n > 1
+            && matches!(
+                a.datatype,
+                Datatype::String {
+                    size: StringSize::Fixed(w),
+                    ..
+                } if w > 1
+            );
+        let ty = if fixed_strings {
+            NcType::Atomic(nc_dataset::AtomicType::String)
+        } else {
+            ty
+        };
         let awhat = format!("{what}: attribute \"{}\"", a.name);
         let dec = Decoder { h5, what: &awhat };
-        let values = dec.decode(&a.datatype, &a.raw_data, n, false)?;
+        let values = dec.decode(&a.datatype, &a.raw_data, n, fixed_strings)?;
         out.push(Attribute {
             name: a.name.clone(),
             ty,
