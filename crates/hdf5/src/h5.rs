@@ -435,7 +435,7 @@ impl H5 {
     }
 
     /// The attributes of an object in netCDF iteration order: compact ones by their messages'
-    /// creation order when tracked (else header order), dense
+    /// creation order when tracked (else in the order HDF5 walks the header chunks), dense
     /// ones by the creation-order index when there is one, else in name-index (hash) order.
     pub fn attributes(
         &self,
@@ -455,7 +455,7 @@ impl H5 {
         if atts.len() > 1 {
             let orders = crate::ohdr::attribute_orders(self, addr)?;
             if atts.iter().all(|a| orders.contains_key(a.name.as_bytes())) {
-                atts.sort_by_key(|a| orders.get(a.name.as_bytes()).copied().unwrap_or(0));
+                atts.sort_by_key(|a| orders.get(a.name.as_bytes()).copied().unwrap_or((0, 0)));
             }
         }
         if let Some(info) = info {

@@ -318,13 +318,15 @@ pub(crate) fn attribute(
 pub(crate) fn attribute_orders(
     h5: &H5,
     addr: u64,
-) -> Result<std::collections::HashMap<Vec<u8>, u16>, Hdf5Error> {
+) -> Result<std::collections::HashMap<Vec<u8>, (u16, usize)>, Hdf5Error> {
     let what = format!("object header at {addr:#x}");
     let (_, _, raw) = collect_raw(h5, addr, &what)?;
+    // (creation order when tracked, else 0; then the message's place in the header walk)
     Ok(raw
         .iter()
-        .filter(|(ty, flags, _, _)| *ty == MSG_ATTRIBUTE && flags & 0x02 == 0)
-        .filter_map(|(_, _, data, order)| attribute_name(data).map(|n| (n, *order)))
+        .enumerate()
+        .filter(|(_, (ty, flags, _, _))| *ty == MSG_ATTRIBUTE && flags & 0x02 == 0)
+        .filter_map(|(i, (_, _, data, order))| attribute_name(data).map(|n| (n, (*order, i))))
         .collect())
 }
 
@@ -391,7 +393,10 @@ fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Err
             &what,
         )?;
         let mut seen = HashSet::new();
-        while let Some((a, l)) = blocks.pop() {
+        // chunks in the order their continuation messages are met, as HDF5 walks them (the
+        // order of compact attributes without tracked creation order)
+        while !blocks.is_empty() {
+            let (a, l) = blocks.remove(0);
             if !seen.insert(a) || seen.len() > MAX_BLOCKS {
                 return Err(Hdf5Error::invalid(
                     &what,
@@ -435,7 +440,10 @@ fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Err
         let size = u64::from(u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]));
         blocks.push((addr + 16, size));
         let mut seen = HashSet::new();
-        while let Some((a, l)) = blocks.pop() {
+        // chunks in the order their continuation messages are met, as HDF5 walks them (the
+        // order of compact attributes without tracked creation order)
+        while !blocks.is_empty() {
+            let (a, l) = blocks.remove(0);
             if !seen.insert(a) || seen.len() > MAX_BLOCKS {
                 return Err(Hdf5Error::invalid(
                     &what,

@@ -244,6 +244,85 @@ with h5py.File('dense.h5', 'w', libver='latest') as f:
     same_as_ncdump(&dir.join("dense.h5"));
 }
 
+/// Version 1 object headers keep every attribute as a message, spread over continuation
+/// chunks as the header grows; HDF5 walks the chunks in the order their continuation
+/// messages are met (we walked them last-first, so `empty_str` came third). Also: 0-length
+/// dimensions are unlimited and shared as netCDF-C shares them, an array of fixed-length
+/// strings is a string attribute, and h5py's bool attribute (an uncommitted enum) is left
+/// out with a warning.
+#[test]
+fn compact_attributes_over_continuation_chunks_in_header_order() {
+    let Some(dir) = files(
+        "layouts",
+        r#"
+import h5py, numpy as np
+with h5py.File("lay.h5", "w", track_order=True) as f:
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_layout(h5py.h5d.COMPACT)
+    h5py.h5d.create(f.id, b"compact", h5py.h5t.STD_I16LE, h5py.h5s.create_simple((6,)),
+                    dcpl).write(h5py.h5s.ALL, h5py.h5s.ALL, np.arange(6, dtype="i2") * 11)
+    f.create_dataset("zero_len", (0,), dtype="f8")
+    f.create_dataset("zero_len_chunked", (0, 3), maxshape=(None, 3), dtype="i4", chunks=(4, 3))
+    f.create_dataset("edge_chunks", data=np.arange(35, dtype="u2").reshape(7, 5), chunks=(3, 2),
+                     compression="gzip")
+    g = f.create_group("zeta_first", track_order=True)
+    g["b"] = np.array([2], "i1")
+    g["a"] = np.array([1], "i1")
+    g.attrs["z"] = 1
+    g.attrs["y"] = 2
+    f.create_group("alpha_second")
+    d = f["compact"]
+    d.attrs["i8"] = np.int64(-(2**40))
+    d.attrs["u8"] = np.uint64(2**63)
+    d.attrs["u1s"] = np.array([0, 255], "u1")
+    d.attrs["f4"] = np.float32(np.nan)
+    d.attrs["f8s"] = np.array([np.inf, -0.0, 1e-300])
+    d.attrs["bool"] = np.bool_(True)
+    d.attrs["str_list_fixed"] = np.array([b"ab", b"cde"], dtype="S3")
+    d.attrs["multi_line"] = "line one\nline two"
+    d.attrs["empty_str"] = ""
+"#,
+    ) else {
+        return;
+    };
+    let (cdl, warnings) = same_as_ncdump(&dir.join("lay.h5"));
+    // phony_dim_0 is the subgroup's (netCDF-C numbers children first)
+    let header: Vec<&str> = cdl.lines().take(20).collect();
+    assert_eq!(
+        header[..20],
+        [
+            "netcdf lay {",
+            "dimensions:",
+            "\tphony_dim_1 = 6 ;",
+            "\tphony_dim_2 = UNLIMITED ; // (0 currently)",
+            "\tphony_dim_3 = 3 ;",
+            "\tphony_dim_4 = 7 ;",
+            "\tphony_dim_5 = 5 ;",
+            "variables:",
+            "\tshort compact(phony_dim_1) ;",
+            "\t\tcompact:i8 = -1099511627776LL ;",
+            "\t\tcompact:u8 = 9223372036854775808ULL ;",
+            "\t\tcompact:u1s = 0UB, 255UB ;",
+            "\t\tcompact:f4 = NaNf ;",
+            "\t\tcompact:f8s = Infinity, -0., 1.e-300 ;",
+            "\t\tstring compact:str_list_fixed = \"ab\", \"cde\" ;",
+            "\t\tstring compact:multi_line = \"line one\\nline two\" ;",
+            "\t\tstring compact:empty_str = \"\" ;",
+            "\tdouble zero_len(phony_dim_2) ;",
+            "\tint zero_len_chunked(phony_dim_2, phony_dim_3) ;",
+            "\tushort edge_chunks(phony_dim_4, phony_dim_5) ;",
+        ]
+    );
+    assert_eq!(
+        warnings,
+        [
+            "variable \"compact\": attribute \"bool\" left out: netCDF has no type for its HDF5 \
+          datatype (an uncommitted enum: netCDF types attributes of user types only by a type \
+          committed in the file)"
+        ]
+    );
+}
+
 #[test]
 fn datasets_netcdf_cannot_type_are_left_out_with_a_warning() {
     let Some(dir) = files(
