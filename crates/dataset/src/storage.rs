@@ -19,6 +19,9 @@ pub enum Layout {
     Chunked,
     /// Stored in the object header (small fixed-size variables, netCDF-4 only).
     Compact,
+    /// An HDF5 virtual dataset (read only: its data comes from other datasets); a copy stores
+    /// it as the output's default layout.
+    Virtual,
 }
 
 impl Layout {
@@ -28,6 +31,7 @@ impl Layout {
             Layout::Contiguous => "contiguous",
             Layout::Chunked => "chunked",
             Layout::Compact => "compact",
+            Layout::Virtual => "virtual",
         }
     }
 }

@@ -546,6 +546,10 @@ fn plan(input: &Dataset, opts: &CopyOptions) -> Result<(Dataset, Vec<Option<VarI
     let mut out = input.clone();
     for v in &mut out.vars {
         v.data = None;
+        // an HDF5 virtual dataset is copied as data: the output's default layout
+        if v.storage.layout == Some(nc_dataset::Layout::Virtual) {
+            v.storage.layout = None;
+        }
     }
     if opts.fix_unlimited {
         for d in &mut out.dims {
@@ -934,6 +938,8 @@ fn explain_lines(
                 line.push_str("; storage contiguous");
             }
             Layout::Compact => line.push_str("; storage compact"),
+            // cleared by `plan`
+            Layout::Virtual => line.push_str("; storage virtual"),
         }
         lines.push(line);
     }

@@ -178,6 +178,9 @@ fn virtual_datasets_read_like_ncdump() {
         f.read(ds, m2, &[2, 3], &[1, 4]).unwrap(),
         Values::Double(vec![0.5, 8.0, 0.5, 9.0])
     );
+    // ncdump -s says "virtual" (4.9.0's "unknown" is its HDF5 layer's `#ifdef` slip)
+    assert_eq!(ds.var(m2).storage.layout, Some(nc_dataset::Layout::Virtual));
+    assert_eq!(nc_dataset::Layout::Virtual.cdl_name(), "virtual");
 }
 
 #[test]

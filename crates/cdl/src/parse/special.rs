@@ -135,6 +135,12 @@ pub(crate) fn apply_var_special(
     match name {
         "_Storage" => {
             let t = text_of(items).unwrap_or_default();
+            // ncdump -s of an HDF5 virtual dataset: its data is written with the default layout
+            // (nothing can create a virtual dataset)
+            if t.trim().eq_ignore_ascii_case("virtual") {
+                storage.layout = None;
+                return Ok(());
+            }
             storage.layout = Some(match t.trim().to_ascii_lowercase().as_str() {
                 "contiguous" => Layout::Contiguous,
                 "chunked" => Layout::Chunked,

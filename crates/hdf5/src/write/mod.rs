@@ -308,7 +308,9 @@ impl Writer<'_> {
                  _Shuffle or _Fletcher32 attribute",
             ));
         }
-        let layout = match st.layout {
+        // a virtual dataset read from HDF5 is written as if no layout were said
+        let said = st.layout.filter(|&l| l != Layout::Virtual);
+        let layout = match said {
             Some(l) if rank > 0 || l != Layout::Chunked => l,
             _ if rank == 0 => Layout::Contiguous,
             _ if any_unlim || !st.filters.is_empty() || st.chunk_sizes.is_some() => Layout::Chunked,
@@ -323,7 +325,7 @@ impl Writer<'_> {
             .and_then(|n| n.checked_mul(user::disk_size(ds, var.ty) as u64))
             .unwrap_or(u64::MAX);
         let layout = if layout == Layout::Contiguous
-            && st.layout.is_none()
+            && said.is_none()
             && rank > 0
             && (!self.gets_data(v) || self.given_prefix(v).is_some())
             && bytes > BIG_UNWRITTEN_BYTES
@@ -430,7 +432,8 @@ impl Writer<'_> {
                     b = b.filter_pipeline(hdf5_pipeline(&plan.chain, &var.name)?);
                 }
             }
-            Layout::Contiguous => {}
+            // (a plan's layout is never virtual: see `plan`)
+            Layout::Contiguous | Layout::Virtual => {}
         }
         // netCDF-C: a fill value on every variable, or (no fill) fill time "never" and no value
         // file-level "no fill" (nccopy) applies to fixed-size atomic types only, as in netCDF-C:
@@ -601,7 +604,10 @@ impl Writer<'_> {
                 write_scalar(hd, &vals)
                     .map_err(|e| h5err(format!("variable {}: writing data", var.name), e))
             }
-            Layout::Contiguous | Layout::Compact => self.write_whole(v, hd, plan, &shape),
+            // (a plan's layout is never virtual: see `plan`)
+            Layout::Contiguous | Layout::Compact | Layout::Virtual => {
+                self.write_whole(v, hd, plan, &shape)
+            }
         }
     }
 
