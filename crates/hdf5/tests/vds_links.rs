@@ -14,59 +14,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use common::{have_netcdf_tools, python, tmp_dir};
+use common::{files, ours, python, same_as_ncdump, tmp_dir};
 use nc_dataset::{DataSource, GroupId, Values};
 use nc_hdf5::Nc4File;
-
-/// Run `script` with h5py in a fresh directory; None (test skipped) without h5py.
-fn files(test: &str, script: &str) -> Option<PathBuf> {
-    let dir = tmp_dir(test);
-    python(&dir, script).then_some(dir)
-}
-
-/// Our CDL of `file` (ncdump's default options) and the reader's warnings.
-fn ours(file: &Path) -> (String, Vec<String>) {
-    let f = Nc4File::open(file).expect("open");
-    let mut out = Vec::new();
-    nc_cdl::print(f.dataset(), &f, &nc_cdl::DumpOptions::default(), &mut out).expect("print");
-    (
-        String::from_utf8(out).expect("utf-8"),
-        f.warnings().to_vec(),
-    )
-}
-
-/// netCDF-C 4.9.0's `ncdump` of `file`, run in the file's directory; None (with a SKIP line)
-/// when it is not installed.
-fn reference(file: &Path) -> Option<String> {
-    if !have_netcdf_tools() {
-        eprintln!("SKIP: /usr/bin/ncdump not installed, comparing with netCDF-C skipped");
-        return None;
-    }
-    let out = Command::new("/usr/bin/ncdump")
-        .arg(file.file_name().unwrap())
-        .current_dir(file.parent().unwrap())
-        .output()
-        .expect("run ncdump");
-    assert!(
-        out.status.success(),
-        "ncdump failed on {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Our CDL equals ncdump's (when installed); returns ours and the warnings.
-fn same_as_ncdump(file: &Path) -> (String, Vec<String>) {
-    let (cdl, warnings) = ours(file);
-    if let Some(want) = reference(file) {
-        assert_eq!(cdl, want, "CDL of {} differs from ncdump's", file.display());
-    }
-    (cdl, warnings)
-}
 
 /// All values of root variable `name`.
 fn values(f: &Nc4File, name: &str) -> Result<Values, nc_dataset::DataError> {

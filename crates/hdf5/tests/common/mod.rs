@@ -78,3 +78,50 @@ pub fn ncdump(args: &[&str], file: &Path) -> String {
         .expect("run ncdump");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Run `script` with h5py in a fresh directory; None (test skipped) without h5py.
+pub fn files(test: &str, script: &str) -> Option<PathBuf> {
+    let dir = tmp_dir(test);
+    python(&dir, script).then_some(dir)
+}
+
+/// Our CDL of `file` (ncdump's default options) and the reader's warnings.
+pub fn ours(file: &Path) -> (String, Vec<String>) {
+    let f = nc_hdf5::Nc4File::open(file).expect("open");
+    let mut out = Vec::new();
+    nc_cdl::print(f.dataset(), &f, &nc_cdl::DumpOptions::default(), &mut out).expect("print");
+    (
+        String::from_utf8(out).expect("utf-8"),
+        f.warnings().to_vec(),
+    )
+}
+
+/// netCDF-C 4.9.0's `ncdump` of `file`, run in the file's directory; None (with a SKIP line)
+/// when it is not installed.
+pub fn reference(file: &Path) -> Option<String> {
+    if !have_netcdf_tools() {
+        eprintln!("SKIP: /usr/bin/ncdump not installed, comparing with netCDF-C skipped");
+        return None;
+    }
+    let out = Command::new("/usr/bin/ncdump")
+        .arg(file.file_name().unwrap())
+        .current_dir(file.parent().unwrap())
+        .output()
+        .expect("run ncdump");
+    assert!(
+        out.status.success(),
+        "ncdump failed on {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Our CDL equals ncdump's (when installed); returns ours and the warnings.
+pub fn same_as_ncdump(file: &Path) -> (String, Vec<String>) {
+    let (cdl, warnings) = ours(file);
+    if let Some(want) = reference(file) {
+        assert_eq!(cdl, want, "CDL of {} differs from ncdump's", file.display());
+    }
+    (cdl, warnings)
+}
