@@ -13,25 +13,7 @@ use std::process::Command;
 
 /// Run an h5py script in `dir`; false (with a SKIP line) without python3 + h5py.
 fn h5py(dir: &Path, script: &str) -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import h5py, numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIP: python3 with h5py not installed");
-        return false;
-    }
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    true
+    python_script(dir, "import h5py, numpy", "h5py", script).is_some()
 }
 
 #[test]

@@ -17,25 +17,7 @@ use std::process::Command;
 /// Run a python script in `dir` and return its stdout; None (with a SKIP line) without
 /// python3 + h5py.
 fn python(dir: &Path, script: &str) -> Option<Vec<u8>> {
-    let ok = Command::new("python3")
-        .args(["-c", "import h5py, numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIP: python3 with h5py not installed");
-        return None;
-    }
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(out.stdout)
+    python_script(dir, "import h5py, numpy", "h5py", script)
 }
 
 /// The h5py file of issue 14: a fixed-length string dataset, a vlen string dataset, a fixed

@@ -15,28 +15,13 @@ use std::process::Command;
 
 /// Run a zarr-python script in `dir`; false (with a SKIP line) without zarr-python 3.
 fn zarr_python(dir: &Path, script: &str) -> bool {
-    let ok = Command::new("python3")
-        .args([
-            "-c",
-            "import zarr, numcodecs; assert int(zarr.__version__.split('.')[0]) >= 3",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIP: python3 with zarr-python 3 and numcodecs not installed");
-        return false;
-    }
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    true
+    python_script(
+        dir,
+        "import zarr, numcodecs; assert int(zarr.__version__.split('.')[0]) >= 3",
+        "zarr-python 3 and numcodecs",
+        script,
+    )
+    .is_some()
 }
 
 fn url(dir: &Path, store: &str) -> String {

@@ -126,3 +126,28 @@ pub fn diff(expected: &[u8], got: &[u8]) -> Option<String> {
     }
     Some("texts differ (line endings?)".into())
 }
+
+/// Run the Python `script` in `dir` and return its stdout; `None`, after a SKIP line naming
+/// `needs`, when python3 cannot run the `probe` (imports, a version check). A failing script
+/// fails the test with its stderr.
+pub fn python_script(dir: &Path, probe: &str, needs: &str, script: &str) -> Option<Vec<u8>> {
+    let ok = Command::new("python3")
+        .args(["-c", probe])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIP: python3 with {needs} not installed");
+        return None;
+    }
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(out.stdout)
+}
