@@ -1,6 +1,7 @@
 //! Open datasets by their magic bytes (never by file extension), create them in a chosen
 //! format with atomic output, and choose formats as the tools' documented rules say.
 
+mod about;
 mod cleanup;
 mod copy;
 mod decode;
@@ -9,6 +10,7 @@ mod kind;
 mod open;
 mod process;
 
+pub use about::{exit, set_threads, version_text, THREADS_ENV};
 pub use cleanup::{
     commit_unless_interrupted, install_interrupt_handler, interrupt, is_interrupted, register_temp,
     temps_in_flight, wait_if_interrupted, TempGuard,

@@ -24,7 +24,8 @@ pub mod rules;
 pub mod spec;
 
 pub use codecs::{
-    fletcher32, shuffle_bytes, unshuffle_bytes, BLOSC_MAX_OVERHEAD, BLOSC_VERSION_FORMAT,
+    builtin_codecs, fletcher32, shuffle_bytes, unshuffle_bytes, BuiltinCodec, BLOSC_MAX_OVERHEAD,
+    BLOSC_VERSION_FORMAT,
 };
 pub use error::{FilterError, FilterSpecError, SpecProblem};
 pub use filter::{

@@ -70,70 +70,78 @@ impl FilterFactory for Builtin {
 
 /// The factories of all built-in codecs.
 pub(crate) fn builtins() -> Vec<Arc<dyn FilterFactory>> {
+    builtin_table()
+        .into_iter()
+        .map(|b| Arc::new(b) as Arc<dyn FilterFactory>)
+        .collect()
+}
+
+/// Every built-in codec.
+fn builtin_table() -> Vec<Builtin> {
     vec![
-        Arc::new(Builtin {
+        Builtin {
             id: 1,
             name: "deflate",
             codec_ids: &["zlib"],
             build: deflate::build,
             working: same,
-        }),
-        Arc::new(Builtin {
+        },
+        Builtin {
             id: 2,
             name: "shuffle",
             codec_ids: &["shuffle"],
             build: shuffle::build,
             working: shuffle::working,
-        }),
-        Arc::new(Builtin {
+        },
+        Builtin {
             id: 3,
             name: "fletcher32",
             codec_ids: &["fletcher32"],
             build: fletcher32::build,
             working: same,
-        }),
-        Arc::new(Builtin {
+        },
+        Builtin {
             id: 4,
             name: "szip",
             codec_ids: &["szip"],
             build: szip::build,
             working: szip::working,
-        }),
-        Arc::new(Builtin {
+        },
+        Builtin {
             id: 307,
             name: "bzip2",
             codec_ids: &["bz2"],
             build: bzip2::build,
             working: same,
-        }),
-        Arc::new(Builtin {
+        },
+        Builtin {
             id: 32000,
             name: "lzf",
             codec_ids: &[],
             build: lzf::build,
             working: lzf::working,
-        }),
-        Arc::new(Builtin {
+        },
+        Builtin {
             id: 32001,
             name: "blosc",
             codec_ids: &["blosc"],
             build: blosc::build,
             working: blosc::working,
-        }),
-        Arc::new(Builtin {
+        },
+        Builtin {
             id: 32004,
             name: "lz4",
             codec_ids: &["lz4"],
             build: lz4::build,
             working: same,
-        }),
-        Arc::new(Builtin {
+        },
+        Builtin {
             id: 32015,
             name: "zstd",
             codec_ids: &["zstd"],
             build: zstd::build,
             working: same,
-        }),
+        },
     ]
 }
 
@@ -267,4 +275,63 @@ mod test_hex {
             .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
             .collect()
     }
+}
+
+include!(concat!(env!("OUT_DIR"), "/codec_versions.rs"));
+
+/// The version of a codec crate in this build ("?" when unknown).
+fn crate_version(name: &str) -> &'static str {
+    CODEC_CRATES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("?", |(_, v)| v)
+}
+
+/// One built-in codec as `--version` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltinCodec {
+    /// HDF5 filter id.
+    pub id: FilterId,
+    /// netCDF-C's name for the filter.
+    pub name: &'static str,
+    /// The numcodecs codec ids it also serves in Zarr stores.
+    pub codec_ids: &'static [&'static str],
+    /// What implements it, with versions (e.g. "zlib-rs 0.6.8 via flate2 1.1.11").
+    pub implementation: String,
+}
+
+/// Every built-in codec, by id, with what implements it.
+pub fn builtin_codecs() -> Vec<BuiltinCodec> {
+    let v = crate_version;
+    builtin_table()
+        .iter()
+        .map(|f| {
+            let implementation = match f.id {
+                1 => format!("zlib-rs {} via flate2 {}", v("zlib-rs"), v("flate2")),
+                307 => format!(
+                    "libbzip2 {} (bundled, bzip2 crate {})",
+                    v("bzip2-sys").split('+').nth(1).unwrap_or("?"),
+                    v("bzip2")
+                ),
+                32015 => format!(
+                    "libzstd {} (bundled, zstd crate {})",
+                    v("zstd-sys").split("+zstd.").nth(1).unwrap_or("?"),
+                    v("zstd")
+                ),
+                32004 => format!("lz4_flex {}", v("lz4_flex")),
+                32001 => format!(
+                    "built in (blosclz, lz4 via lz4_flex {}, zlib, zstd {})",
+                    v("lz4_flex"),
+                    v("zstd-sys").split("+zstd.").nth(1).unwrap_or("?")
+                ),
+                _ => "built in".to_string(),
+            };
+            BuiltinCodec {
+                id: f.id,
+                name: f.name,
+                codec_ids: f.codec_ids,
+                implementation,
+            }
+        })
+        .collect()
 }
