@@ -94,3 +94,93 @@ fn long_dimensions_without_variables_take_no_space() {
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// Run a tool and return its output with its peak resident memory in MiB (VmHWM, polled).
+fn run_measured(tool: &str, args: &[&str], dir: &std::path::Path) -> (std::process::Output, u64) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(common::bin(tool))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(kb) = fs::read_to_string(&status).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }) {
+            peak_kb = peak_kb.max(kb);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    (child.wait_with_output().unwrap(), peak_kb / 1024)
+}
+
+/// A chunk declared but never written is fill: a copy leaves it unwritten (the output reads
+/// the same fill) instead of producing gigabytes of fill values, to netCDF-4 and to NCZarr,
+/// with the chunk shape kept or changed (issue 20: nccopy-rs took 4.1 GB on a 2 GiB chunk).
+#[test]
+fn unwritten_chunks_are_copied_in_bounded_memory() {
+    let d = tempdir("limits-unwritten");
+    // 2 GiB chunks of float, never written; a small variable with data beside them
+    let cdl = "netcdf u {\ndimensions:\n\tn = 536870912 ;\n\tm = 3 ;\nvariables:\n\
+               \tfloat big(n) ;\n\t\tbig:_FillValue = -1.f ;\n\t\tbig:_ChunkSizes = 536870912 ;\n\
+               \tdouble nofill(n) ;\n\t\tnofill:_ChunkSizes = 268435456 ;\n\
+               \tint small(m) ;\ndata:\n\n small = 1, 2, 3 ;\n}\n";
+    fs::write(d.join("u.cdl"), cdl).unwrap();
+    let o = run("ncgen-rs", &["-4", "-o", "u.nc", "u.cdl"], &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dump_small = |path: &str| -> String {
+        let o = run("ncdump-rs", &["-v", "small", path], &d);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let want = dump_small("u.nc");
+    for (out, extra) in [
+        ("same.nc", vec![]),
+        ("rechunked.nc", vec!["-c", "n/1000000"]),
+        ("file://DIR/u.zarr#mode=nczarr,file", vec![]),
+    ] {
+        let out = out.replace("DIR", d.to_str().unwrap());
+        let mut args: Vec<&str> = extra.clone();
+        args.extend(["u.nc", out.as_str()]);
+        let (o, peak) = run_measured("nccopy-rs", &args, &d);
+        assert!(
+            o.status.success(),
+            "nccopy-rs {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(peak < 512, "nccopy-rs {args:?} peaked at {peak} MiB");
+        // the values read back: the small variable, and fill at both ends of the big ones
+        assert_eq!(
+            dump_small(&out).lines().skip(1).collect::<Vec<_>>(),
+            want.lines().skip(1).collect::<Vec<_>>(),
+            "{out}"
+        );
+        // values at both ends of the big variables, read by netCDF-C 4.10 (netCDF4-python)
+        let script = format!(
+            "import netCDF4\n\
+             f = netCDF4.Dataset({:?})\n\
+             f.set_auto_mask(False)\n\
+             b, n = f['big'], f['nofill']\n\
+             print(b[0], b[-1], b[123456789], n[0], n[-1], f['small'][:].tolist())\n",
+            if out.contains("#mode") {
+                out.clone()
+            } else {
+                d.join(&out).display().to_string()
+            }
+        );
+        if let Some(got) = common::python_script(&d, "import netCDF4", "netCDF4", &script) {
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                "-1.0 -1.0 -1.0 9.969209968386869e+36 9.969209968386869e+36 [1, 2, 3]\n",
+                "{out}"
+            );
+        }
+    }
+    fs::remove_dir_all(&d).unwrap();
+}

@@ -50,6 +50,16 @@ pub trait DataSource: Sync {
         let _ = (ds, var, offsets, chunk, chain);
         None
     }
+
+    /// True when this source stores nothing for the hyperslab, so that reading it gives the
+    /// variable's fill value (`_FillValue`, or its type's default) everywhere: a copy then
+    /// leaves the same region of its output unwritten (it reads as the same fill) instead of
+    /// producing and encoding fill values, which for a chunk declared but never written could
+    /// be gigabytes. False when unknown.
+    fn unwritten(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> bool {
+        let _ = (ds, var, start, count);
+        false
+    }
 }
 
 /// Data held in memory in [`crate::Variable::data`]; missing data and missing tails read as fill.

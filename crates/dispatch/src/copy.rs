@@ -164,6 +164,7 @@ fn apply_storage_options(
                     out.var_path(VarId(i)),
                     lost.join(", ")
                 ));
+                out.vars[i].storage.codecs = None;
             }
         }
     }
@@ -782,6 +783,41 @@ impl DataSource for MappedSource<'_> {
             p.read(var, &count);
         }
         Some(bytes)
+    }
+
+    fn unwritten(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> bool {
+        let skip = match self.map.get(var.0).copied().flatten() {
+            // the input's fill must be the output's: same type and the same fill value
+            Some(iv) => {
+                self.input.vars.get(iv.0).map(|v| v.ty) == ds.vars.get(var.0).map(|v| v.ty)
+                    && same_bits(self.input.fill_value(iv), ds.fill_value(var))
+                    && self.src.unwritten(self.input, iv, start, count)
+            }
+            // data not copied (-v, -g): fill everywhere, unless the output holds data of its own
+            None => ds.vars.get(var.0).is_some_and(|v| v.data.is_none()),
+        };
+        if skip {
+            if let Some(p) = &self.progress {
+                p.read(var, count);
+            }
+        }
+        skip
+    }
+}
+
+/// True when two fill values are present and the same bit for bit (a NaN equals itself).
+fn same_bits(a: Option<Values>, b: Option<Values>) -> bool {
+    match (a, b) {
+        (Some(Values::Float(x)), Some(Values::Float(y))) => x
+            .iter()
+            .map(|v| v.to_bits())
+            .eq(y.iter().map(|v| v.to_bits())),
+        (Some(Values::Double(x)), Some(Values::Double(y))) => x
+            .iter()
+            .map(|v| v.to_bits())
+            .eq(y.iter().map(|v| v.to_bits())),
+        (Some(x), Some(y)) => x == y,
+        _ => false,
     }
 }
 

@@ -32,7 +32,7 @@ pub mod write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nc_dataset::{DataError, DataSource, Dataset, Values, VarId};
+use nc_dataset::{AtomicType, DataError, DataSource, Dataset, NcType, Values, VarId};
 
 pub use error::Hdf5Error;
 pub use filters::{filter_name, BuiltinDecoder, ChunkDecoder};
@@ -262,5 +262,41 @@ impl DataSource for Nc4File {
         let name = &ds.vars.get(var.0)?.name;
         self.reader(info)
             .raw_chunk(var, name, info, offsets, chunk, chain)
+    }
+
+    fn unwritten(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> bool {
+        let Some(info) = self.vars.get(var.0).and_then(Option::as_ref) else {
+            return false;
+        };
+        let Some(v) = ds.vars.get(var.0) else {
+            return false;
+        };
+        if !matches!(v.ty, NcType::Atomic(a) if a != AtomicType::String)
+            || !self
+                .reader(info)
+                .unwritten(var, &v.name, info, start, count)
+        {
+            return false;
+        }
+        // what an unwritten element reads as (the HDF5 fill value in the file's byte order,
+        // or zeros) must be the variable's netCDF fill value, bit for bit (a NaN fill included)
+        let Some(want) = ds.fill_value(var) else {
+            return false;
+        };
+        let big = matches!(
+            info.dt,
+            hdf5_reader::messages::datatype::Datatype::FixedPoint {
+                byte_order: hdf5_reader::ByteOrder::BigEndian,
+                ..
+            } | hdf5_reader::messages::datatype::Datatype::FloatingPoint {
+                byte_order: hdf5_reader::ByteOrder::BigEndian,
+                ..
+            }
+        );
+        let got = info
+            .fill
+            .clone()
+            .unwrap_or_else(|| vec![0u8; info.elem_size]);
+        crate::write::types::atomic_bytes(&want, big).is_some_and(|w| w == got)
     }
 }

@@ -567,9 +567,92 @@ impl Reader<'_> {
             return Ok(None);
         };
         Ok(entries
-            .iter()
-            .find(|e| e.offsets.as_slice() == offsets)
-            .map(|e| (e.clone(), chunk, chunk_bytes)))
+            .binary_search_by(|e| e.offsets.as_slice().cmp(offsets))
+            .ok()
+            .map(|i| (entries[i].clone(), chunk, chunk_bytes)))
+    }
+
+    /// True when nothing is stored for the hyperslab `start`/`count` (no chunk of a chunked
+    /// variable overlaps it, or the variable has no storage yet): it reads as the fill value.
+    /// False for compact, external and virtual storage, and when the index cannot be read.
+    pub fn unwritten(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+        start: &[u64],
+        count: &[u64],
+    ) -> bool {
+        if info.virt.is_some() || info.external.is_some() || start.len() != count.len() {
+            return false;
+        }
+        match &info.layout {
+            DataLayout::Contiguous { address, .. } => {
+                Cursor::is_undefined_offset(*address, self.h5.os)
+            }
+            DataLayout::Chunked { address, .. }
+                if Cursor::is_undefined_offset(*address, self.h5.os) =>
+            {
+                true
+            }
+            DataLayout::Chunked { .. } => {
+                let Ok(Some((entries, chunk, _))) = self.chunk_index(var, name, info, |_| true)
+                else {
+                    return false;
+                };
+                if chunk.len() != start.len() {
+                    return false;
+                }
+                // the grid cells the request overlaps, looked up one by one when few
+                let first: Vec<u64> = start.iter().zip(&chunk).map(|(&s, &c)| s / c).collect();
+                let last: Vec<u64> = start
+                    .iter()
+                    .zip(count)
+                    .zip(&chunk)
+                    .map(|((&s, &n), &c)| (s + n.max(1) - 1) / c)
+                    .collect();
+                let cells = first
+                    .iter()
+                    .zip(&last)
+                    .try_fold(1u64, |a, (&f, &l)| a.checked_mul(l - f + 1));
+                match cells {
+                    Some(n) if n <= 4096 => {
+                        let mut cell = first.clone();
+                        loop {
+                            let offsets: Vec<u64> =
+                                cell.iter().zip(&chunk).map(|(&i, &c)| i * c).collect();
+                            if entries
+                                .binary_search_by(|e| e.offsets.as_slice().cmp(&offsets))
+                                .is_ok()
+                            {
+                                return false;
+                            }
+                            // next cell, last axis fastest
+                            let mut d = cell.len();
+                            loop {
+                                if d == 0 {
+                                    return true;
+                                }
+                                d -= 1;
+                                if cell[d] < last[d] {
+                                    cell[d] += 1;
+                                    break;
+                                }
+                                cell[d] = first[d];
+                            }
+                        }
+                    }
+                    _ => !entries.iter().any(|e| {
+                        e.offsets.len() == start.len()
+                            && (0..start.len()).all(|d| {
+                                e.offsets[d] < start[d] + count[d]
+                                    && e.offsets[d] + chunk[d] > start[d]
+                            })
+                    }),
+                }
+            }
+            _ => false,
+        }
     }
 
     /// The chunk index of a chunked variable with its chunk shape and decoded chunk size, when
@@ -781,6 +864,8 @@ impl Reader<'_> {
                 e.size = chunk_bytes;
             }
         }
+        // sorted by position, so that a chunk is found by binary search (`chunk_at`, `unwritten`)
+        entries.sort_by(|a, b| a.offsets.cmp(&b.offsets));
         let entries = Arc::new(entries);
         if let Ok(mut m) = self.cache.entries.lock() {
             m.insert(var.0, entries.clone());

@@ -541,6 +541,9 @@ struct VarPlan {
     scalar: bool,
     fill: Vec<u8>,
     skip_fill_chunks: bool,
+    /// The store's fill is the variable's netCDF fill: a region the source never stored is
+    /// left as a missing chunk (see `DataSource::unwritten`).
+    unwritten_is_fill: bool,
     pipe: Option<Pipeline>,
     maxlen: Option<usize>,
     sep: char,
@@ -720,6 +723,16 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         cx.put_json(&join(&vkey, ".zattrs"), &z)?;
     }
 
+    // a region the source never stored reads as the variable's netCDF fill value: it can stay
+    // a missing chunk when that is the store's fill_value too
+    let unwritten_is_fill = !no_fill && !scalar && {
+        let mut nc = Vec::new();
+        if let Some(f) = ds.fill_value(v) {
+            convert::encode(&f, &dtype, &mut nc);
+            nc.resize(dtype.size(), 0);
+        }
+        nc == fill
+    };
     let plan = VarPlan {
         path,
         key: vkey,
@@ -729,6 +742,7 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         scalar,
         fill,
         skip_fill_chunks: !no_fill && !scalar,
+        unwritten_is_fill,
         pipe,
         maxlen,
         sep: cx.opts.dimension_separator,
@@ -775,6 +789,9 @@ fn write_one_chunk(
     } else {
         (&start, &count)
     };
+    if p.unwritten_is_fill && cx.src.unwritten(cx.ds, v, rs, rc) {
+        return Ok(());
+    }
     let es = p.dtype.size();
     // a little-endian numeric dtype of the variable's own type: the source's bytes as they are
     let le_ok = match p.dtype.kind {

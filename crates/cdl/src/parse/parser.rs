@@ -813,6 +813,7 @@ impl<R: Read> Parser<R> {
         match var {
             Some(v) if VAR_SPECIALS.contains(&name.as_str()) => {
                 let mut chain = self.chains.remove(&v.0).unwrap_or_default();
+                chain.type_size = self.ds.type_size(self.ds.vars[v.0].ty);
                 let r = apply_var_special(
                     &name,
                     &items,

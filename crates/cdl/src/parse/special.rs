@@ -44,6 +44,11 @@ pub(crate) struct Chain {
     deflate: Option<FilterSpec>,
     /// the last `_Filter` assignment (a later one replaces an earlier one, as attributes do)
     filter_attr: Vec<FilterSpec>,
+    /// the HDF5 filters of the standard codecs of `_Codecs`, in its order: the chain when no
+    /// other filter attribute is given (`_Codecs` alone declares the filters)
+    from_codecs: Vec<FilterSpec>,
+    /// the size in bytes of the variable's type (shuffle's and blosc's parameters)
+    pub(crate) type_size: usize,
 }
 
 impl Chain {
@@ -52,6 +57,15 @@ impl Chain {
     /// in the chain gets the new parameters in place; shuffle and fletcher32 given in
     /// `_Filter` take their fixed places).
     pub(crate) fn apply(&self, storage: &mut Storage) {
+        if !self.fletcher32
+            && !self.shuffle
+            && self.deflate.is_none()
+            && self.filter_attr.is_empty()
+            && !self.from_codecs.is_empty()
+        {
+            storage.filters = self.from_codecs.clone();
+            return;
+        }
         let mut out = Vec::new();
         if self.fletcher32 {
             out.push(FilterSpec {
@@ -241,6 +255,36 @@ pub(crate) fn apply_var_special(
             let Some(t) = text_of(items) else {
                 return bad(items, at, "_Codecs needs a JSON string".into());
             };
+            // each codec is a standard one (an HDF5 filter), or one only Zarr has (kept in the
+            // text; the Zarr writer puts it back in place, the netCDF-4 writer refuses it)
+            let codecs = match nc_filters::codec_json::parse_codecs(&t) {
+                Ok(c) => c,
+                Err(e) => return bad(items, at, format!("_Codecs: {e}")),
+            };
+            let ctx = nc_filters::FilterContext::new(chain.type_size.max(1), &[]);
+            let mut specs = Vec::new();
+            for c in &codecs {
+                if nc_filters::codec_json::is_zarr_only(c) {
+                    continue;
+                }
+                match nc_filters::codec_json::codec_to_hdf5(c, &ctx) {
+                    Ok(Some(spec)) => specs.push(spec),
+                    Ok(None) => {
+                        return bad(
+                            items,
+                            at,
+                            format!(
+                                "_Codecs: codec {c} is not one ncgen-rs knows (zlib, shuffle, \
+                                 fletcher32, szip, bz2, zstd, blosc, and the Zarr-only gzip, lz4, \
+                                 lzma, delta, ...); declare a plugin's filter with _Filter \
+                                 (its HDF5 id and parameters) instead"
+                            ),
+                        )
+                    }
+                    Err(e) => return bad(items, at, format!("_Codecs: {e}")),
+                }
+            }
+            chain.from_codecs = specs;
             storage.codecs = Some(t);
         }
         _ => {

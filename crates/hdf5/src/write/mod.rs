@@ -30,7 +30,7 @@
 mod chunking;
 mod heap;
 mod ordered;
-mod types;
+pub(crate) mod types;
 mod user;
 
 use std::collections::HashMap;
@@ -158,6 +158,9 @@ struct VarPlan {
     datatype: DatatypeMessage,
     /// Path of the committed datatype (user-defined types).
     committed: Option<String>,
+    /// Chunks the source never stored stay unwritten, and the variable keeps its fill value
+    /// even in a "no fill" output (see `Writer::sparse_source`).
+    skip_unwritten: bool,
 }
 
 struct Writer<'a> {
@@ -293,6 +296,21 @@ impl Writer<'_> {
         let rank = var.dims.len();
         let unlim: Vec<bool> = var.dims.iter().map(|d| ds.dim(*d).unlimited).collect();
         let any_unlim = unlim.iter().any(|&u| u);
+        // codecs only Zarr has (numcodecs' delta, gzip, lz4, lzma, ...) cannot be written
+        // here: refused, never dropped (a copy from Zarr clears them, with a warning)
+        if let Some(text) = st.codecs.as_deref() {
+            let zarr_only = nc_filters::codec_json::zarr_only_ids(text);
+            if !zarr_only.is_empty() {
+                return Err(Hdf5Error::unsupported(
+                    format!("variable {}", ds.var_path(v)),
+                    format!(
+                        "_Codecs asks for the Zarr codec(s) {}, which have no HDF5 filter; \
+                         write an NCZarr or Zarr store (#mode=nczarr,file), or remove them",
+                        zarr_only.join(", ")
+                    ),
+                ));
+            }
+        }
         let big = st.endianness == Some(Endianness::Big);
         let datatype = user::datatype(ds, var.ty, big)?;
         let committed = match var.ty {
@@ -370,6 +388,7 @@ impl Writer<'_> {
         if unlim.iter().filter(|&&u| u).count() >= 2 {
             check_edge_codecs(&var.name, &chain)?;
         }
+        let skip_unwritten = layout == Layout::Chunked && self.sparse_source(v, &chunk);
         Ok(VarPlan {
             layout,
             chunk,
@@ -377,6 +396,52 @@ impl Writer<'_> {
             big,
             datatype,
             committed,
+            skip_unwritten,
+        })
+    }
+
+    /// A copy whose source never stored part of variable `v` (see
+    /// `DataSource::unwritten`), checked chunk by chunk over the output's chunk grid: those
+    /// chunks stay unwritten in the output and read as the fill value, so the variable keeps
+    /// its fill (not the "no fill" of the rest of an nccopy output, under which unwritten
+    /// chunks would read as garbage). Never for a variable that is "no fill" itself, for
+    /// strings and user types, or past a million chunks (then every chunk is written).
+    fn sparse_source(&self, v: VarId, chunk: &[u64]) -> bool {
+        let ds = self.ds;
+        let var = ds.var(v);
+        if var.storage.no_fill == Some(true)
+            || !matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String)
+            || !self.gets_data(v)
+        {
+            return false;
+        }
+        let shape = ds.shape(v);
+        if shape.is_empty() || shape.contains(&0) || chunk.len() != shape.len() {
+            return false;
+        }
+        // a source that stores nothing anywhere says so at once
+        let zeros = vec![0u64; shape.len()];
+        if self.src.unwritten(ds, v, &zeros, &shape) {
+            return true;
+        }
+        let grid = chunk_grid(&shape, chunk);
+        let n = grid.iter().try_fold(1u64, |a, &g| a.checked_mul(g));
+        if n.is_none_or(|n| n > 1 << 20) {
+            return false;
+        }
+        (0..n.unwrap_or(0)).any(|k| {
+            let start: Vec<u64> = unravel(k, &grid)
+                .iter()
+                .zip(chunk)
+                .map(|(&i, &c)| i * c)
+                .collect();
+            let count: Vec<u64> = start
+                .iter()
+                .zip(chunk)
+                .zip(&shape)
+                .map(|((&s, &c), &n)| c.min(n - s))
+                .collect();
+            self.src.unwritten(ds, v, &start, &count)
         })
     }
 
@@ -438,8 +503,9 @@ impl Writer<'_> {
         // netCDF-C: a fill value on every variable, or (no fill) fill time "never" and no value
         // file-level "no fill" (nccopy) applies to fixed-size atomic types only, as in netCDF-C:
         // strings, vlens and user types keep their fill value
-        let file_nofill =
-            !self.opts.fill && matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String);
+        let file_nofill = !self.opts.fill
+            && matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String)
+            && !plan.skip_unwritten;
         let no_fill = var.storage.no_fill == Some(true) || file_nofill;
         if no_fill {
             b = b.fill_time(FillTime::Never);
@@ -792,6 +858,9 @@ impl Writer<'_> {
         };
         // ncgen: chunks that begin past the data the CDL gives stay unwritten (fill)
         let given = self.given_prefix(v);
+        // a copy: chunks the source never stored stay unwritten too, when the output reads
+        // them as the same fill (fill enabled; the source checks that the values agree)
+        let keep_unwritten = plan.skip_unwritten;
         let encode_one = |k: u64| -> Result<EncodedChunk, Hdf5Error> {
             let coords = unravel(k, grid);
             let start: Vec<u64> = coords
@@ -801,6 +870,17 @@ impl Writer<'_> {
                 .collect();
             if let Some(n) = given {
                 if row_major_index(&start, shape) >= u128::from(n) {
+                    return Ok((Vec::new(), Vec::new()));
+                }
+            }
+            if keep_unwritten {
+                let count: Vec<u64> = start
+                    .iter()
+                    .zip(&plan.chunk)
+                    .zip(shape)
+                    .map(|((&s, &c), &n)| c.min(n - s))
+                    .collect();
+                if src.unwritten(ds, v, &start, &count) {
                     return Ok((Vec::new(), Vec::new()));
                 }
             }
