@@ -886,6 +886,22 @@ impl MappedSource<'_> {
     }
 }
 
+/// The reader's message when a writer failed on the input's data without asking the source
+/// (the netCDF-4 writer decodes a chunk it copies raw, so a corrupt one fails the copy).
+fn source_failure(e: &crate::DispatchError) -> Option<String> {
+    let crate::DispatchError::Hdf5(h) = e else {
+        return None;
+    };
+    let h = match h {
+        nc_hdf5::Hdf5Error::InFile { inner, .. } => inner.as_ref(),
+        other => other,
+    };
+    match h {
+        nc_hdf5::Hdf5Error::Source { message, .. } => Some(message.clone()),
+        _ => None,
+    }
+}
+
 /// Reading the input's data failed during a copy (the message is the reader's).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -1169,7 +1185,7 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyR
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        return Err(match read {
+        return Err(match read.or_else(|| source_failure(&e)) {
             Some(msg) => Failure::input(InputReadError(msg)),
             None => Failure::output(e),
         });
