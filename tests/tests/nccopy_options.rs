@@ -149,6 +149,15 @@ fn usage_errors_name_the_option_and_exit_2() {
     );
     let o = nccopy(&["-k", "nc9", "in.nc", "o.nc"], &dir);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    // a deflation level out of 0..=9 is refused before anything is read (4.9.0: "invalid
+    // deflation level: 10")
+    let o = nccopy(&["-d", "10", "in.nc", "o.nc"], &dir);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(
+        err(&o).starts_with("nccopy: invalid value '10' for '-d <n>': 10 is not in 0..=9\n"),
+        "{}",
+        err(&o)
+    );
     let o = nccopy(&["--threads", "0", "in.nc", "o.nc"], &dir);
     assert_fails(
         &o,

@@ -52,7 +52,7 @@ pub struct Args {
     pub fix_unlimited: bool,
 
     /// Deflation level for the output variables (0 = none, 9 = most).
-    #[arg(short = 'd', value_name = "n", help_heading = STORAGE)]
+    #[arg(short = 'd', value_name = "n", value_parser = clap::value_parser!(u32).range(0..=9), help_heading = STORAGE)]
     pub deflate: Option<u32>,
     /// Add shuffle to deflation.
     #[arg(short = 's', help_heading = STORAGE)]
