@@ -4,121 +4,66 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Parser;
 use nc_dataset::Format;
 
-/// Copy a netCDF dataset (options as netCDF-C's nccopy).
-#[derive(Parser, Debug)]
-#[command(name = "nccopy", disable_help_flag = true, disable_version_flag = true)]
-struct Args {
-    /// Output format kind (classic, '64-bit offset', cdf5, netCDF-4, 'netCDF-4 classic model', or a number).
-    #[arg(short = 'k', value_name = "kind")]
-    kind: Option<String>,
-    /// Classic output.
-    #[arg(short = '3')]
-    k3: bool,
-    /// netCDF-4 output.
-    #[arg(short = '4')]
-    k4: bool,
-    /// CDF-5 output.
-    #[arg(short = '5')]
-    k5: bool,
-    /// 64-bit offset output.
-    #[arg(short = '6')]
-    k6: bool,
-    /// netCDF-4 classic model output.
-    #[arg(short = '7')]
-    k7: bool,
-    /// Deflate level for the output (0 = none, 9 = max).
-    #[arg(short = 'd', value_name = "n")]
-    deflate: Option<u32>,
-    /// Add shuffle to deflation.
-    #[arg(short = 's')]
-    shuffle: bool,
-    /// Chunking spec.
-    #[arg(short = 'c', value_name = "chunkspec", action = clap::ArgAction::Append)]
-    chunk: Vec<String>,
-    /// Convert unlimited dimensions to fixed size.
-    #[arg(short = 'u')]
-    fix_unlimited: bool,
-    /// Write the whole output from memory on close (accepted; no effect).
-    #[arg(short = 'w')]
-    diskless_write: bool,
-    /// Include data only for these variables (definitions of all are kept).
-    #[arg(short = 'v', value_name = "var1,...", action = clap::ArgAction::Append)]
-    data_vars: Vec<String>,
-    /// Include definitions and data only for these variables.
-    #[arg(short = 'V', value_name = "var1,...", action = clap::ArgAction::Append)]
-    only_vars: Vec<String>,
-    /// Include data only for variables in these groups.
-    #[arg(short = 'g', value_name = "grp1,...", action = clap::ArgAction::Append)]
-    data_groups: Vec<String>,
-    /// Include definitions and data only for variables in these groups.
-    #[arg(short = 'G', value_name = "grp1,...", action = clap::ArgAction::Append)]
-    only_groups: Vec<String>,
-    /// Copy buffer size in bytes (K, M, G suffixes).
-    #[arg(short = 'm', value_name = "n", allow_hyphen_values = true)]
-    buffer: Option<String>,
-    /// Chunk cache size in bytes.
-    #[arg(short = 'h', value_name = "n", allow_hyphen_values = true)]
-    cache_size: Option<String>,
-    /// Chunk cache element count.
-    #[arg(short = 'e', value_name = "n", allow_hyphen_values = true)]
-    cache_elems: Option<String>,
-    /// Read the whole input into memory first (accepted; no effect).
-    #[arg(short = 'r')]
-    read_whole: bool,
-    /// Filter spec for output variables (repeatable).
-    #[arg(short = 'F', value_name = "filterspec", action = clap::ArgAction::Append)]
-    filters: Vec<String>,
-    /// Log level (accepted; no effect).
-    #[arg(short = 'L', value_name = "n")]
-    log_level: Option<String>,
-    /// Minimum chunk size in bytes.
-    #[arg(short = 'M', value_name = "n")]
-    min_chunk: Option<String>,
-    /// Silence warnings.
-    #[arg(short = 'q')]
-    quiet: bool,
-    /// Print, per output variable, the -F rule row that fired, the filter chain, the chunk
-    /// shape and the storage layout, and copy nothing (outfile may be omitted).
-    #[arg(long = "explain")]
-    explain: bool,
-    /// Replace an existing output file even when it is read-only (never a directory that is
-    /// not a Zarr store).
-    #[arg(long = "force")]
-    force: bool,
-    /// Input dataset.
-    infile: Option<PathBuf>,
-    /// Output dataset.
-    outfile: Option<PathBuf>,
-}
-
-const USAGE: &str = "usage: nccopy [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] infile outfile";
+use nc_dispatch::{exit, Failure};
+use nccopy_rs::args::{Args, USAGE};
 
 fn main() -> ExitCode {
     nc_dispatch::tune_allocator();
     if let Err(e) = nc_dispatch::install_interrupt_handler("nccopy") {
         eprintln!("nccopy: warning: cannot install the interrupt handler ({e}); an interrupted copy may leave a temporary file");
     }
+    if std::env::args_os().len() <= 1 {
+        eprintln!("usage: {USAGE}\nRun 'nccopy-rs --help' for the options.");
+        return ExitCode::from(exit::USAGE);
+    }
     let args = match Args::try_parse() {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("nccopy: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return clap_error(&e),
     };
+    if args.version {
+        print!("{}", nc_dispatch::version_text("nccopy-rs"));
+        return ExitCode::from(exit::OK);
+    }
+    if let Err(e) = nc_dispatch::set_threads(args.threads.as_deref()) {
+        eprintln!("nccopy: {e}");
+        return ExitCode::from(exit::USAGE);
+    }
     match run(args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
             // a write failing because an interrupt removed its temporary output: the
             // handler thread prints the message and exits with 128 + the signal
             nc_dispatch::wait_if_interrupted();
             eprintln!("nccopy: {e:#}");
-            ExitCode::FAILURE
+            let code = e
+                .downcast_ref::<Failure>()
+                .map_or(exit::INPUT, Failure::exit_code);
+            ExitCode::from(code)
         }
     }
+}
+
+/// `--help` on stdout (exit 0); any other command-line error on stderr, naming the option
+/// (exit 2).
+fn clap_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        print!("{e}");
+        return ExitCode::from(exit::OK);
+    }
+    let text = e.to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    eprint!("nccopy: {text}");
+    ExitCode::from(exit::USAGE)
+}
+
+/// A command-line error (exit 2) with its message.
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    Failure::usage(msg.into()).into()
 }
 
 /// The last occurrence of a list option (as nccopy, a repeated `-v`/`-V`/`-g`/`-G` replaces
@@ -188,9 +133,7 @@ fn parse_size(opt: &str, text: &str) -> Result<u64, String> {
 }
 
 fn size_opt(opt: &str, text: Option<&str>) -> anyhow::Result<Option<u64>> {
-    text.map(|t| parse_size(opt, t))
-        .transpose()
-        .map_err(anyhow::Error::msg)
+    text.map(|t| parse_size(opt, t)).transpose().map_err(usage)
 }
 
 /// A progress bar on stderr when it is a terminal, shown once the copy has taken a second.
@@ -249,13 +192,18 @@ fn progress_bar() -> Option<nc_dispatch::ProgressFn> {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
+    let missing = || {
+        usage(format!(
+            "one input file and one output file required\nusage: {USAGE}"
+        ))
+    };
     let (Some(infile), outfile) = (args.infile.clone(), args.outfile.clone()) else {
-        bail!("{USAGE}");
+        return Err(missing());
     };
     let outfile = match (outfile, args.explain) {
         (Some(o), _) => o,
         (None, true) => PathBuf::from("-"),
-        (None, false) => bail!("{USAGE}"),
+        (None, false) => return Err(missing()),
     };
     let shortcuts = [
         (args.k3, Format::Classic),
@@ -264,20 +212,22 @@ fn run(args: Args) -> anyhow::Result<()> {
         (args.k6, Format::Offset64),
         (args.k7, Format::Netcdf4Classic),
     ];
-    let format =
-        nc_dispatch::asked_format(args.kind.as_deref(), &shortcuts).map_err(anyhow::Error::msg)?;
+    let format = nc_dispatch::asked_format(args.kind.as_deref(), &shortcuts).map_err(usage)?;
     let buffer_size = size_opt("m", args.buffer.as_deref())?;
     let cache_size = size_opt("h", args.cache_size.as_deref())?;
     let cache_elems = size_opt("e", args.cache_elems.as_deref())?;
     let min_chunk_bytes = size_opt("M", args.min_chunk.as_deref())?;
     if !args.explain && nc_dispatch::same_dataset(&infile, &outfile) {
-        bail!(
+        return Err(Failure::output(format!(
             "{}: output is the input dataset (the same file or store, maybe through a link); \
              refusing to overwrite it: write to another name, then rename",
             outfile.display()
-        );
+        ))
+        .into());
     }
-    let input = nc_dispatch::open(&infile).context("cannot open input")?;
+    let input = nc_dispatch::open(&infile)
+        .map_err(Failure::input)
+        .context("cannot open input")?;
     if !args.quiet {
         for w in input.warnings() {
             eprintln!("nccopy: warning: {}: {w}", infile.display());
@@ -302,7 +252,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         ..Default::default()
     };
     if args.explain {
-        let report = nc_dispatch::explain(&input, &outfile, &opts).context("cannot plan output")?;
+        let report = nc_dispatch::explain(&input, &outfile, &opts)?;
         print_warnings(&args, &report);
         let mut out = std::io::stdout().lock();
         for line in &report.explain {
@@ -322,7 +272,14 @@ fn run(args: Args) -> anyhow::Result<()> {
             finished: true,
         });
     }
-    let report = result.context("cannot write output")?;
+    let report = result.map_err(|f| {
+        let doing = match f.side() {
+            nc_dispatch::Side::Input => format!("cannot read input: {}", infile.display()),
+            nc_dispatch::Side::Usage => return anyhow::Error::new(f),
+            nc_dispatch::Side::Output => "cannot write output".to_string(),
+        };
+        anyhow::Error::new(f).context(doing)
+    })?;
     print_warnings(&args, &report);
     Ok(())
 }

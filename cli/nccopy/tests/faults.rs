@@ -58,11 +58,12 @@ fn corrupt_chunk_names_the_variable_and_leaves_no_output() {
     std::fs::write(&bad, &bytes).unwrap();
     let out = outd.path().join("out.nc");
     let o = run(&[bad.to_str().unwrap(), out.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
+    // the input is what is corrupt: exit 1, named as the input
+    assert_eq!(o.status.code(), Some(1), "{err}");
     let expected = format!(
-        "nccopy: cannot write output: {}: variable \"temp\": reading its data: variable \"temp\": chunk at [1000]: filter 1 (deflate): corrupt chunk",
-        out.display()
+        "nccopy: cannot read input: {}: variable \"temp\": chunk at [1000]: filter 1 (deflate): corrupt chunk",
+        bad.display()
     );
     assert!(err.starts_with(&expected), "stderr: {err}");
     assert_eq!(listing(outd.path()), Vec::<String>::new());
@@ -167,8 +168,9 @@ fn missing_plugin_names_the_id_and_the_directories_searched() {
         .args([src.to_str().unwrap(), out.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
+    // the output keeps the input's filter and cannot encode it: an output error (exit 3)
+    assert_eq!(o.status.code(), Some(3), "{err}");
     let expected = format!(
         "nccopy: cannot write output: {}: variable \"v\" needs filter 40000 (unknown), not available: cannot encode its data; add the plugin's directory to HDF5_PLUGIN_PATH (searched: [{:?}",
         out.display(),
@@ -204,7 +206,8 @@ fn full_disk_leaves_the_destination_untouched() {
             .arg(&out)
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(1), "{kind}");
+        // the output cannot be written: exit 3
+        assert_eq!(o.status.code(), Some(3), "{kind}");
         let err = stderr(&o);
         let expected = if kind == "-3" {
             format!(

@@ -9,7 +9,7 @@ use nc_dataset::{
     UserTypeKind, Values, VarId,
 };
 
-use crate::{create, CreateOptions, DispatchError, Opened};
+use crate::{create, CreateOptions, Failure, Opened};
 
 /// What to copy and how (nccopy's options, as far as this backend set supports them).
 #[derive(Debug, Clone, Default)]
@@ -88,59 +88,183 @@ pub struct CopyReport {
     pub explain: Vec<String>,
 }
 
-/// A `-c` chunking spec, parsed.
+/// A `-c` chunking spec, parsed (grammar: nccopy's man page and netCDF-C 4.9.0's
+/// `ncdump/chunkspec.c`).
 #[derive(Debug, Clone, Default, PartialEq)]
 struct ChunkSpec {
-    /// `dim/N` entries (N = 0 means the full dimension length).
-    dims: Vec<(String, u64)>,
-    /// `var:N1,N2` entries (empty sizes = contiguous).
-    vars: Vec<(String, Vec<u64>)>,
+    /// `dim/N` entries (`None`: `dim/` — the full dimension length).
+    dims: Vec<(String, Option<u64>)>,
+    /// `var:N1,N2`, `var:`, `var:contiguous`, `var:compact` entries.
+    vars: Vec<(String, VarChunking)>,
     /// `/` alone: every variable contiguous.
     all_contiguous: bool,
 }
+
+/// What a per-variable `-c var:...` asks.
+#[derive(Debug, Clone, PartialEq)]
+enum VarChunking {
+    /// `var:N1,N2,...`: chunked with these sizes.
+    Sizes(Vec<u64>),
+    /// `var:` or `var:contiguous`.
+    Contiguous,
+    /// `var:compact` (in the HDF5 object header; at most 64 KiB).
+    Compact,
+}
+
+/// HDF5 (and netCDF-C's `nc_def_var_chunking`) keep compact data under 64 KiB.
+const MAX_COMPACT_BYTES: u64 = 64 * 1024;
 
 fn parse_chunk_specs(specs: &[String]) -> Result<ChunkSpec, String> {
     let mut out = ChunkSpec::default();
     for spec in specs {
         let spec = spec.trim();
+        if spec.is_empty() {
+            continue;
+        }
         // "/" (and "//", as netCDF-C's tests write it): every variable contiguous
-        if !spec.is_empty() && spec.chars().all(|c| c == '/') {
+        if spec.chars().all(|c| c == '/') {
             out.all_contiguous = true;
             continue;
         }
         if let Some((var, sizes)) = spec.split_once(':') {
             let sizes = sizes.trim();
-            let v: Result<Vec<u64>, _> = if sizes.is_empty() {
-                Ok(Vec::new())
+            let kind = if sizes.is_empty() || sizes.eq_ignore_ascii_case("contiguous") {
+                VarChunking::Contiguous
+            } else if sizes.eq_ignore_ascii_case("compact") {
+                VarChunking::Compact
             } else {
-                sizes.split(',').map(|n| n.trim().parse::<u64>()).collect()
+                let v = sizes
+                    .split(',')
+                    .map(|n| n.trim().parse::<u64>())
+                    .collect::<Result<Vec<u64>, _>>()
+                    .map_err(|_| {
+                        format!(
+                            "-c {spec}: expected var:N1,N2,... (whole numbers), var:contiguous, var:compact or var:"
+                        )
+                    })?;
+                if v.contains(&0) {
+                    return Err(format!("-c {spec}: a chunk size must be at least 1"));
+                }
+                VarChunking::Sizes(v)
             };
-            let v = v.map_err(|_| {
-                format!("-c {spec}: chunk sizes must be whole numbers, as var:N1,N2,...")
-            })?;
-            if v.contains(&0) {
-                return Err(format!("-c {spec}: a chunk size must be at least 1"));
-            }
-            out.vars.push((var.trim().to_string(), v));
+            out.vars.push((var.trim().to_string(), kind));
             continue;
         }
         for part in spec.split(',') {
-            let Some((d, n)) = part.split_once('/') else {
+            let Some((d, n)) = part.rsplit_once('/') else {
                 return Err(format!(
                     "-c {spec}: expected dim/N,... or var:N1,N2,... (\"{part}\" has neither)"
                 ));
             };
-            let n = if n.trim().is_empty() {
-                0
+            let n = n.trim();
+            let n = if n.is_empty() {
+                None
             } else {
-                n.trim()
-                    .parse::<u64>()
-                    .map_err(|_| format!("-c {spec}: \"{n}\" is not a chunk size"))?
+                match n.parse::<u64>() {
+                    Ok(0) => {
+                        return Err(format!(
+                            "-c {spec}: dimension \"{d}\": a chunk size must be at least 1 (\"{d}/\" is its full length)"
+                        ))
+                    }
+                    Ok(k) => Some(k),
+                    Err(_) => {
+                        return Err(format!(
+                            "-c {spec}: dimension \"{d}\": \"{n}\" is not a chunk size"
+                        ))
+                    }
+                }
             };
             out.dims.push((d.trim().to_string(), n));
         }
     }
     Ok(out)
+}
+
+/// A `-c` name matches a dimension: its name, or its full path (`/grp/dim`).
+fn dim_matches(ds: &Dataset, d: DimId, name: &str) -> bool {
+    let dim = ds.dim(d);
+    if dim.name == name {
+        return true;
+    }
+    let g = ds.group_path(dim.group);
+    let full = if g == "/" {
+        format!("/{}", dim.name)
+    } else {
+        format!("{g}/{}", dim.name)
+    };
+    full == name
+}
+
+/// Every name a `-c` spec gives must be in the input, and sizes must fit (as netCDF-C 4.9.0's
+/// nccopy checks, naming what is wrong).
+fn check_chunk_specs(input: &Dataset, specs: &[String]) -> Result<(), String> {
+    for text in specs {
+        check_chunk_spec(input, text)?;
+    }
+    Ok(())
+}
+
+fn check_chunk_spec(input: &Dataset, text: &str) -> Result<(), String> {
+    let text = text.trim();
+    let spec = parse_chunk_specs(&[text.to_string()])?;
+    for (d, _) in &spec.dims {
+        if !(0..input.dims.len()).any(|i| dim_matches(input, DimId(i), d)) {
+            return Err(format!("-c {text}: no dimension \"{d}\" in the input"));
+        }
+    }
+    for (name, kind) in &spec.vars {
+        let vars: Vec<VarId> = (0..input.vars.len())
+            .map(VarId)
+            .filter(|&v| var_matches(input, v, std::slice::from_ref(name)))
+            .collect();
+        if vars.is_empty() {
+            return Err(format!("-c {text}: no variable \"{name}\" in the input"));
+        }
+        for v in vars {
+            let var = input.var(v);
+            let path = input.var_path(v);
+            let unlimited = var.dims.iter().any(|d| input.dim(*d).unlimited);
+            match kind {
+                VarChunking::Sizes(sizes) => {
+                    if sizes.len() != var.dims.len() {
+                        return Err(format!(
+                            "-c {text}: {} sizes given for variable \"{path}\" of rank {}",
+                            sizes.len(),
+                            var.dims.len()
+                        ));
+                    }
+                    for (k, (&c, d)) in sizes.iter().zip(&var.dims).enumerate() {
+                        let dim = input.dim(*d);
+                        if !dim.unlimited && c > dim.len {
+                            return Err(format!(
+                                "-c {text}: chunk size {c} along dimension {k} (\"{}\") of variable \"{path}\" is larger than its length {}",
+                                dim.name, dim.len
+                            ));
+                        }
+                    }
+                }
+                VarChunking::Compact => {
+                    if unlimited {
+                        return Err(format!(
+                            "-c {text}: variable \"{path}\" has an unlimited dimension; compact storage is for fixed-size variables (use -u to fix the dimension)"
+                        ));
+                    }
+                    let bytes = input
+                        .shape(v)
+                        .iter()
+                        .product::<u64>()
+                        .saturating_mul(input.type_size(var.ty) as u64);
+                    if bytes > MAX_COMPACT_BYTES {
+                        return Err(format!(
+                            "-c {text}: variable \"{path}\" holds {bytes} bytes; compact storage holds at most {MAX_COMPACT_BYTES}"
+                        ));
+                    }
+                }
+                VarChunking::Contiguous => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Apply `-F`/`-d`/`-s`/`-c` to the output variables' storage settings.
@@ -290,12 +414,20 @@ fn apply_storage_options(
             let path = out.var_path(v);
             let name = out.var(v).name.clone();
             let shape = out.shape(v);
-            let dims: Vec<String> = out
+            // the -c dim/N entry (last wins) for each of the variable's dimensions
+            let dim_spec: Vec<Option<Option<u64>>> = out
                 .var(v)
                 .dims
                 .iter()
-                .map(|d| out.dim(*d).name.clone())
+                .map(|&d| {
+                    spec.dims
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| dim_matches(out, d, n))
+                        .map(|(_, k)| *k)
+                })
                 .collect();
+            let rank = out.var(v).dims.len();
             let unlimited: Vec<bool> = out
                 .var(v)
                 .dims
@@ -303,11 +435,36 @@ fn apply_storage_options(
                 .map(|d| out.dim(*d).unlimited)
                 .collect();
 
-            let by_var = spec.vars.iter().find(|(n, _)| *n == name || *n == path);
+            let by_var = spec
+                .vars
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == name || *n == path || path.strip_prefix('/') == Some(n))
+                .map(|(_, k)| k);
             let is_record = unlimited.iter().any(|&u| u);
             let elem_size = out.type_size(out.var(v).ty) as u64;
             let st = &mut out.vars[i].storage;
-            if spec.all_contiguous || by_var.is_some_and(|(_, s)| s.is_empty()) {
+            let not_chunked = match by_var {
+                Some(VarChunking::Contiguous) => Some(Layout::Contiguous),
+                Some(VarChunking::Compact) => Some(Layout::Compact),
+                Some(VarChunking::Sizes(_)) => None,
+                None if spec.all_contiguous => Some(Layout::Contiguous),
+                None => None,
+            };
+            if let Some(layout) = not_chunked {
+                if to_zarr {
+                    if by_var.is_some() {
+                        report.warnings.push(format!(
+                            "{path}: an NCZarr store is always chunked; -c {name}:{} has no effect",
+                            if layout == Layout::Compact {
+                                "compact"
+                            } else {
+                                "contiguous"
+                            }
+                        ));
+                    }
+                    continue;
+                }
                 if is_record {
                     // netCDF-4 keeps variables of an unlimited dimension chunked
                     if by_var.is_some() {
@@ -323,23 +480,22 @@ fn apply_storage_options(
                     ));
                     continue;
                 }
-                st.layout = Some(nc_dataset::Layout::Contiguous);
+                st.layout = Some(layout);
                 st.chunk_sizes = None;
                 continue;
             }
-            if let Some((_, sizes)) = by_var {
-                if sizes.len() != dims.len() {
+            if let Some(VarChunking::Sizes(sizes)) = by_var {
+                if sizes.len() != rank {
                     return Err(format!(
-                        "-c {name}:...: {} sizes given for a variable of rank {}",
+                        "-c {name}:...: {} sizes given for a variable of rank {rank}",
                         sizes.len(),
-                        dims.len()
                     ));
                 }
                 st.layout = Some(nc_dataset::Layout::Chunked);
                 st.chunk_sizes = Some(sizes.clone());
                 continue;
             }
-            if dims.is_empty() || !dims.iter().any(|d| spec.dims.iter().any(|(n, _)| n == d)) {
+            if rank == 0 || dim_spec.iter().all(Option::is_none) {
                 continue;
             }
             // nccopy's -M: small fixed-size variables are not worth chunking
@@ -349,14 +505,14 @@ fn apply_storage_options(
                 continue;
             }
             let current = st.chunk_sizes.clone();
-            let sizes: Vec<u64> = dims
+            let sizes: Vec<u64> = dim_spec
                 .iter()
                 .enumerate()
-                .map(|(k, d)| match spec.dims.iter().find(|(n, _)| n == d) {
-                    Some((_, 0)) => shape[k].max(1),
+                .map(|(k, asked)| match asked {
+                    Some(None) => shape[k].max(1),
                     // an unlimited dimension grows: its chunk size is not bounded by its length
-                    Some((_, n)) if unlimited[k] => *n,
-                    Some((_, n)) => (*n).min(shape[k].max(1)),
+                    Some(Some(n)) if unlimited[k] => *n,
+                    Some(Some(n)) => (*n).min(shape[k].max(1)),
                     // a dimension not named keeps the input's chunking, else the whole
                     // length, or one record along an unlimited dimension
                     None => current
@@ -717,7 +873,40 @@ struct MappedSource<'a> {
     src: &'a dyn DataSource,
     map: Vec<Option<VarId>>,
     progress: Option<Progress>,
+    /// The first error reading the input: the writer's failure is then the input's fault.
+    input_error: std::sync::Mutex<Option<String>>,
 }
+
+impl MappedSource<'_> {
+    fn note<T>(&self, r: Result<T, DataError>) -> Result<T, DataError> {
+        if let Err(e) = &r {
+            let mut first = self.input_error.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert_with(|| e.to_string());
+        }
+        r
+    }
+}
+
+/// The reader's message when a writer failed on the input's data without asking the source
+/// (the netCDF-4 writer decodes a chunk it copies raw, so a corrupt one fails the copy).
+fn source_failure(e: &crate::DispatchError) -> Option<String> {
+    let crate::DispatchError::Hdf5(h) = e else {
+        return None;
+    };
+    let h = match h {
+        nc_hdf5::Hdf5Error::InFile { inner, .. } => inner.as_ref(),
+        other => other,
+    };
+    match h {
+        nc_hdf5::Hdf5Error::Source { message, .. } => Some(message.clone()),
+        _ => None,
+    }
+}
+
+/// Reading the input's data failed during a copy (the message is the reader's).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InputReadError(String);
 
 impl DataSource for MappedSource<'_> {
     fn read(
@@ -728,7 +917,7 @@ impl DataSource for MappedSource<'_> {
         count: &[u64],
     ) -> Result<Values, DataError> {
         let values = match self.map.get(var.0).copied().flatten() {
-            Some(iv) => self.src.read(self.input, iv, start, count)?,
+            Some(iv) => self.note(self.src.read(self.input, iv, start, count))?,
             None => InMemory.read(ds, var, start, count)?,
         };
         if let Some(p) = &self.progress {
@@ -751,6 +940,7 @@ impl DataSource for MappedSource<'_> {
             return None;
         }
         let bytes = self.src.read_le_bytes(self.input, iv, start, count)?;
+        let bytes = self.note(bytes);
         if let Some(p) = &self.progress {
             p.read(var, count);
         }
@@ -849,22 +1039,16 @@ struct Prepared {
     report: CopyReport,
 }
 
-/// Everything but the writing: selection, storage options, explanation lines.
-fn prepare(
-    in_ds: &Dataset,
-    out_path: &Path,
-    opts: &CopyOptions,
-) -> Result<Prepared, DispatchError> {
-    let conflict = |why| DispatchError::ModelConflict {
-        path: out_path.to_path_buf(),
-        why,
-    };
-    let (mut out, map) = plan(in_ds, opts).map_err(conflict)?;
+/// Everything but the writing: selection, storage options, explanation lines. Its errors are
+/// the command line's: a name the input lacks, an option the output cannot take.
+fn prepare(in_ds: &Dataset, out_path: &Path, opts: &CopyOptions) -> Result<Prepared, Failure> {
+    check_chunk_specs(in_ds, &opts.chunks).map_err(Failure::usage)?;
+    let (mut out, map) = plan(in_ds, opts).map_err(Failure::usage)?;
     let to_zarr = crate::open::is_zarr_output(out_path);
     let format = output_format(in_ds.format, opts);
     let mut report = CopyReport::default();
-    apply_storage_options(&mut out, format, to_zarr, opts, &mut report).map_err(conflict)?;
-    report.explain = explain_lines(&out, format, to_zarr, opts).map_err(conflict)?;
+    apply_storage_options(&mut out, format, to_zarr, opts, &mut report).map_err(Failure::usage)?;
+    report.explain = explain_lines(&out, format, to_zarr, opts).map_err(Failure::usage)?;
     Ok(Prepared {
         out,
         map,
@@ -988,24 +1172,19 @@ fn explain_lines(
 /// would be an NCZarr store.
 ///
 /// # Errors
-/// When the options do not fit the input.
-pub fn explain(
-    input: &Opened,
-    out_path: &Path,
-    opts: &CopyOptions,
-) -> Result<CopyReport, DispatchError> {
+/// When the options do not fit the input (marked [`crate::Side::Usage`]).
+pub fn explain(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyReport, Failure> {
     Ok(prepare(input.dataset(), out_path, opts)?.report)
 }
 
 /// Copy `input` to `out_path` as `opts` says; the output is written atomically.
 ///
 /// # Errors
-/// When the options do not fit the input, or reading or writing fails.
-pub fn copy(
-    input: &Opened,
-    out_path: &Path,
-    opts: &CopyOptions,
-) -> Result<CopyReport, DispatchError> {
+/// Marked with the side that failed: [`crate::Side::Usage`] when the options do not fit the
+/// input, [`crate::Side::Input`] when reading its data fails (an [`InputReadError`] with the
+/// reader's message), else [`crate::Side::Output`] (creating, writing or committing it, or a
+/// dataset the output format cannot hold).
+pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyReport, Failure> {
     let in_ds = input.dataset();
     let Prepared {
         out: out_ds,
@@ -1022,8 +1201,9 @@ pub fn copy(
         src: input.source(),
         map,
         progress,
+        input_error: std::sync::Mutex::new(None),
     };
-    create(
+    let written = create(
         out_path,
         &out_ds,
         &src,
@@ -1034,7 +1214,18 @@ pub fn copy(
             only_given_data: false,
             force: opts.force,
         },
-    )?;
+    );
+    if let Err(e) = written {
+        let read = src
+            .input_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        return Err(match read.or_else(|| source_failure(&e)) {
+            Some(msg) => Failure::input(InputReadError(msg)),
+            None => Failure::output(e),
+        });
+    }
     if let Some(p) = &src.progress {
         (p.cb.0)(p.event(true));
     }

@@ -6,6 +6,7 @@ mod cleanup;
 mod copy;
 mod decode;
 mod dest;
+mod failure;
 mod kind;
 mod open;
 mod process;
@@ -18,6 +19,7 @@ pub use cleanup::{
 pub use copy::*;
 pub use decode::*;
 pub use dest::same_dataset;
+pub use failure::{Failure, Side};
 pub use kind::*;
 pub use open::*;
 pub use process::tune_allocator;

@@ -53,6 +53,15 @@ pub enum DispatchError {
     /// The HDF5 reader failed (its errors already name the file).
     #[error(transparent)]
     Hdf5(nc_hdf5::Hdf5Error),
+    /// An `http://`, `https://` or `s3://` URL that is not an NCZarr store: remote datasets are
+    /// not read or written yet.
+    #[error("{url}: remote URLs ({scheme}://) are not supported yet; copy the dataset to a local file or directory first")]
+    Remote {
+        /// the URL as given
+        url: String,
+        /// `http`, `https` or `s3`
+        scheme: String,
+    },
     /// The dataset cannot be written in the format asked for.
     #[error("{}: {why}", .path.display())]
     ModelConflict {
@@ -93,11 +102,19 @@ fn io_err(path: &Path, source: std::io::Error) -> DispatchError {
 /// When the file cannot be read or its bytes match no known format.
 pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
     let s = path.to_string_lossy();
+    nc_zarr::check_mode_words(&s).map_err(DispatchError::Zarr)?;
     if nc_zarr::parse_location(&s).is_some() {
         return Ok(FileKind::Zarr);
     }
+    check_local(&s)?;
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
     if meta.is_dir() {
+        if path.join("zarr.json").is_file() {
+            return Err(DispatchError::NotSupported {
+                path: path.to_path_buf(),
+                what: "a Zarr v3 store (zarr.json)".into(),
+            });
+        }
         return Err(DispatchError::UnknownFormat {
             path: path.to_path_buf(),
             found: Vec::new(),
@@ -134,6 +151,22 @@ pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
         path: path.to_path_buf(),
         found: head.to_vec(),
     })
+}
+
+/// A name with a remote scheme that is not an NCZarr store location is refused by name,
+/// never looked up as a local file ("No such file or directory" would mislead).
+fn check_local(s: &str) -> Result<(), DispatchError> {
+    let lower = s.to_ascii_lowercase();
+    match ["https", "http", "s3"]
+        .into_iter()
+        .find(|sc| lower.starts_with(&format!("{sc}://")))
+    {
+        Some(scheme) => Err(DispatchError::Remote {
+            url: s.to_string(),
+            scheme: scheme.to_string(),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -290,13 +323,27 @@ pub fn create(
     src: &dyn DataSource,
     opts: &CreateOptions,
 ) -> Result<(), DispatchError> {
-    if let Some(why) = crate::model_conflict(ds, opts.format) {
+    let s = path.to_string_lossy();
+    nc_zarr::check_mode_words(&s).map_err(DispatchError::Zarr)?;
+    let zarr = zarr_output(path);
+    if zarr.is_none() {
+        check_local(&s)?;
+    }
+    // an NCZarr store is always chunked and holds storage settings whatever the format kind
+    // asked: a classic kind there means the classic data model (netCDF-4 classic), CDF-5
+    // adds its types (as netCDF-4 does)
+    let model = match (&zarr, opts.format) {
+        (Some(_), Format::Classic | Format::Offset64) => Format::Netcdf4Classic,
+        (Some(_), Format::Cdf5) => Format::Netcdf4,
+        (_, f) => f,
+    };
+    if let Some(why) = crate::model_conflict(ds, model) {
         return Err(DispatchError::ModelConflict {
             path: path.to_path_buf(),
             why,
         });
     }
-    if let Some(loc) = zarr_output(path) {
+    if let Some(loc) = zarr {
         return create_zarr(&loc, ds, src, opts.force);
     }
     let dest = check_destination(path, OutputKind::File, opts.force)?;

@@ -24,6 +24,17 @@ pub enum ZarrError {
         /// What is wrong.
         reason: String,
     },
+    /// A `#mode=` word nobody knows (netCDF-C ignores it; a typo would then silently choose
+    /// another format or storage).
+    #[error("{location:?}: unknown mode word \"{word}\" in #mode= (known: {known})")]
+    UnknownModeWord {
+        /// The location text.
+        location: String,
+        /// The word.
+        word: String,
+        /// The words netCDF-C knows, comma-separated.
+        known: String,
+    },
     /// A remote store (S3, HTTP).
     #[error("{location:?}: {scheme} stores are not supported yet; only local directory (mode=...,file) and zip (mode=...,zip) stores are (copy the dataset to a local directory first)")]
     RemoteNotSupported {

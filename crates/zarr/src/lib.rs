@@ -24,7 +24,7 @@ pub mod store;
 mod write;
 
 pub use error::ZarrError;
-pub use location::{parse_location, StorageKind, ZarrLocation};
+pub use location::{check_mode_words, parse_location, StorageKind, ZarrLocation, KNOWN_MODE_WORDS};
 pub use read::ZarrFile;
 pub use store::{copy_store, DirStore, MemStore, Store, ZipStore};
 

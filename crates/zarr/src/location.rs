@@ -40,6 +40,57 @@ pub struct ZarrLocation {
 
 const FLAGS: [&str; 7] = ["nczarr", "zarr", "xarray", "noxarray", "file", "zip", "s3"];
 
+/// Every `mode=` word netCDF-C 4.9.0 knows: the format modes and macros of
+/// `libdispatch/dinfermodel.c` and the NCZarr storage words of `libnczarr/zarr.c`. Only the
+/// NCZarr ones select anything here; the others (DAP, byte ranges, format hints) are accepted
+/// as netCDF-C accepts them.
+pub const KNOWN_MODE_WORDS: [&str; 16] = [
+    "nczarr", "zarr", "xarray", "noxarray", "file", "zip", "s3", "bytes", "dap2", "dap4",
+    "netcdf-3", "classic", "netcdf-4", "enhanced", "udf0", "udf1",
+];
+
+/// Check the words of every `mode=` in the fragment of `s` (after `#`).
+///
+/// # Errors
+/// [`ZarrError::UnknownModeWord`] naming the first word netCDF-C does not know, with the
+/// list of those it does.
+pub fn check_mode_words(s: &str) -> Result<(), ZarrError> {
+    let Some((_, fragment)) = s.split_once('#') else {
+        return Ok(());
+    };
+    match mode_flags(fragment)
+        .into_iter()
+        .find(|w| !KNOWN_MODE_WORDS.contains(&w.as_str()))
+    {
+        Some(word) => Err(ZarrError::UnknownModeWord {
+            location: s.to_string(),
+            word,
+            known: KNOWN_MODE_WORDS.join(", "),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What a directory given by a plain path holds: Zarr v2 metadata objects at its top.
+fn is_zarr_v2_dir(p: &Path) -> bool {
+    p.is_dir()
+        && [".zgroup", ".zarray", ".zattrs"]
+            .iter()
+            .any(|k| p.join(k).is_file())
+}
+
+/// The directory holds NCZarr metadata (`.nczgroup`, or an `_nczarr_superblock` /
+/// `_nczarr_group` key in its `.zgroup` or `.zattrs`), not only pure Zarr.
+fn has_nczarr_metadata(p: &Path) -> bool {
+    p.join(".nczgroup").is_file()
+        || [".zgroup", ".zattrs"].iter().any(|k| {
+            std::fs::read(p.join(k)).is_ok_and(|b| {
+                let t = String::from_utf8_lossy(&b);
+                t.contains("_nczarr_superblock") || t.contains("_nczarr_group")
+            })
+        })
+}
+
 fn mode_flags(fragment: &str) -> Vec<String> {
     let mut flags = Vec::new();
     for part in fragment.split('&') {
@@ -156,8 +207,11 @@ pub fn parse_location(s: &str) -> Option<ZarrLocation> {
         return None;
     }
     let p = Path::new(s);
-    if p.is_dir() && p.join(".zgroup").is_file() {
-        return Some(mk(p.to_path_buf(), None));
+    if is_zarr_v2_dir(p) {
+        // no #mode: NCZarr when the store holds NCZarr metadata, else pure Zarr
+        let mut l = mk(p.to_path_buf(), None);
+        l.pure_zarr = !has_nczarr_metadata(p);
+        return Some(l);
     }
     if p.is_file()
         && p.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"))
@@ -294,6 +348,21 @@ mod tests {
     }
 
     #[test]
+    fn unknown_mode_words_are_named() {
+        assert!(check_mode_words("file:///x#mode=nczarr,file").is_ok());
+        assert!(check_mode_words("x.nc").is_ok());
+        assert!(check_mode_words("https://h/x#mode=bytes").is_ok());
+        let e = check_mode_words("file:///x#mode=nczarr,bogus")
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            e,
+            "\"file:///x#mode=nczarr,bogus\": unknown mode word \"bogus\" in #mode= (known: nczarr, zarr, xarray, noxarray, file, zip, s3, bytes, dap2, dap4, netcdf-3, classic, netcdf-4, enhanced, udf0, udf1)"
+        );
+    }
+
+    #[test]
     fn remote_is_recognised_and_refused() {
         for u in [
             "s3://bucket/key",
@@ -316,7 +385,19 @@ mod tests {
         std::fs::write(s.join(".zgroup"), b"{\"zarr_format\": 2}").unwrap();
         let l = parse_location(s.to_str().unwrap()).unwrap();
         assert_eq!(l.storage, StorageKind::File);
-        assert!(!l.pure_zarr && l.xarray);
+        assert!(l.pure_zarr && l.xarray, "no NCZarr metadata: pure Zarr");
+        std::fs::write(
+            s.join(".zattrs"),
+            b"{\"_nczarr_superblock\": {\"version\": \"2.0.0\"}}",
+        )
+        .unwrap();
+        let l = parse_location(s.to_str().unwrap()).unwrap();
+        assert!(!l.pure_zarr, "NCZarr metadata: NCZarr");
+        // an array at the top, with no .zgroup
+        let a = d.join("a.zarr");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::write(a.join(".zarray"), b"{}").unwrap();
+        assert!(parse_location(a.to_str().unwrap()).is_some_and(|l| l.pure_zarr));
         // a zip of it
         let z = d.join("p.zip");
         let zs = ZipStore::create(&z).unwrap();

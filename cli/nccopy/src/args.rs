@@ -1,0 +1,130 @@
+//! nccopy-rs's command line: netCDF-C 4.9.0 nccopy's options (`getopt` string
+//! `k:3467d:sum:c:h:e:rwxg:G:v:V:F:L:M:`, plus `-5` and `-q`), then our long options.
+//!
+//! The help headings follow the order of the OPTIONS section of nccopy's man page: format,
+//! compression and chunking, subsetting, performance.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Parser};
+
+const FORMAT: &str = "Output format";
+const STORAGE: &str = "Compression and chunking";
+const SUBSET: &str = "Subsetting";
+const PERFORMANCE: &str = "Performance (accepted as hints)";
+const OTHER: &str = "Other";
+
+/// The synopsis, as nccopy's man page writes it.
+pub const USAGE: &str = "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] infile outfile";
+
+/// Copy a netCDF dataset, optionally converting its format, compression and chunking
+/// (netCDF-C nccopy's options).
+#[derive(Parser, Debug, Default)]
+#[command(
+    name = "nccopy-rs",
+    bin_name = "nccopy-rs",
+    override_usage = USAGE,
+    disable_help_flag = true,
+    disable_version_flag = true,
+    after_help = "infile and outfile are files or NCZarr/Zarr stores (file://PATH#mode=nczarr,file, or #mode=zarr, zip)."
+)]
+pub struct Args {
+    /// Output format: classic, '64-bit offset', cdf5, netCDF-4, 'netCDF-4 classic model' (or nc3, nc6, nc5, nc4, nc7, 1-5).
+    #[arg(short = 'k', value_name = "kind", help_heading = FORMAT)]
+    pub kind: Option<String>,
+    /// Classic output (same as -k classic).
+    #[arg(short = '3', help_heading = FORMAT)]
+    pub k3: bool,
+    /// netCDF-4 output (same as -k netCDF-4).
+    #[arg(short = '4', help_heading = FORMAT)]
+    pub k4: bool,
+    /// CDF-5 output (same as -k cdf5).
+    #[arg(short = '5', help_heading = FORMAT)]
+    pub k5: bool,
+    /// 64-bit offset output (same as -k '64-bit offset').
+    #[arg(short = '6', help_heading = FORMAT)]
+    pub k6: bool,
+    /// netCDF-4 classic model output (same as -k 'netCDF-4 classic model').
+    #[arg(short = '7', help_heading = FORMAT)]
+    pub k7: bool,
+    /// Convert unlimited dimensions to fixed-size dimensions in the output.
+    #[arg(short = 'u', help_heading = FORMAT)]
+    pub fix_unlimited: bool,
+
+    /// Deflation level for the output variables (0 = none, 9 = most).
+    #[arg(short = 'd', value_name = "n", value_parser = clap::value_parser!(u32).range(0..=9), help_heading = STORAGE)]
+    pub deflate: Option<u32>,
+    /// Add shuffle to deflation.
+    #[arg(short = 's', help_heading = STORAGE)]
+    pub shuffle: bool,
+    /// Chunking: dim/N,... (per dimension), var:N1,N2,..., var:contiguous, var:compact, var: or / (repeatable).
+    #[arg(short = 'c', value_name = "chunkspec", action = ArgAction::Append, help_heading = STORAGE)]
+    pub chunk: Vec<String>,
+    /// Filter for output variables: var1|var2,id,params or none (repeatable).
+    #[arg(short = 'F', value_name = "filterspec", action = ArgAction::Append, help_heading = STORAGE)]
+    pub filters: Vec<String>,
+    /// Minimum chunk size in bytes: smaller fixed-size variables stay contiguous under -c dim/N.
+    #[arg(short = 'M', value_name = "n", help_heading = STORAGE)]
+    pub min_chunk: Option<String>,
+
+    /// Copy data only for these variables; definitions of all are kept.
+    #[arg(short = 'v', value_name = "var1,...", action = ArgAction::Append, help_heading = SUBSET)]
+    pub data_vars: Vec<String>,
+    /// Copy definitions and data only for these variables.
+    #[arg(short = 'V', value_name = "var1,...", action = ArgAction::Append, help_heading = SUBSET)]
+    pub only_vars: Vec<String>,
+    /// Copy data only for variables in these groups; all definitions are kept.
+    #[arg(short = 'g', value_name = "grp1,...", action = ArgAction::Append, help_heading = SUBSET)]
+    pub data_groups: Vec<String>,
+    /// Copy definitions and data only for these groups.
+    #[arg(short = 'G', value_name = "grp1,...", action = ArgAction::Append, help_heading = SUBSET)]
+    pub only_groups: Vec<String>,
+
+    /// Copy buffer size in bytes (K, M, G, T, P suffixes: powers of 1000).
+    #[arg(short = 'm', value_name = "n", allow_hyphen_values = true, help_heading = PERFORMANCE)]
+    pub buffer: Option<String>,
+    /// Chunk cache size in bytes (K, M, G, T, P suffixes).
+    #[arg(short = 'h', value_name = "n", allow_hyphen_values = true, help_heading = PERFORMANCE)]
+    pub cache_size: Option<String>,
+    /// Number of elements the chunk cache holds (K, M, G, T, P suffixes).
+    #[arg(short = 'e', value_name = "n", allow_hyphen_values = true, help_heading = PERFORMANCE)]
+    pub cache_elems: Option<String>,
+    /// Read the whole input into memory first (no effect: the input is read as needed).
+    #[arg(short = 'r', help_heading = PERFORMANCE)]
+    pub read_whole: bool,
+    /// Write the output from memory on close (no effect: it is written beside the destination, then renamed).
+    #[arg(short = 'w', help_heading = PERFORMANCE)]
+    pub diskless_write: bool,
+    /// Per-variable chunk caches, nccopy's undocumented experiment (no effect).
+    #[arg(short = 'x', help_heading = PERFORMANCE)]
+    pub compute_chunk_caches: bool,
+    /// Worker threads (default: one per core, or NCRS_THREADS).
+    #[arg(long = "threads", value_name = "N", help_heading = PERFORMANCE)]
+    pub threads: Option<String>,
+
+    /// netCDF-C log level (no effect: accepted for scripts).
+    #[arg(short = 'L', value_name = "n", help_heading = OTHER)]
+    pub log_level: Option<String>,
+    /// Do not print warnings.
+    #[arg(short = 'q', help_heading = OTHER)]
+    pub quiet: bool,
+    /// Print, per output variable, the -F rule that fired, the filters, chunks and layout; copy nothing (outfile optional).
+    #[arg(long = "explain", help_heading = OTHER)]
+    pub explain: bool,
+    /// Replace an existing output file even when it is read-only (never a directory that is not a store).
+    #[arg(long = "force", help_heading = OTHER)]
+    pub force: bool,
+    /// Print this help.
+    #[arg(long = "help", action = ArgAction::Help, help_heading = OTHER)]
+    pub help: Option<bool>,
+    /// Print the version, the formats and the built-in codecs.
+    #[arg(long = "version", help_heading = OTHER)]
+    pub version: bool,
+
+    /// Input dataset (file or store).
+    #[arg(value_name = "infile")]
+    pub infile: Option<PathBuf>,
+    /// Output dataset (file or store).
+    #[arg(value_name = "outfile")]
+    pub outfile: Option<PathBuf>,
+}
