@@ -236,7 +236,10 @@ impl<'a> Printer<'a> {
         let empty = a.values.is_empty();
         let typed = match a.ty {
             NcType::Atomic(AtomicType::String) | NcType::User(_) => true,
-            NcType::Atomic(_) => false,
+            // -XF (netCDF-C 4.9.3): a variable's _FillValue always shows its type
+            NcType::Atomic(_) => {
+                self.opts.fill_value_type && var.is_some() && a.name == "_FillValue"
+            }
         };
         if typed {
             self.push_type_name(a.ty, group);
