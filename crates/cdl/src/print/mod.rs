@@ -186,6 +186,7 @@ fn print_slabbed(
         sel,
         buf: Vec::with_capacity(1 << 16),
         slab_bytes,
+        enum_col: 0,
     };
     if let Err(e) = p.group(nc_dataset::ROOT, 0) {
         // as ncdump, everything printed before the failure (the header, the variables before
@@ -304,6 +305,9 @@ struct Printer<'a> {
     buf: Vec<u8>,
     /// raw bytes read per hyperslab
     slab_bytes: u64,
+    /// ncdump's line position for `types:` enum declarations: it does not count the
+    /// indentation of a declaration's first line and carries over from one enum to the next
+    enum_col: usize,
 }
 
 impl Printer<'_> {
