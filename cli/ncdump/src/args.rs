@@ -18,6 +18,7 @@ const TOOL: &str = "This tool";
     bin_name = "ncdump-rs",
     disable_help_flag = true,
     disable_version_flag = true,
+    args_override_self = true,
     after_help = "Exit status: 0 success, 1 the input cannot be read, 2 a usage error, \
                   3 the output cannot be written."
 )]
