@@ -322,3 +322,40 @@ fn unwritable_output_exits_3() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(stderr(&out).starts_with("ncdump: "), "{}", stderr(&out));
 }
+
+#[test]
+fn input_refusals_in_ncdump_words() {
+    let dir = inputs("ncdump-opt-refusals");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["-v", "nosuch", "numbers.nc"],
+            "ncdump: nosuch: No such variable\n",
+        ),
+        (
+            &["-g", "nosuch", "groups.nc"],
+            "ncdump: nosuch: No such group\n",
+        ),
+        (
+            &["-x", "groups.nc"],
+            "ncdump: NcML output (-x) currently only permitted for netCDF classic model\n",
+        ),
+    ];
+    for (args, msg) in cases {
+        let out = run("ncdump-rs", args, &dir);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&out), *msg, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        if have_reference("ncdump") {
+            let r = Command::new("ncdump")
+                .args(*args)
+                .current_dir(&dir)
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&r.stderr),
+                *msg,
+                "reference {args:?}"
+            );
+        }
+    }
+}

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::Parser;
+use nc_cdl::print::PrintError;
 use nc_dispatch::exit;
 use ncdump_rs::options::{dump_options, BadOption};
 use ncdump_rs::{Args, USAGE};
@@ -176,6 +177,9 @@ fn run(
         return Ok(());
     }
     if args.ncml {
+        if opened.dataset().format == Some(nc_dataset::Format::Netcdf4) {
+            anyhow::bail!("NcML output (-x) currently only permitted for netCDF classic model");
+        }
         nc_cdl::print::print_ncml(opened.dataset(), &file.to_string_lossy(), out)
             .context("writing NcML")?;
         return Ok(());
@@ -183,6 +187,12 @@ fn run(
     if opts.name.is_none() {
         opts.name = Some(name_from_path(file));
     }
-    nc_cdl::print(opened.dataset(), opened.source(), &opts, out).context("writing CDL")?;
+    nc_cdl::print(opened.dataset(), opened.source(), &opts, out).map_err(|e| match e {
+        // ncdump's own words for a -v or -g name that matches nothing
+        e @ (PrintError::NoSuchVariable { .. } | PrintError::NoSuchGroup { .. }) => {
+            anyhow::Error::new(e)
+        }
+        e => anyhow::Error::new(e).context("writing CDL"),
+    })?;
     Ok(())
 }
