@@ -113,36 +113,30 @@ impl<'a> Printer<'a> {
         self.indent(depth);
         match &ut.kind {
             UserTypeKind::Enum { base, members } => {
-                self.s(base.cdl_name());
-                self.s(" enum ");
-                push_name(&mut self.buf, &ut.name);
-                self.s(" {");
-                let line_start = self
-                    .buf
-                    .iter()
-                    .rposition(|&b| b == b'\n')
-                    .map_or(0, |p| p + 1);
-                let mut linep = self.buf.len() - line_start;
-                let limit = self.opts.line_len();
+                // as ncdump's lput: every piece, the `base enum name {` opening included,
+                // goes to a new continuation line when it would pass `-l` minus 2 columns;
+                // the last piece's fit test counts its `} ;` and newline
+                let mut head = Vec::new();
+                head.extend_from_slice(base.cdl_name().as_bytes());
+                head.extend_from_slice(b" enum ");
+                push_name(&mut head, &ut.name);
+                head.extend_from_slice(b" {");
+                if members.is_empty() {
+                    head.extend_from_slice(b"} ;\n");
+                }
+                let limit = self.opts.line_len().saturating_sub(2);
+                self.lput(&head, depth, limit);
                 for (i, m) in members.iter().enumerate() {
                     let mut piece = Vec::new();
                     push_name(&mut piece, &m.name);
                     piece.extend_from_slice(format!(" = {}", m.value).as_bytes());
-                    // the last member carries the closing `} ;` into the fit test
-                    piece.extend_from_slice(if i + 1 < members.len() { b", " } else { b"} ;" });
-                    if piece.len() > 2 && linep + piece.len() > limit {
-                        self.s("\n");
-                        self.indent(depth);
-                        self.s("    ");
-                        linep = 2 * depth + 4;
-                    }
-                    linep += piece.len();
-                    self.buf.extend_from_slice(&piece);
+                    piece.extend_from_slice(if i + 1 < members.len() {
+                        b", "
+                    } else {
+                        b"} ;\n"
+                    });
+                    self.lput(&piece, depth, limit);
                 }
-                if members.is_empty() {
-                    self.s("} ;");
-                }
-                self.s("\n");
             }
             UserTypeKind::Opaque { size } => {
                 self.s(&format!("opaque({size}) "));
@@ -175,6 +169,24 @@ impl<'a> Printer<'a> {
                 push_name(&mut self.buf, &ut.name);
                 self.s("\n");
             }
+        }
+    }
+
+    /// ncdump's `lput` for enum declarations: wrap before `piece` when it would pass `limit`
+    /// (pieces of 2 bytes or fewer never wrap); a piece ending in a newline resets the
+    /// position to the indentation.
+    fn lput(&mut self, piece: &[u8], depth: usize, limit: usize) {
+        if piece.len() > 2 && self.enum_col + piece.len() > limit {
+            self.s("\n");
+            self.indent(depth);
+            self.s("    ");
+            self.enum_col = 2 * depth + 4;
+        }
+        self.buf.extend_from_slice(piece);
+        if piece.ends_with(b"\n") {
+            self.enum_col = 2 * depth;
+        } else {
+            self.enum_col += piece.len();
         }
     }
 
@@ -236,7 +248,10 @@ impl<'a> Printer<'a> {
         let empty = a.values.is_empty();
         let typed = match a.ty {
             NcType::Atomic(AtomicType::String) | NcType::User(_) => true,
-            NcType::Atomic(_) => false,
+            // -XF (netCDF-C 4.9.3): a variable's _FillValue always shows its type
+            NcType::Atomic(_) => {
+                self.opts.fill_value_type && var.is_some() && a.name == "_FillValue"
+            }
         };
         if typed {
             self.push_type_name(a.ty, group);

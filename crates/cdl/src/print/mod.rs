@@ -85,6 +85,9 @@ pub struct DumpOptions {
     pub time: TimeMode,
     /// `-Xp`: leave out `_NCProperties` under `-s`.
     pub no_nc_properties: bool,
+    /// `-XF` (netCDF-C 4.9.3 and later): print the type before every variable's `_FillValue`
+    /// attribute (`\t\tint v:_FillValue = -1 ;`), not only for string and user types.
+    pub fill_value_type: bool,
     /// `-n name`: the name printed after `netcdf` (default: `Dataset::name`).
     pub name: Option<String>,
 }
@@ -183,8 +186,17 @@ fn print_slabbed(
         sel,
         buf: Vec::with_capacity(1 << 16),
         slab_bytes,
+        enum_col: 0,
     };
-    p.group(nc_dataset::ROOT, 0)?;
+    if let Err(e) = p.group(nc_dataset::ROOT, 0) {
+        // as ncdump, everything printed before the failure (the header, the variables before
+        // it, the failing variable's `name = `) still reaches the output; the error is the
+        // one to report even when this write fails too
+        let _ = p
+            .flush()
+            .and_then(|()| p.out.flush().map_err(PrintError::from));
+        return Err(e);
+    }
     p.flush()?;
     p.out.flush()?;
     Ok(())
@@ -293,6 +305,9 @@ struct Printer<'a> {
     buf: Vec<u8>,
     /// raw bytes read per hyperslab
     slab_bytes: u64,
+    /// ncdump's line position for `types:` enum declarations: it does not count the
+    /// indentation of a declaration's first line and carries over from one enum to the next
+    enum_col: usize,
 }
 
 impl Printer<'_> {
