@@ -251,8 +251,11 @@ fn check_run(t: &mut Tally, dir: &Path, tool: &str, args: &[&str], what: &str) {
             .push(format!("{label}: timeout after {TIMEOUT:?}")),
         Some(st) => match st.code() {
             Some(0) => t.successes += 1,
-            Some(1) if !err.trim().is_empty() => t.clean_errors += 1,
-            Some(1) => t.failures.push(format!("{label}: exit 1 with no message")),
+            // 1 bad input, 2 bad command line, 3 output not writable (nc_dispatch::exit)
+            Some(1..=3) if !err.trim().is_empty() => t.clean_errors += 1,
+            Some(c @ 1..=3) => t
+                .failures
+                .push(format!("{label}: exit {c} with no message")),
             Some(c) => t.failures.push(format!("{label}: exit {c}: {err}")),
             None => t
                 .failures

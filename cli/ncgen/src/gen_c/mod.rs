@@ -4,8 +4,9 @@
 //! variables with their storage settings (chunking, deflate, shuffle, fletcher32, endianness,
 //! fill, other filters, quantization) and attributes, leaves define mode and writes each
 //! variable that has data in the CDL, padded with its fill value as ncgen's binary output is.
-//! The statements follow netCDF-C's ncgen (`ncgen/genc.c`, `ncgen/genbin.c` of 4.9.0): groups,
-//! types, dimensions and variables in CDL order, `nc_set_fill` last before `nc_enddef`. The
+//! The statements follow netCDF-C's ncgen (`ncgen/genc.c`, `ncgen/genbin.c` of 4.9.0):
+//! `nc_set_fill` right after `nc_create` (for `-x`), then groups, types, dimensions and
+//! variables in CDL order. The
 //! text is our own; values are spelled so that they read back bit for bit.
 //!
 //! Compound types are declared as C structs whose layout gives the offsets (`offsetof`), so
@@ -28,7 +29,7 @@ pub struct COptions {
     pub path: String,
     /// The format it creates.
     pub format: Format,
-    /// Call `nc_set_fill(ncid, NC_NOFILL, NULL)` before leaving define mode (`-x`).
+    /// Call `nc_set_fill(ncid, NC_NOFILL, NULL)` before defining anything (`-x`).
     pub no_fill: bool,
     /// Define everything but write no data (`-H`).
     pub header_only: bool,
@@ -174,18 +175,29 @@ impl Gen<'_> {
             Format::Netcdf4 => "NC_CLOBBER | NC_NETCDF4",
             Format::Netcdf4Classic => "NC_CLOBBER | NC_NETCDF4 | NC_CLASSIC_MODEL",
         };
-        let n = |k: usize| k.max(1);
         self.line("int ncid;");
-        self.line(&format!("int grp[{}];", n(ds.groups.len())));
-        self.line(&format!("int dim[{}];", n(ds.dims.len())));
-        self.line(&format!("int var[{}];", n(ds.vars.len())));
-        self.line(&format!("nc_type typ[{}];", n(ds.types.len())));
+        // one id table per kind of object, declared only when used (no unused variables)
+        for (decl, count) in [
+            ("int grp", ds.groups.len()),
+            ("int dim", ds.dims.len()),
+            ("int var", ds.vars.len()),
+            ("nc_type typ", ds.types.len()),
+        ] {
+            if count > 0 {
+                self.line(&format!("{decl}[{count}];"));
+            }
+        }
         self.body.push('\n');
         self.line(&format!(
             "CHECK(nc_create({}, {cmode}, &ncid));",
             literal::string(self.opts.path.as_bytes())
         ));
         self.line("grp[0] = ncid;");
+        if self.opts.no_fill {
+            // before any variable, as ncgen's binary output does: each variable defined
+            // afterwards is a no-fill one
+            self.line("CHECK(nc_set_fill(ncid, NC_NOFILL, NULL));");
+        }
         for (i, grp) in ds.groups.iter().enumerate().skip(1) {
             let parent = grp.parent.map_or(0, |p| p.0);
             self.line(&format!(
@@ -213,9 +225,6 @@ impl Gen<'_> {
             for a in &grp.atts {
                 self.put_att(&format!("grp[{i}]"), "NC_GLOBAL", a, "global attribute")?;
             }
-        }
-        if self.opts.no_fill {
-            self.line("CHECK(nc_set_fill(ncid, NC_NOFILL, NULL));");
         }
         self.line("CHECK(nc_enddef(ncid));");
         if !self.opts.header_only {
@@ -252,10 +261,18 @@ impl Gen<'_> {
         }
     }
 
-    /// Define the user types, each after the types it is built from.
+    /// Define the user types group by group in each group's order (the parser keeps it as
+    /// ncgen defines them: types built from atomic types first), each after the types it is
+    /// built from.
     fn types(&mut self) -> Result<(), GenCError> {
-        let mut done = vec![false; self.ds.types.len()];
-        for i in 0..self.ds.types.len() {
+        let ds = self.ds;
+        let mut done = vec![false; ds.types.len()];
+        for grp in &ds.groups {
+            for &t in &grp.types {
+                self.def_type(t, &mut done, 0)?;
+            }
+        }
+        for i in 0..ds.types.len() {
             self.def_type(TypeId(i), &mut done, 0)?;
         }
         Ok(())
