@@ -222,8 +222,9 @@ impl Gen<'_> {
             self.def_var(VarId(i), netcdf4)?;
         }
         for (i, grp) in ds.groups.iter().enumerate() {
+            let owner = format!("group {}", ds.group_path(nc_dataset::GroupId(i)));
             for a in &grp.atts {
-                self.put_att(&format!("grp[{i}]"), "NC_GLOBAL", a, "global attribute")?;
+                self.put_att(&format!("grp[{i}]"), "NC_GLOBAL", a, &owner)?;
             }
         }
         self.line("CHECK(nc_enddef(ncid));");
