@@ -28,7 +28,8 @@ fn chunks_hdf5_cannot_hold_are_refused_before_writing() {
     for (body, expected) in cases {
         fs::write(d.join("c.cdl"), format!("netcdf c {{\n{body}\n}}\n")).unwrap();
         let o = run("ncgen-rs", &["-4", "-o", "c.nc", "c.cdl"], &d);
-        assert_eq!(o.status.code(), Some(1), "{body}");
+        // exit 3: the output cannot be written (nc_dispatch::exit::OUTPUT)
+        assert_eq!(o.status.code(), Some(3), "{body}");
         assert_eq!(String::from_utf8_lossy(&o.stderr), expected, "{body}");
         let left: Vec<_> = fs::read_dir(&d)
             .unwrap()
@@ -55,7 +56,7 @@ fn quantize_attributes_are_refused_not_dropped() {
         )
         .unwrap();
         let o = run("ncgen-rs", &["-4", "-o", "q.nc", "q.cdl"], &d);
-        assert_eq!(o.status.code(), Some(1), "{att}");
+        assert_eq!(o.status.code(), Some(3), "{att}");
         assert_eq!(
             String::from_utf8_lossy(&o.stderr),
             format!(

@@ -1,88 +1,39 @@
-//! ncgen-rs: CDL text → netCDF dataset, with netCDF-C ncgen's options.
+//! ncgen-rs: CDL text → netCDF dataset (or a C program that creates it), with netCDF-C
+//! ncgen's options.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::{anyhow, Context};
 use clap::Parser;
 use nc_dataset::{Format, InMemory};
+use nc_dispatch::exit;
+use ncgen_rs::gen_c::{self, COptions};
+use ncgen_rs::Args;
 
-/// Generate a netCDF file from a CDL description (options as netCDF-C's ncgen).
-#[derive(Parser, Debug)]
-#[command(name = "ncgen", disable_help_flag = true, disable_version_flag = true)]
-struct Args {
-    /// Create a (binary) netCDF file.
-    #[arg(short = 'b')]
-    binary: bool,
-    /// Generate C code (not supported).
-    #[arg(short = 'c')]
-    c_code: bool,
-    /// Generate Fortran 77 code (not supported).
-    #[arg(short = 'f')]
-    fortran: bool,
-    /// Output format kind: classic, 64-bit offset, cdf5, netCDF-4, netCDF-4 classic model, or a number.
-    #[arg(short = 'k', alias = "v", value_name = "kind")]
-    kind: Option<String>,
-    /// Same as -k classic.
-    #[arg(short = '3')]
-    k3: bool,
-    /// Same as -k netCDF-4.
-    #[arg(short = '4')]
-    k4: bool,
-    /// Same as -k cdf5.
-    #[arg(short = '5')]
-    k5: bool,
-    /// Same as -k '64-bit offset'.
-    #[arg(short = '6')]
-    k6: bool,
-    /// Same as -k 'netCDF-4 classic model'.
-    #[arg(short = '7')]
-    k7: bool,
-    /// Same as -k classic (old form).
-    #[arg(short = '1')]
-    k1: bool,
-    /// Output language: b (binary) only; c, f77 and java are not supported.
-    #[arg(short = 'l', value_name = "language")]
-    lang: Option<String>,
-    /// Output file name.
-    #[arg(short = 'o', value_name = "outfile")]
-    out: Option<PathBuf>,
-    /// Do not write fill values ("no fill" mode).
-    #[arg(short = 'x')]
-    no_fill: bool,
-    /// Dataset name to use instead of the one in the CDL.
-    #[arg(short = 'N', value_name = "datasetname")]
-    name: Option<String>,
-    /// Like -b, with the obsolete `.cdf` extension for the default output name.
-    #[arg(short = 'n')]
-    cdf_ext: bool,
-    /// Print help.
-    #[arg(short = 'h', short_alias = 'H', action = clap::ArgAction::Help)]
-    help: Option<bool>,
-    /// Debug output (accepted, ignored).
-    #[arg(short = 'd')]
-    debug: bool,
-    /// Debug level (accepted, ignored).
-    #[arg(short = 'D', value_name = "debuglevel")]
-    debug_level: Option<String>,
-    /// Log level (accepted, ignored).
-    #[arg(short = 'L', value_name = "loglevel")]
-    log_level: Option<String>,
-    /// Main program name for generated code (accepted, ignored).
-    #[arg(short = 'M', value_name = "name")]
-    main_name: Option<String>,
-    /// Diskless mode (accepted, ignored).
-    #[arg(short = 'P')]
-    diskless: bool,
-    /// Whole-variable upload for generated code (accepted, ignored).
-    #[arg(short = 'W')]
-    whole: bool,
-    /// Replace an existing output file even when it is read-only (never a directory).
-    #[arg(long = "force")]
-    force: bool,
-    /// The CDL file (standard input if absent).
-    input: Option<PathBuf>,
+/// A failure and the exit code it gets (see `nc_dispatch::exit`).
+struct Fail {
+    code: u8,
+    err: anyhow::Error,
+}
+
+fn usage(msg: impl std::fmt::Display) -> Fail {
+    Fail {
+        code: exit::USAGE,
+        err: anyhow!("{msg}\nUsage: ncgen-rs [OPTIONS] [file] (ncgen-rs --help lists the options)"),
+    }
+}
+
+/// Tag an error with an exit code.
+trait Code<T> {
+    fn code(self, code: u8) -> Result<T, Fail>;
+}
+
+impl<T> Code<T> for anyhow::Result<T> {
+    fn code(self, code: u8) -> Result<T, Fail> {
+        self.map_err(|err| Fail { code, err })
+    }
 }
 
 fn main() -> ExitCode {
@@ -91,20 +42,93 @@ fn main() -> ExitCode {
     if let Err(e) = nc_dispatch::install_interrupt_handler("ncgen") {
         eprintln!("ncgen: warning: cannot install the interrupt handler ({e}); an interrupted run may leave a temporary file");
     }
+    // clap exits with 2 on a bad command line, naming the option, and 0 for -h / --help
     let args = Args::parse();
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Err(Fail { code, err }) => {
             // a write failing because an interrupt removed its temporary output: the
             // handler thread prints the message and exits with 128 + the signal
             nc_dispatch::wait_if_interrupted();
-            eprintln!("ncgen: {e:#}");
-            ExitCode::FAILURE
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("ncgen: {err:#}");
+            ExitCode::from(code)
         }
     }
 }
 
-fn asked_format(args: &Args) -> anyhow::Result<Option<Format>> {
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// What ncgen is asked to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Language {
+    Binary,
+    C,
+}
+
+/// The output language from -b, -n, -c, -f and -l; `None` when none is named. netCDF-C's
+/// ncgen refuses two language options; so do we, when they disagree.
+fn language(args: &Args) -> Result<Option<Language>, Fail> {
+    let mut named: Vec<(String, Language)> = Vec::new();
+    if args.binary {
+        named.push(("-b".into(), Language::Binary));
+    }
+    if args.cdf_ext {
+        named.push(("-n".into(), Language::Binary));
+    }
+    if args.c_code {
+        eprintln!("-c is deprecated: please use -lc");
+        named.push(("-c".into(), Language::C));
+    }
+    if args.fortran {
+        eprintln!("-f is deprecated: please use -lf77");
+        return Err(refuse_language("-f", "Fortran 77"));
+    }
+    if let Some(l) = &args.lang {
+        let lang = match l.as_str() {
+            "b" => Language::Binary,
+            "c" | "C" => Language::C,
+            "f77" | "fortran77" | "Fortran77" => {
+                return Err(refuse_language(&format!("-l {l}"), "Fortran 77"))
+            }
+            "j" | "java" => return Err(refuse_language(&format!("-l {l}"), "Java")),
+            other => {
+                return Err(usage(format!(
+                    "-l {other}: unknown output language; use b (netCDF file) or c (C program)"
+                )))
+            }
+        };
+        named.push((format!("-l {l}"), lang));
+    }
+    if let Some((first, lang)) = named.first() {
+        if let Some((other, _)) = named.iter().find(|(_, l)| l != lang) {
+            return Err(usage(format!(
+                "{first} and {other}: please specify only one language"
+            )));
+        }
+        return Ok(Some(*lang));
+    }
+    Ok(None)
+}
+
+fn refuse_language(option: &str, what: &str) -> Fail {
+    Fail {
+        code: exit::USAGE,
+        err: anyhow!(
+            "{option}: generating {what} code is not supported by ncgen-rs; supported are -l b \
+             (a netCDF file) and -l c (a C program)"
+        ),
+    }
+}
+
+fn asked_format(args: &Args) -> Result<Option<Format>, Fail> {
     let shortcuts = [
         (args.k1, Format::Classic),
         (args.k3, Format::Classic),
@@ -113,56 +137,82 @@ fn asked_format(args: &Args) -> anyhow::Result<Option<Format>> {
         (args.k6, Format::Offset64),
         (args.k7, Format::Netcdf4Classic),
     ];
-    nc_dispatch::asked_format(args.kind.as_deref(), &shortcuts).map_err(anyhow::Error::msg)
+    nc_dispatch::asked_format(args.kind.as_deref(), &shortcuts).map_err(usage)
 }
 
-fn run(args: Args) -> anyhow::Result<()> {
+/// A whole number option value (`-W`), as netCDF-C reads it but refusing what is not a number.
+fn whole_number(option: &str, text: &str) -> Result<u64, Fail> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| usage(format!("{option} {text:?}: expected a whole number")))
+}
+
+fn run(mut args: Args) -> Result<(), Fail> {
+    nc_dispatch::set_threads(args.threads.as_deref()).map_err(usage)?;
+    if args.version {
+        print!("{}", nc_dispatch::version_text("ncgen-rs"));
+        return Ok(());
+    }
     let asked = asked_format(&args)?;
-    // netCDF-C's ncgen writes a file when asked for one by -b, -o, -n, -l b or a format flag.
-    let mut binary = args.binary || args.out.is_some() || args.cdf_ext || asked.is_some();
-    if let Some(l) = &args.lang {
-        match l.as_str() {
-            "b" | "binary" => binary = true,
-            "c" | "C" | "f77" | "fortran77" | "j" | "java" => bail!(
-                "-l {l}: generating source code is not supported by ncgen-rs; use -b to write a netCDF file"
-            ),
-            other => bail!("-l {other}: unknown output language; use -l b"),
+    let lang = language(&args)?;
+    let whole_var_size = match &args.whole_var_size {
+        Some(w) => whole_number("-W", w)?,
+        None => 1024,
+    };
+    for (set, option, what) in [
+        (args.debug, "-d", "debug output"),
+        (args.debug_level.is_some(), "-D", "debug output"),
+        (args.log_level.is_some(), "-L", "netCDF library log"),
+    ] {
+        if set {
+            eprintln!("ncgen: warning: {option}: ncgen-rs has no {what}; option ignored");
         }
     }
-    if args.c_code || args.fortran {
-        bail!("generating C or Fortran code is not supported by ncgen-rs; use -b to write a netCDF file");
-    }
+    // netCDF-C's ncgen writes a file when asked for one by -b, -o, -n, -l b or a format flag;
+    // with none of them it only checks the CDL.
+    let lang = match lang {
+        Some(l) => Some(l),
+        None if args.out.is_some() || asked.is_some() => Some(Language::Binary),
+        None => None,
+    };
 
     let opts = nc_cdl::ParseOptions {
         format: asked,
         ..nc_cdl::ParseOptions::default()
     };
-    let mut ds = match &args.input {
+    let mut ds = match args.input.take() {
         Some(p) if p.as_os_str() != "-" => {
-            nc_cdl::parse_cdl_file(p, &opts).context("cannot read CDL")?
+            args.input = Some(p.clone());
+            nc_cdl::parse_cdl_file(&p, &opts)
+                .context("cannot read CDL")
+                .code(exit::INPUT)?
         }
-        _ => {
+        named => {
+            args.input = named;
+            let stdin = std::io::stdin();
+            if args.input.is_none() && stdin.is_terminal() {
+                return Err(usage(
+                    "no input file: name a CDL file, or - to read standard input",
+                ));
+            }
             let mut text = String::new();
-            std::io::stdin()
+            stdin
+                .lock()
                 .read_to_string(&mut text)
-                .context("reading CDL from standard input")?;
-            nc_cdl::parse_cdl(&text, "<stdin>", &opts).context("cannot read CDL")?
+                .context("reading CDL from standard input")
+                .code(exit::INPUT)?;
+            if args.input.is_none() && text.is_empty() {
+                return Err(usage(
+                    "no input file and nothing on standard input: name a CDL file, or pipe CDL in",
+                ));
+            }
+            nc_cdl::parse_cdl(&text, "<stdin>", &opts)
+                .context("cannot read CDL")
+                .code(exit::INPUT)?
         }
     };
     if let Some(n) = &args.name {
         ds.name = n.clone();
-    }
-    // never drop a special attribute silently: quantization is not written yet
-    if let Some(v) = ds.vars.iter().find(|v| v.storage.quantize.is_some()) {
-        if let Some((mode, n)) = v.storage.quantize {
-            bail!(
-                "variable {}: {} = {n}: quantization is not implemented yet, and the attribute \
-                 would otherwise be dropped; remove it (or quantize with netCDF-C's ncgen or \
-                 netCDF4-python)",
-                v.name,
-                mode.attribute_name()
-            );
-        }
     }
     // As in netCDF-C, a filter forces chunked storage, whatever _Storage said.
     for v in &mut ds.vars {
@@ -173,24 +223,88 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let format = nc_dispatch::choose_format(&ds, asked);
     if let Some(why) = nc_dispatch::model_conflict(&ds, format) {
-        bail!("{why}");
+        return Err(anyhow!("{why}")).code(exit::INPUT);
     }
-    if !binary {
+    let Some(lang) = lang else {
         // No output asked for: ncgen only checks the CDL.
         return Ok(());
-    }
+    };
     let out = match &args.out {
         Some(o) => o.clone(),
         None => default_output(args.input.as_deref(), &ds.name, args.cdf_ext),
     };
+    if args.header_only {
+        header_only(&mut ds);
+    }
+    match lang {
+        Language::C => {
+            let copts = COptions {
+                path: out.to_string_lossy().into_owned(),
+                format,
+                no_fill: args.no_fill,
+                header_only: args.header_only,
+                main_name: args.main_name.clone().unwrap_or_else(|| "main".into()),
+                whole_var_size,
+            };
+            let text = gen_c::generate(&ds, &copts).map_err(|e| match e {
+                gen_c::GenCError::BadMainName(_) => usage(e),
+                e => Fail {
+                    code: exit::OUTPUT,
+                    err: e.into(),
+                },
+            })?;
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+                .context("writing the C program")
+                .code(exit::OUTPUT)
+        }
+        Language::Binary => write_binary(&ds, &args, &out, format),
+    }
+}
+
+/// `-H`: keep the definitions, drop the data section. As netCDF-C's ncgen writes no data
+/// then, unlimited dimensions have no records.
+fn header_only(ds: &mut nc_dataset::Dataset) {
+    for v in &mut ds.vars {
+        v.data = None;
+    }
+    for d in &mut ds.dims {
+        if d.unlimited {
+            d.len = 0;
+        }
+    }
+}
+
+fn write_binary(
+    ds: &nc_dataset::Dataset,
+    args: &Args,
+    out: &Path,
+    format: Format,
+) -> Result<(), Fail> {
+    // never drop a special attribute silently: quantization is not written yet
+    if let Some(v) = ds.vars.iter().find(|v| v.storage.quantize.is_some()) {
+        if let Some((mode, n)) = v.storage.quantize {
+            return Err(anyhow!(
+                "variable {}: {} = {n}: quantization is not implemented yet, and the attribute \
+                 would otherwise be dropped; remove it (or quantize with netCDF-C's ncgen or \
+                 netCDF4-python)",
+                v.name,
+                mode.attribute_name()
+            ))
+            .code(exit::OUTPUT);
+        }
+    }
     let copts = nc_dispatch::CreateOptions {
         format,
         fill: !args.no_fill,
         only_given_data: true,
         force: args.force,
     };
-    nc_dispatch::create(&out, &ds, &InMemory, &copts).context("cannot write output")?;
-    Ok(())
+    nc_dispatch::create(out, ds, &InMemory, &copts)
+        .context("cannot write output")
+        .code(exit::OUTPUT)
 }
 
 /// The basename of the CDL file with its suffix replaced by `.nc` (or `.cdf` with -n); the
