@@ -97,14 +97,21 @@ mod tests {
         for cmd in commands() {
             let name = cmd.get_name().to_string();
             let text = std::fs::read_to_string(dir.join(format!("{name}.1"))).unwrap();
-            assert!(text.contains(&format!(".TH {name}")), "{name}: {}", &text[..200.min(text.len())]);
+            assert!(
+                text.contains(&format!(".TH {name}")),
+                "{name}: {}",
+                &text[..200.min(text.len())]
+            );
             for arg in cmd.get_arguments() {
                 if let Some(s) = arg.get_short() {
                     // roff escapes the dash: \-k
                     assert!(text.contains(&format!("\\-{s}")), "{name}: -{s} missing");
                 }
                 if let Some(l) = arg.get_long() {
-                    assert!(text.contains(&format!("\\-\\-{l}")), "{name}: --{l} missing");
+                    assert!(
+                        text.contains(&format!("\\-\\-{l}")),
+                        "{name}: --{l} missing"
+                    );
                 }
             }
         }
