@@ -857,9 +857,16 @@ impl Progress {
             .iter()
             .fold(1u64, |a, c| a.saturating_mul(*c))
             .saturating_mul(*size);
-        self.bytes_done.fetch_add(n, Ordering::Relaxed);
+        // a region can be reported twice (a writer asks whether chunks are unwritten while
+        // planning, then again while writing): a variable never counts past its size
         let total = self.var_total[var.0];
-        let before = self.var_done[var.0].fetch_add(n, Ordering::Relaxed);
+        let before = self.var_done[var.0]
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |d| {
+                Some(d.saturating_add(n).min(total))
+            })
+            .unwrap_or(total);
+        let added = before.saturating_add(n).min(total).saturating_sub(before);
+        self.bytes_done.fetch_add(added, Ordering::Relaxed);
         if before < total && before.saturating_add(n) >= total {
             self.vars_done.fetch_add(1, Ordering::Relaxed);
         }
@@ -1416,6 +1423,54 @@ mod progress_tests {
                 vars_total: 3,
                 finished: true,
             })
+        );
+    }
+
+    /// Chunks left unwritten (a variable not copied, chunked) are asked about twice, while
+    /// planning and while writing: the bar still ends at exactly 100 %, never past it.
+    #[test]
+    fn progress_never_counts_past_the_total() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ds = Dataset::new("p");
+        let n = ds.add_dim(ROOT, "n", 1000, false);
+        let a = ds.add_var(ROOT, "a", NcType::Atomic(AtomicType::Double), vec![n]);
+        ds.var_mut(a).data = Some(Values::Double((0..1000).map(f64::from).collect()));
+        let b = ds.add_var(ROOT, "b", NcType::Atomic(AtomicType::Short), vec![n]);
+        ds.var_mut(b).storage.layout = Some(nc_dataset::Layout::Chunked);
+        ds.var_mut(b).storage.chunk_sizes = Some(vec![100]);
+        let src = dir.path().join("in.nc");
+        create(
+            &src,
+            &ds,
+            &InMemory,
+            &CreateOptions {
+                format: Format::Netcdf4,
+                ..CreateOptions::default()
+            },
+        )
+        .unwrap();
+        let input = crate::open(&src).unwrap();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&events);
+        let opts = CopyOptions {
+            format: Some(Format::Netcdf4),
+            data_vars: Some(vec!["a".into()]),
+            progress: Some(ProgressFn(Arc::new(move |e| {
+                sink.lock().unwrap().push(e);
+            }))),
+            ..CopyOptions::default()
+        };
+        copy(&input, &dir.path().join("out.nc"), &opts).unwrap();
+        let ev = events.lock().unwrap();
+        let total = 8000 + 2000;
+        assert!(
+            ev.iter().all(|e| e.bytes_done <= total && e.vars_done <= 2),
+            "{ev:?}"
+        );
+        let last = ev.last().unwrap();
+        assert_eq!(
+            (last.bytes_done, last.vars_done, last.finished),
+            (total, 2, true)
         );
     }
 }
