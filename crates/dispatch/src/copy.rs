@@ -1379,17 +1379,16 @@ mod progress_tests {
     use nc_dataset::{AtomicType, ROOT};
     use std::sync::Mutex;
 
-    #[test]
-    fn progress_counts_every_byte_and_variable() {
+    /// Write `ds` in `format`, copy the data of `a` only to netCDF-4, and return every
+    /// progress event of the copy.
+    fn events_of_copy(ds: &Dataset, format: Format) -> Vec<ProgressEvent> {
         let dir = tempfile::tempdir().unwrap();
-        let mut ds = Dataset::new("p");
-        let n = ds.add_dim(ROOT, "n", 1000, false);
-        let a = ds.add_var(ROOT, "a", NcType::Atomic(AtomicType::Double), vec![n]);
-        ds.var_mut(a).data = Some(Values::Double((0..1000).map(f64::from).collect()));
-        ds.add_var(ROOT, "b", NcType::Atomic(AtomicType::Short), vec![n]);
-        ds.add_var(ROOT, "s", NcType::Atomic(AtomicType::Int), vec![]);
         let src = dir.path().join("in.nc");
-        create(&src, &ds, &InMemory, &CreateOptions::default()).unwrap();
+        let input_opts = CreateOptions {
+            format,
+            ..CreateOptions::default()
+        };
+        create(&src, ds, &InMemory, &input_opts).unwrap();
         let input = crate::open(&src).unwrap();
         let events = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&events);
@@ -1402,7 +1401,19 @@ mod progress_tests {
             ..CopyOptions::default()
         };
         copy(&input, &dir.path().join("out.nc"), &opts).unwrap();
-        let ev = events.lock().unwrap();
+        let ev = events.lock().unwrap().clone();
+        ev
+    }
+
+    #[test]
+    fn progress_counts_every_byte_and_variable() {
+        let mut ds = Dataset::new("p");
+        let n = ds.add_dim(ROOT, "n", 1000, false);
+        let a = ds.add_var(ROOT, "a", NcType::Atomic(AtomicType::Double), vec![n]);
+        ds.var_mut(a).data = Some(Values::Double((0..1000).map(f64::from).collect()));
+        ds.add_var(ROOT, "b", NcType::Atomic(AtomicType::Short), vec![n]);
+        ds.add_var(ROOT, "s", NcType::Atomic(AtomicType::Int), vec![]);
+        let ev = events_of_copy(&ds, Format::Classic);
         let total = 8000 + 2000 + 4;
         assert_eq!(
             ev.first(),
@@ -1430,7 +1441,6 @@ mod progress_tests {
     /// planning and while writing: the bar still ends at exactly 100 %, never past it.
     #[test]
     fn progress_never_counts_past_the_total() {
-        let dir = tempfile::tempdir().unwrap();
         let mut ds = Dataset::new("p");
         let n = ds.add_dim(ROOT, "n", 1000, false);
         let a = ds.add_var(ROOT, "a", NcType::Atomic(AtomicType::Double), vec![n]);
@@ -1438,30 +1448,7 @@ mod progress_tests {
         let b = ds.add_var(ROOT, "b", NcType::Atomic(AtomicType::Short), vec![n]);
         ds.var_mut(b).storage.layout = Some(nc_dataset::Layout::Chunked);
         ds.var_mut(b).storage.chunk_sizes = Some(vec![100]);
-        let src = dir.path().join("in.nc");
-        create(
-            &src,
-            &ds,
-            &InMemory,
-            &CreateOptions {
-                format: Format::Netcdf4,
-                ..CreateOptions::default()
-            },
-        )
-        .unwrap();
-        let input = crate::open(&src).unwrap();
-        let events = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&events);
-        let opts = CopyOptions {
-            format: Some(Format::Netcdf4),
-            data_vars: Some(vec!["a".into()]),
-            progress: Some(ProgressFn(Arc::new(move |e| {
-                sink.lock().unwrap().push(e);
-            }))),
-            ..CopyOptions::default()
-        };
-        copy(&input, &dir.path().join("out.nc"), &opts).unwrap();
-        let ev = events.lock().unwrap();
+        let ev = events_of_copy(&ds, Format::Netcdf4);
         let total = 8000 + 2000;
         assert!(
             ev.iter().all(|e| e.bytes_done <= total && e.vars_done <= 2),

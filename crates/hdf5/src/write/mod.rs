@@ -430,17 +430,7 @@ impl Writer<'_> {
             return false;
         }
         (0..n.unwrap_or(0)).any(|k| {
-            let start: Vec<u64> = unravel(k, &grid)
-                .iter()
-                .zip(chunk)
-                .map(|(&i, &c)| i * c)
-                .collect();
-            let count: Vec<u64> = start
-                .iter()
-                .zip(chunk)
-                .zip(&shape)
-                .map(|((&s, &c), &n)| c.min(n - s))
-                .collect();
+            let (_, start, count) = chunk_region(k, &grid, chunk, &shape);
             self.src.unwritten(ds, v, &start, &count)
         })
     }
@@ -862,27 +852,14 @@ impl Writer<'_> {
         // them as the same fill (fill enabled; the source checks that the values agree)
         let keep_unwritten = plan.skip_unwritten;
         let encode_one = |k: u64| -> Result<EncodedChunk, Hdf5Error> {
-            let coords = unravel(k, grid);
-            let start: Vec<u64> = coords
-                .iter()
-                .zip(&plan.chunk)
-                .map(|(&i, &c)| i * c)
-                .collect();
+            let (coords, start, count) = chunk_region(k, grid, &plan.chunk, shape);
             if let Some(n) = given {
                 if row_major_index(&start, shape) >= u128::from(n) {
                     return Ok((Vec::new(), Vec::new()));
                 }
             }
-            if keep_unwritten {
-                let count: Vec<u64> = start
-                    .iter()
-                    .zip(&plan.chunk)
-                    .zip(shape)
-                    .map(|((&s, &c), &n)| c.min(n - s))
-                    .collect();
-                if src.unwritten(ds, v, &start, &count) {
-                    return Ok((Vec::new(), Vec::new()));
-                }
+            if keep_unwritten && src.unwritten(ds, v, &start, &count) {
+                return Ok((Vec::new(), Vec::new()));
             }
             // Same chunk shape and filters in the source: its stored bytes as they are. They are
             // still decoded once (not re-encoded) so that a corrupt chunk fails the copy here
@@ -907,12 +884,6 @@ impl Writer<'_> {
                     return Ok((coords.iter().map(|&c| c as usize).collect(), stored));
                 }
             }
-            let count: Vec<u64> = start
-                .iter()
-                .zip(&plan.chunk)
-                .zip(shape)
-                .map(|((&s, &c), &n)| c.min(n - s))
-                .collect();
             let le = if raw_le {
                 src.read_le_bytes(ds, v, &start, &count)
             } else {
@@ -1216,6 +1187,25 @@ fn unravel(mut k: u64, grid: &[u64]) -> Vec<u64> {
         k /= g;
     }
     out
+}
+
+/// Chunk `k` (row-major) of a grid of `chunk`-shaped chunks over `shape`: its grid
+/// coordinates, its first element and its element counts (edge chunks clipped to `shape`).
+fn chunk_region(
+    k: u64,
+    grid: &[u64],
+    chunk: &[u64],
+    shape: &[u64],
+) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
+    let coords = unravel(k, grid);
+    let start: Vec<u64> = coords.iter().zip(chunk).map(|(&i, &c)| i * c).collect();
+    let count = start
+        .iter()
+        .zip(chunk)
+        .zip(shape)
+        .map(|((&s, &c), &n)| c.min(n - s))
+        .collect();
+    (coords, start, count)
 }
 
 /// A full chunk of `chunk` elements holding the `count`-shaped slab `bytes` at its origin,
