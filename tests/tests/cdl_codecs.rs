@@ -66,6 +66,14 @@ fn zarr_only_codecs_go_to_zarr_and_are_refused_for_netcdf4() {
     );
     let o = run("ncdump-rs", &[&url], &d);
     assert!(String::from_utf8_lossy(&o.stdout).contains(" v = 1, 2, 3, 4, 5, 6, 7, 8 ;"));
+    // zarr-python decodes the delta + zlib chain as written
+    let script = "import zarr\nprint(zarr.open_array('z.zarr/v', mode='r')[:].tolist())\n";
+    if let Some(got) = common::python_script(&d, "import zarr", "zarr-python", script) {
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            "[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]\n"
+        );
+    }
 
     let o = run("ncgen-rs", &["-4", "-o", "z.nc", "z.cdl"], &d);
     assert!(!o.status.success());
