@@ -343,18 +343,19 @@ fn zarr_directories_open_without_mode() {
         let o = run("ncdump-rs", &["-v", "small", &copy], &dir);
         assert!(out(&o).contains(" small = 1, 2, 3, 4 ;"), "{}", out(&o));
     }
-    // Zarr v3 is named, not reported as an unknown or HDF5 file
+    // a Zarr v3 directory opens by its plain path too
     std::fs::create_dir_all(dir.join("v3.zarr")).unwrap();
     std::fs::write(
         dir.join("v3.zarr/zarr.json"),
-        "{\"zarr_format\": 3, \"node_type\": \"group\"}",
+        "{\"zarr_format\": 3, \"node_type\": \"group\", \"attributes\": {\"t\": \"x\"}}",
     )
     .unwrap();
     let o = nccopy(&["v3.zarr", "o.nc"], &dir);
-    assert_fails(
-        &o,
-        1,
-        "nccopy: cannot open input: v3.zarr: a Zarr v3 store (zarr.json) is not supported yet\n",
+    assert!(o.status.success(), "{}", err(&o));
+    let o = run("ncdump-rs", &["o.nc"], &dir);
+    assert_eq!(
+        out(&o),
+        "netcdf o {\n\n// global attributes:\n\t\t:t = \"x\" ;\n}\n"
     );
 }
 

@@ -96,6 +96,9 @@ pub struct Storage {
     pub layout: Option<Layout>,
     /// `_ChunkSizes` (one per dimension)
     pub chunk_sizes: Option<Vec<u64>>,
+    /// `_ShardSizes` (one per dimension): the shard (outer chunk) shape of a sharded Zarr v3
+    /// array, a whole number of `_ChunkSizes` (the inner chunks) along each dimension.
+    pub shard_sizes: Option<Vec<u64>>,
     /// The filter chain in application order (write order); `_DeflateLevel`, `_Shuffle` and
     /// `_Fletcher32` become filters 1, 2 and 3 here.
     pub filters: Vec<FilterSpec>,

@@ -109,12 +109,6 @@ pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
     check_local(&s)?;
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
     if meta.is_dir() {
-        if path.join("zarr.json").is_file() {
-            return Err(DispatchError::NotSupported {
-                path: path.to_path_buf(),
-                what: "a Zarr v3 store (zarr.json)".into(),
-            });
-        }
         return Err(DispatchError::UnknownFormat {
             path: path.to_path_buf(),
             found: Vec::new(),

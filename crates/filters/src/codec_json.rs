@@ -23,6 +23,7 @@
 //! | gzip | `{"id":"gzip","level":L}` | one gzip member (RFC 1952) |
 //! | lz4 | `{"id":"lz4","acceleration":A}` | 4-byte little-endian size + one LZ4 block |
 //! | delta | `{"id":"delta","dtype":"<i4","astype":"<i4"}` | differences of consecutive elements |
+//! | crc32c | `{"id":"crc32c"}` (Zarr v3: `{"name":"crc32c"}`) | the chunk, then its CRC-32C as 4 little-endian bytes |
 //! | lzma, astype, quantize, bitround, fixedscaleoffset, packbits | see `codecs::numcast`, `codecs::lzma` | |
 //! | categorize | `{"id":"categorize","labels":["a","b"],"dtype":"<U1","astype":"\|u1"}` | 1-based label index per string |
 //!
@@ -350,8 +351,9 @@ pub fn parse_codecs(text: &str) -> Result<Vec<Value>, CodecJsonError> {
 }
 
 /// numcodecs ids of the Zarr-only codecs (no HDF5 filter id; see the module documentation).
-pub const ZARR_ONLY_CODECS: [&str; 10] = [
+pub const ZARR_ONLY_CODECS: [&str; 11] = [
     "gzip",
+    "crc32c",
     "lz4",
     "lzma",
     "delta",
@@ -488,6 +490,18 @@ pub fn zarr_only_filter(
             Box::new(crate::codecs::Cast::new(name, decoded, stored, linear).map_err(bad)?)
         }
         "packbits" => Box::new(crate::codecs::PackBits),
+        "crc32c" => {
+            // numcodecs' CRC32C may put the checksum first; Zarr v3's is always at the end
+            match obj.get("location").and_then(Value::as_str) {
+                None | Some("end") => Box::new(crate::codecs::Crc32c),
+                Some(other) => {
+                    return Err(CodecJsonError::Unsupported {
+                        json: codec.to_string(),
+                        why: format!("checksum location {other:?} (only \"end\" is supported)"),
+                    })
+                }
+            }
+        }
         "categorize" => {
             let bad = |why: String| CodecJsonError::Unsupported {
                 json: codec.to_string(),

@@ -24,8 +24,8 @@ pub mod rules;
 pub mod spec;
 
 pub use codecs::{
-    builtin_codecs, fletcher32, shuffle_bytes, unshuffle_bytes, BuiltinCodec, BLOSC_MAX_OVERHEAD,
-    BLOSC_VERSION_FORMAT,
+    builtin_codecs, crc32c, fletcher32, shuffle_bytes, unshuffle_bytes, BuiltinCodec,
+    BLOSC_MAX_OVERHEAD, BLOSC_VERSION_FORMAT,
 };
 pub use error::{FilterError, FilterSpecError, SpecProblem};
 pub use filter::{

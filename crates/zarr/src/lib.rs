@@ -21,6 +21,7 @@ mod location;
 mod meta;
 mod read;
 pub mod store;
+mod v3;
 mod write;
 
 pub use error::ZarrError;

@@ -71,10 +71,11 @@ pub fn check_mode_words(s: &str) -> Result<(), ZarrError> {
     }
 }
 
-/// What a directory given by a plain path holds: Zarr v2 metadata objects at its top.
-fn is_zarr_v2_dir(p: &Path) -> bool {
+/// What a directory given by a plain path holds: Zarr v2 metadata objects or a Zarr v3
+/// `zarr.json` at its top.
+fn is_zarr_dir(p: &Path) -> bool {
     p.is_dir()
-        && [".zgroup", ".zarray", ".zattrs"]
+        && [".zgroup", ".zarray", ".zattrs", "zarr.json"]
             .iter()
             .any(|k| p.join(k).is_file())
 }
@@ -138,9 +139,11 @@ fn percent_decode(s: &str) -> String {
 }
 
 fn is_zip_store(path: &Path) -> bool {
-    ZipStore::open(path)
-        .and_then(|z| z.get(".zgroup"))
-        .is_ok_and(|g| g.is_some())
+    ZipStore::open(path).is_ok_and(|z| {
+        [".zgroup", "zarr.json"]
+            .iter()
+            .any(|k| z.get(k).is_ok_and(|g| g.is_some()))
+    })
 }
 
 /// Recognise an NCZarr location: a URL with NCZarr mode flags, an `s3://` URL, or a plain
@@ -207,7 +210,7 @@ pub fn parse_location(s: &str) -> Option<ZarrLocation> {
         return None;
     }
     let p = Path::new(s);
-    if is_zarr_v2_dir(p) {
+    if is_zarr_dir(p) {
         // no #mode: NCZarr when the store holds NCZarr metadata, else pure Zarr
         let mut l = mk(p.to_path_buf(), None);
         l.pure_zarr = !has_nczarr_metadata(p);

@@ -43,10 +43,12 @@ pub(crate) struct VarInfo {
     pub sep: char,
     /// filters then compressor.
     pub codecs: Vec<ZarrCodec>,
+    /// Zarr version 3: chunk keys, transpose and sharding (`None` for version 2).
+    pub v3: Option<Box<crate::v3::V3Layout>>,
 }
 
 /// Metadata keys that are never shown as attributes.
-const HIDDEN_ATTRS: [&str; 9] = [
+pub(crate) const HIDDEN_ATTRS: [&str; 9] = [
     "_ARRAY_DIMENSIONS",
     "_nczarr_attr",
     "_NCZARR_ATTR",
@@ -63,7 +65,7 @@ fn lookup<'a>(objs: &[&'a Value], names: &[&str]) -> Option<&'a Value> {
         .find_map(|o| names.iter().find_map(|n| o.get(*n)))
 }
 
-fn join(prefix: &str, name: &str) -> String {
+pub(crate) fn join(prefix: &str, name: &str) -> String {
     if prefix.is_empty() {
         name.to_string()
     } else {
@@ -86,14 +88,14 @@ pub(crate) struct Loader<'a> {
     pub warnings: Vec<String>,
 }
 
-fn get_json(store: &dyn Store, key: &str) -> Result<Option<Value>, ZarrError> {
+pub(crate) fn get_json(store: &dyn Store, key: &str) -> Result<Option<Value>, ZarrError> {
     match store.get(key)? {
         Some(b) => json::parse(key, &b).map(Some),
         None => Ok(None),
     }
 }
 
-fn as_obj<'v>(key: &str, v: &'v Value) -> Result<&'v Map<String, Value>, ZarrError> {
+pub(crate) fn as_obj<'v>(key: &str, v: &'v Value) -> Result<&'v Map<String, Value>, ZarrError> {
     v.as_object()
         .ok_or_else(|| ZarrError::meta(key, "is not a JSON object"))
 }
@@ -674,6 +676,7 @@ impl<'a> Loader<'a> {
                 Layout::Chunked
             }),
             chunk_sizes: (!scalar).then(|| chunks.clone()),
+            shard_sizes: None,
             filters: known,
             codecs: codec_text,
             endianness: match (dtype.kind, dtype.endian) {
@@ -703,6 +706,7 @@ impl<'a> Loader<'a> {
             fortran,
             sep,
             codecs,
+            v3: None,
         });
         Ok(())
     }

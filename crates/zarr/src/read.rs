@@ -8,10 +8,12 @@ use crate::error::ZarrError;
 use crate::location::ZarrLocation;
 use crate::meta::{Loader, VarInfo};
 use crate::store::Store;
+use crate::v3;
 use nc_dataset::{DataError, DataSource, Dataset, NcString, Values, VarId};
 use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Chunks decoded at once by one read (bounds the memory of a read to this many chunks
 /// beyond its result).
@@ -28,6 +30,23 @@ pub struct ZarrFile {
     vars: Vec<VarInfo>,
     registry: OnceLock<Registry>,
     warnings: Vec<String>,
+    /// Shard indexes read so far, by shard key (Zarr v3 sharding; cleared when large).
+    shard_indexes: Mutex<HashMap<String, ShardIndex>>,
+}
+
+/// A shard's index: (offset, length) of each inner chunk, C order.
+type ShardIndex = Arc<Vec<(u64, u64)>>;
+
+/// Shard indexes kept at once (each is 16 bytes per inner chunk).
+const SHARD_INDEX_CACHE: usize = 256;
+
+/// The metadata of a version 2 or version 3 store.
+fn load_any(store: &dyn Store, location: &ZarrLocation) -> Result<v3::Loaded, ZarrError> {
+    if v3::is_v3(store)? {
+        return v3::load(store, location);
+    }
+    let l = Loader::load(store, location)?;
+    Ok((l.ds, l.vars, l.warnings))
 }
 
 impl std::fmt::Debug for ZarrFile {
@@ -46,8 +65,7 @@ impl ZarrFile {
     /// the object key).
     pub fn open(location: &ZarrLocation) -> Result<ZarrFile, ZarrError> {
         let store = location.open_store()?;
-        let l = Loader::load(store.as_ref(), location)?;
-        let (ds, vars, warnings) = (l.ds, l.vars, l.warnings);
+        let (ds, vars, warnings) = load_any(store.as_ref(), location)?;
         Ok(ZarrFile {
             location: location.clone(),
             store,
@@ -55,6 +73,7 @@ impl ZarrFile {
             vars,
             registry: OnceLock::new(),
             warnings,
+            shard_indexes: Mutex::default(),
         })
     }
 
@@ -78,8 +97,7 @@ impl ZarrFile {
             remote: None,
             layout: None,
         };
-        let l = Loader::load(store.as_ref(), &location)?;
-        let (ds, vars, warnings) = (l.ds, l.vars, l.warnings);
+        let (ds, vars, warnings) = load_any(store.as_ref(), &location)?;
         Ok(ZarrFile {
             location,
             store,
@@ -87,6 +105,7 @@ impl ZarrFile {
             vars,
             registry: OnceLock::new(),
             warnings,
+            shard_indexes: Mutex::default(),
         })
     }
 
@@ -156,9 +175,27 @@ impl ZarrFile {
         crate::codecs::pipeline(&v.codecs, self.registry(), ctx, &v.path, &akey).map(Some)
     }
 
+    /// The key of the chunk (of a sharded array: of the shard) holding chunk `idx` (of a
+    /// sharded array: inner chunk `idx`).
     fn chunk_key(v: &VarInfo, idx: &[u64]) -> String {
-        let parts: Vec<String> = idx.iter().map(u64::to_string).collect();
         let sep = v.sep.to_string();
+        if let Some(l) = &v.v3 {
+            let coords: Vec<String> = match &l.shard {
+                Some(s) => idx
+                    .iter()
+                    .zip(s.per_shard(&v.chunks))
+                    .map(|(i, per)| (i / per).to_string())
+                    .collect(),
+                None => idx.iter().map(u64::to_string).collect(),
+            };
+            return match (l.default_keys, l.scalar) {
+                (true, true) => format!("{}/c", v.key),
+                (true, false) => format!("{}/c{sep}{}", v.key, coords.join(&sep)),
+                (false, true) => format!("{}/0", v.key),
+                (false, false) => format!("{}/{}", v.key, coords.join(&sep)),
+            };
+        }
+        let parts: Vec<String> = idx.iter().map(u64::to_string).collect();
         let tail = if parts.is_empty() {
             "0".to_string()
         } else {
@@ -177,7 +214,11 @@ impl ZarrFile {
         chunk_elems: usize,
     ) -> Result<Option<LoadedChunk>, ZarrError> {
         let key = Self::chunk_key(v, idx);
-        let Some(raw) = self.store.get(&key)? else {
+        let raw = match v.v3.as_ref().and_then(|l| l.shard.as_ref()) {
+            Some(shard) => self.inner_chunk(v, shard, &key, idx)?,
+            None => self.store.get(&key)?,
+        };
+        let Some(raw) = raw else {
             return Ok(None);
         };
         let bad = |what: String| ZarrError::Chunk {
@@ -235,7 +276,116 @@ impl ZarrFile {
         if v.fortran && v.chunks.len() > 1 {
             data = f_to_c(&data, &v.chunks, v.dtype.size());
         }
+        if let Some(order) = v.v3.as_ref().and_then(|l| l.transpose.as_ref()) {
+            data = v3::untranspose(&data, &v.chunks, order, v.dtype.size());
+        }
         Ok(Some((data, strings)))
+    }
+
+    /// The stored bytes of inner chunk `idx` of a sharded array, from the shard at `key`
+    /// (`None`: the shard or the inner chunk is absent, so it reads as fill).
+    fn inner_chunk(
+        &self,
+        v: &VarInfo,
+        shard: &v3::Shard,
+        key: &str,
+        idx: &[u64],
+    ) -> Result<Option<Vec<u8>>, ZarrError> {
+        let Some(index) = self.shard_index(v, shard, key)? else {
+            return Ok(None);
+        };
+        let mut lin = 0u64;
+        for (i, per) in idx.iter().zip(shard.per_shard(&v.chunks)) {
+            lin = lin * per + i % per;
+        }
+        let Some(&(offset, len)) = index.get(lin as usize) else {
+            return Ok(None);
+        };
+        if offset == u64::MAX && len == u64::MAX {
+            return Ok(None);
+        }
+        self.store.get_range(key, offset, len)
+    }
+
+    /// The (offset, length) entries of the index of the shard at `key`, checked against the
+    /// shard's size (`None`: no shard there).
+    fn shard_index(
+        &self,
+        v: &VarInfo,
+        shard: &v3::Shard,
+        key: &str,
+    ) -> Result<Option<ShardIndex>, ZarrError> {
+        if let Some(ix) = self
+            .shard_indexes
+            .lock()
+            .ok()
+            .and_then(|m| m.get(key).cloned())
+        {
+            return Ok(Some(ix));
+        }
+        let bad = |what: String| ZarrError::Chunk {
+            var: v.path.clone(),
+            key: key.to_string(),
+            what,
+        };
+        let Some(size) = self.store.size(key)? else {
+            return Ok(None);
+        };
+        let ilen = shard.index_len(&v.chunks);
+        if size < ilen {
+            return Err(bad(format!(
+                "the shard holds {size} bytes, fewer than its {ilen}-byte index"
+            )));
+        }
+        let at = if shard.index_at_start { 0 } else { size - ilen };
+        let raw = self
+            .store
+            .get_range(key, at, ilen)?
+            .ok_or_else(|| bad("the shard vanished while it was read".into()))?;
+        let entries_len = if shard.index_crc {
+            raw.len() - 4
+        } else {
+            raw.len()
+        };
+        let (body, sum) = raw.split_at(entries_len);
+        if shard.index_crc {
+            let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
+            let computed = nc_filters::crc32c(body);
+            if stored != computed {
+                return Err(bad(format!(
+                    "the shard index checksum does not match (stored {stored:#010x}, computed \
+                     {computed:#010x}): the shard is corrupt"
+                )));
+            }
+        }
+        let word = |b: &[u8]| {
+            let a = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
+            if shard.index_big {
+                u64::from_be_bytes(a)
+            } else {
+                u64::from_le_bytes(a)
+            }
+        };
+        let mut entries = Vec::with_capacity(body.len() / 16);
+        for (i, e) in body.chunks_exact(16).enumerate() {
+            let (offset, len) = (word(&e[..8]), word(&e[8..]));
+            let empty = offset == u64::MAX && len == u64::MAX;
+            if !empty && offset.checked_add(len).is_none_or(|end| end > size) {
+                return Err(bad(format!(
+                    "shard index entry {i} points at bytes {offset}+{len}, outside the \
+                     {size}-byte shard: the shard is corrupt"
+                )));
+            }
+            entries.push((offset, len));
+        }
+        let ix = Arc::new(entries);
+        if let Ok(mut m) = self.shard_indexes.lock() {
+            if m.len() >= SHARD_INDEX_CACHE {
+                m.clear();
+            }
+            m.insert(key.to_string(), ix.clone());
+        }
+        Ok(Some(ix))
     }
 
     /// Read a hyperslab of variable `var` (row-major result).

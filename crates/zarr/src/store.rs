@@ -37,6 +37,29 @@ pub trait Store: Send + Sync {
     /// # Errors
     /// Bad key, I/O failure, or a read-only store.
     fn delete(&self, key: &str) -> Result<(), ZarrError>;
+    /// `len` bytes of the object at `key` from byte `offset` (a shard's index or one of its
+    /// inner chunks), `None` when there is no object. The default reads the whole object.
+    ///
+    /// # Errors
+    /// As [`Store::get`]; a range past the object's end.
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, ZarrError> {
+        let Some(all) = self.get(key)? else {
+            return Ok(None);
+        };
+        let end = offset.checked_add(len).filter(|&e| e <= all.len() as u64);
+        match end {
+            Some(end) => Ok(Some(all[offset as usize..end as usize].to_vec())),
+            None => Err(range_error(key, offset, len, all.len() as u64)),
+        }
+    }
+    /// The size in bytes of the object at `key`, `None` when there is none. The default reads
+    /// the whole object.
+    ///
+    /// # Errors
+    /// As [`Store::get`].
+    fn size(&self, key: &str) -> Result<Option<u64>, ZarrError> {
+        Ok(self.get(key)?.map(|b| b.len() as u64))
+    }
     /// Finish writing (a zip store builds its archive here). Reading stores do nothing.
     ///
     /// # Errors
@@ -44,6 +67,17 @@ pub trait Store: Send + Sync {
     fn close(&self) -> Result<(), ZarrError> {
         Ok(())
     }
+}
+
+/// The error of a byte range that is not inside its object.
+fn range_error(key: &str, offset: u64, len: u64, size: u64) -> ZarrError {
+    ZarrError::meta(
+        key,
+        format!(
+            "bytes {offset}..{} asked for, but the object holds {size} bytes",
+            offset.saturating_add(len)
+        ),
+    )
 }
 
 /// Check that `key` is a safe relative key: non-empty `/`-separated segments, none of them
@@ -217,6 +251,38 @@ impl Store for DirStore {
             .map_err(|e| ZarrError::io(p.display(), e))
     }
 
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, ZarrError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let p = self.path(key)?;
+        let mut f = match fs::File::open(&p) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ZarrError::io(p.display(), e)),
+        };
+        let size = f
+            .metadata()
+            .map_err(|e| ZarrError::io(p.display(), e))?
+            .len();
+        if offset.checked_add(len).is_none_or(|e| e > size) || len > MAX_OBJECT_SIZE {
+            return Err(range_error(key, offset, len, size));
+        }
+        let mut buf = vec![0u8; len as usize];
+        f.seek(SeekFrom::Start(offset))
+            .and_then(|_| f.read_exact(&mut buf))
+            .map_err(|e| ZarrError::io(p.display(), e))?;
+        Ok(Some(buf))
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, ZarrError> {
+        let p = self.path(key)?;
+        match fs::metadata(&p) {
+            Ok(m) if m.is_file() => Ok(Some(m.len())),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ZarrError::io(p.display(), e)),
+        }
+    }
+
     fn put(&self, key: &str, value: &[u8]) -> Result<(), ZarrError> {
         if !self.writable {
             return Err(self.read_only(key));
@@ -288,7 +354,7 @@ impl Store for DirStore {
 }
 
 /// A dataset stored in a zip archive. Reading: entries are looked up by name, under the
-/// archive's root or, when the root has no `.zgroup`, under its single top-level directory
+/// archive's root or, when the root has no `.zgroup` (or Zarr v3 `zarr.json`), under its single top-level directory
 /// (as `zip -r x.zip x.file` makes). Writing: objects go to a staging directory beside the
 /// archive, and [`Store::close`] builds the archive from it.
 pub struct ZipStore {
@@ -344,7 +410,9 @@ impl ZipStore {
         // root detection: `.zgroup` at the top, else one top-level directory holding it
         // (a pure Zarr store may lack the root .zgroup: an array one level down marks it too)
         let has_root = names.iter().any(|(n, _)| {
-            n == ".zgroup" || (n.ends_with("/.zarray") && n.matches('/').count() == 1)
+            n == ".zgroup"
+                || n == "zarr.json"
+                || (n.ends_with("/.zarray") && n.matches('/').count() == 1)
         });
         let mut prefix = String::new();
         if !has_root {

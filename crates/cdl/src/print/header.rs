@@ -409,6 +409,11 @@ impl<'a> Printer<'a> {
                 let a = Attribute::new("_ChunkSizes", nc_dataset::Values::Int(vals));
                 self.attribute(Some(v), var.group, &a, depth);
             }
+            if let Some(ss) = &st.shard_sizes {
+                let vals: Vec<i32> = ss.iter().map(|&c| c.min(i32::MAX as u64) as i32).collect();
+                let a = Attribute::new("_ShardSizes", nc_dataset::Values::Int(vals));
+                self.attribute(Some(v), var.group, &a, depth);
+            }
         }
         let elem_size = ds.type_size(var.ty);
         let spec = |f: &nc_dataset::FilterSpec| -> String {

@@ -1,0 +1,338 @@
+//! Issue 16: Zarr version 3 stores written by zarr-python 3 — sharded and not, every codec it
+//! ships (bytes in both byte orders, transpose, gzip, zstd, blosc, crc32c, numcodecs.*), the
+//! data types netCDF holds, fill values in their JSON forms, both chunk key encodings,
+//! consolidated metadata, nested groups with `dimension_names`, directory and zip stores —
+//! are read with the values zarr-python reads: `nccopy-rs` copies each store to netCDF-4 and
+//! netCDF4-python (netCDF-C 4.10.1) reads the copy against zarr-python's reading of the
+//! store. `ncdump-rs -hs` shows the storage as it is (`_ChunkSizes` = inner chunks,
+//! `_ShardSizes`, `_Codecs` = the v3 codec JSON). Corrupt shards are errors naming the
+//! variable and the shard key, with the header still printed. Inputs are written at test
+//! time (skipped with a SKIP line without zarr-python 3 / netCDF4-python).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+/// Run a Python script needing zarr-python 3 (and netCDF4 when `nc4`); false (with a SKIP
+/// line) when a client is missing.
+fn py(dir: &Path, nc4: bool, script: &str) -> Option<String> {
+    let (probe, needs) = if nc4 {
+        (
+            "import zarr, numcodecs, netCDF4; assert int(zarr.__version__.split('.')[0]) >= 3",
+            "zarr-python 3, numcodecs and netCDF4-python",
+        )
+    } else {
+        (
+            "import zarr, numcodecs; assert int(zarr.__version__.split('.')[0]) >= 3",
+            "zarr-python 3 and numcodecs",
+        )
+    };
+    python_script(dir, probe, needs, script).map(|o| String::from_utf8_lossy(&o).into_owned())
+}
+
+/// zarr-python 3 writes the stores: (store name, what it exercises).
+const WRITE_STORES: &str = r#"
+import zarr, numpy as np, numcodecs, warnings
+import numcodecs.zarr3 as nz
+from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec,
+                         TransposeCodec, ZstdCodec)
+warnings.simplefilter('ignore')
+rng = np.random.default_rng(16)
+
+def group(path):
+    return zarr.open_group(path, mode='w', zarr_format=3)
+
+# 1. sharded arrays: index at the end with crc32c (zarr-python's default), index at the start
+#    without checksum, a partial last shard, inner chunks never written (fill)
+g = group('shard.zarr')
+g.attrs['title'] = 'sharded'
+a = g.create_array('temp', shape=(10, 12), chunks=(2, 3), shards=(4, 6), dtype='f4',
+                   dimension_names=['y', 'x'], fill_value=np.nan,
+                   compressors=ZstdCodec(level=3))
+a[:] = rng.normal(size=(10, 12)).astype('f4')
+a.attrs['units'] = 'K'
+s = g.create_array('start', shape=(9, 7), dtype='i8', dimension_names=['r', 'c'],
+                   fill_value=-5, compressors=None,
+                   serializer=ShardingCodec(chunk_shape=(2, 2), index_location='start',
+                                            codecs=[BytesCodec(endian='big'), GzipCodec(level=4)],
+                                            index_codecs=[BytesCodec(endian='little')]),
+                   chunks=(4, 4))
+s[:5, :3] = np.arange(15).reshape(5, 3) - 7
+p = g.create_array('partial', shape=(5, 7), chunks=(2, 2), shards=(4, 4), dtype='u2',
+                   fill_value=7, dimension_names=['a', 'b'])
+p[:3, :5] = np.arange(15, dtype='u2').reshape(3, 5)
+sub = g.create_group('sub')
+sub.attrs['level'] = 2
+t = sub.create_array('t', shape=(12,), chunks=(3,), shards=(6,), dtype='f8',
+                     dimension_names=['x'], compressors=BloscCodec(cname='lz4', clevel=5, shuffle='bitshuffle'))
+t[:] = np.linspace(0, 1, 12)
+
+# 2. codecs and byte orders, unsharded
+g = group('codecs.zarr')
+a = g.create_array('tr', shape=(4, 6), chunks=(3, 4), dtype='i2', dimension_names=['y', 'x'],
+                   filters=[TransposeCodec(order=[1, 0])],
+                   serializer=BytesCodec(endian='big'),
+                   compressors=[GzipCodec(level=5), Crc32cCodec()])
+a[:] = np.arange(24, dtype='i2').reshape(4, 6) * 3 - 30
+b = g.create_array('blosc', shape=(50,), chunks=(16,), dtype='f8', dimension_names=['n'],
+                   compressors=BloscCodec(cname='zstd', clevel=3, shuffle='shuffle'))
+b[:] = rng.normal(size=50)
+c = g.create_array('delta', shape=(6,), dtype='i4', dimension_names=['m'],
+                   filters=[nz.Delta(dtype='<i4')], compressors=[nz.Zlib(level=3)])
+c[:] = [1, 2, 4, 8, 16, 32]
+d = g.create_array('raw', shape=(3, 5), chunks=(2, 2), dtype='u4', compressors=None,
+                   dimension_names=['p', 'q'], fill_value=4000000000)
+d[:2, :] = np.arange(10, dtype='u4').reshape(2, 5)
+e = g.create_array('v2keys', shape=(7,), chunks=(3,), dtype='i2', fill_value=-1,
+                   chunk_key_encoding={'name': 'v2', 'separator': '.'}, dimension_names=['k'])
+e[:5] = [1, 2, 3, 4, 5]
+f = g.create_array('dotkeys', shape=(2, 3), chunks=(1, 2), dtype='u1',
+                   chunk_key_encoding={'name': 'default', 'separator': '.'},
+                   dimension_names=['two', 'three'])
+f[:] = [[1, 2, 3], [4, 5, 6]]
+
+# 3. data types, fill values, scalars
+g = group('types.zarr')
+for name, dt in [('i1', 'i1'), ('u1', 'u1'), ('i2', 'i2'), ('u2', 'u2'), ('i4', 'i4'),
+                 ('u4', 'u4'), ('i8', 'i8'), ('u8', 'u8'), ('f4', 'f4'), ('f8', 'f8')]:
+    x = g.create_array(name, shape=(4,), dtype=dt, dimension_names=['four'])
+    info = np.iinfo(dt) if dt[0] in 'iu' else np.finfo(dt)
+    x[:] = np.array([info.min, 0, 1, info.max], dtype=dt)
+bl = g.create_array('bool', shape=(5,), chunks=(2,), dtype=bool, dimension_names=['five'])
+bl[:] = [True, False, True, True, False]
+st = g.create_array('str', shape=(3,), dtype=str, dimension_names=['three'])
+st[:] = ['a', 'bé', 'ccc']
+fb = g.create_array('fixed', shape=(3,), dtype='S4', dimension_names=['three'])
+fb[:] = [b'ab', b'cdef', b'']
+u = g.create_array('ucs', shape=(3,), dtype='U3', dimension_names=['three'])
+u[:] = ['x', 'yz', 'élé']
+ch = g.create_array('chars', shape=(4,), dtype='S1', dimension_names=['four'])
+ch[:] = [b'a', b'b', b'c', b'd']
+nf = g.create_array('nanfill', shape=(4,), chunks=(2,), dtype='f8', fill_value=np.nan,
+                    dimension_names=['four'])
+nf[:2] = [1.5, 2.5]
+sc = g.create_array('scalar', shape=(), dtype='i4', fill_value=-9)
+sc[...] = 42
+zarr.consolidate_metadata('types.zarr')
+
+# 4. a zip store
+from zarr.storage import ZipStore
+zs = ZipStore('zipped.zip', mode='w')
+z = zarr.open_group(zs, mode='w', zarr_format=3)
+x = z.create_array('x', shape=(8,), chunks=(2,), shards=(4,), dtype='f8', dimension_names=['t'])
+x[:] = np.arange(8) / 4
+zs.close()
+print('written')
+"#;
+
+/// netCDF4-python reads each copy `<store>.nc` and compares it with zarr-python's reading of
+/// the store: every array (variable path, values, fill where unwritten, dimension names and
+/// lengths). Prints one line per store.
+const COMPARE: &str = r#"
+import zarr, numpy as np, netCDF4, warnings, sys
+warnings.simplefilter('ignore')
+
+def arrays(g, prefix=''):
+    for name, a in g.arrays():
+        yield prefix + '/' + name, a
+    for name, sub in g.groups():
+        yield from arrays(sub, prefix + '/' + name)
+
+for store in sys.argv[1:]:
+    src = store + '.nc'
+    g = zarr.open_group(zarr.storage.ZipStore(store, mode='r') if store.endswith('.zip') else store, mode='r')
+    nc = netCDF4.Dataset(src)
+    nc.set_auto_mask(False)
+    n = 0
+    for path, a in arrays(g):
+        v = nc[path]
+        want = a[...]
+        got = v[...]
+        if want.dtype.kind == 'b':
+            want = want.astype('u1')
+        if want.dtype.kind in 'SU':
+            want = np.array([x.decode() if isinstance(x, bytes) else str(x) for x in want.ravel()]).reshape(want.shape)
+            if v.dtype == 'S1':
+                got = np.array([x.decode() for x in got.ravel()]).reshape(got.shape)
+            got = np.array([str(x) for x in np.asarray(got).ravel()]).reshape(want.shape)
+        if want.dtype.kind == 'O':
+            want = np.array([str(x) for x in want.ravel()]).reshape(want.shape)
+            got = np.array([str(x) for x in np.asarray(got).ravel()]).reshape(want.shape)
+        assert want.shape == np.shape(got), (path, want.shape, np.shape(got))
+        if want.dtype.kind == 'f':
+            assert np.array_equal(want, got, equal_nan=True), (path, want, got)
+        else:
+            assert (want == got).all(), (path, want, got)
+        names = a.metadata.dimension_names
+        if names and all(names):
+            assert list(v.dimensions) == list(names), (path, v.dimensions, names)
+        n += 1
+    print(store, n, 'arrays equal')
+"#;
+
+#[test]
+fn zarr_python_v3_stores_copy_with_their_values() {
+    let d = tempdir("zarr-v3-read");
+    let Some(o) = py(&d, true, WRITE_STORES) else {
+        return;
+    };
+    assert_eq!(o.trim(), "written");
+    let stores = ["shard.zarr", "codecs.zarr", "types.zarr", "zipped.zip"];
+    for s in stores {
+        let o = run("nccopy-rs", &[s, &format!("{s}.nc")], &d);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{s}: {stderr}");
+        // only the filters an HDF5 string or scalar variable cannot take are dropped, said
+        for line in stderr.lines() {
+            assert!(
+                line.contains("filters cannot apply to a string variable")
+                    || line.contains("filters cannot apply to a scalar variable"),
+                "{s}: {line}"
+            );
+        }
+    }
+    std::fs::write(d.join("compare.py"), COMPARE).unwrap();
+    let o = std::process::Command::new("python3")
+        .arg("compare.py")
+        .args(stores)
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "shard.zarr 4 arrays equal\ncodecs.zarr 6 arrays equal\ntypes.zarr 17 arrays equal\n\
+         zipped.zip 1 arrays equal\n"
+    );
+}
+
+#[test]
+fn sharded_store_header_shows_its_storage() {
+    let d = tempdir("zarr-v3-hs");
+    let Some(_) = py(
+        &d,
+        false,
+        r#"
+import zarr, numpy as np, warnings
+from zarr.codecs import ZstdCodec
+warnings.simplefilter('ignore')
+g = zarr.open_group('h.zarr', mode='w', zarr_format=3)
+a = g.create_array('temp', shape=(10, 12), chunks=(2, 3), shards=(4, 6), dtype='f4',
+                   dimension_names=['y', 'x'], fill_value=np.nan, compressors=ZstdCodec(level=3))
+a[:] = np.arange(120, dtype='f4').reshape(10, 12)
+a.attrs['units'] = 'K'
+"#,
+    ) else {
+        return;
+    };
+    let o = run("ncdump-rs", &["-hs", "h.zarr"], &d);
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+    let codecs = r#"[{\"name\": \"sharding_indexed\",\"configuration\": {\"chunk_shape\": [2,3],\"codecs\": [{\"name\": \"bytes\",\"configuration\": {\"endian\": \"little\"}},{\"name\": \"zstd\",\"configuration\": {\"level\": 3,\"checksum\": false}}],\"index_codecs\": [{\"name\": \"bytes\",\"configuration\": {\"endian\": \"little\"}},{\"name\": \"crc32c\"}],\"index_location\": \"end\"}}]"#;
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!(
+            "netcdf h {{\ndimensions:\n\ty = 10 ;\n\tx = 12 ;\nvariables:\n\tfloat temp(y, x) ;\n\
+             \t\ttemp:units = \"K\" ;\n\t\ttemp:_Storage = \"chunked\" ;\n\
+             \t\ttemp:_ChunkSizes = 2, 3 ;\n\t\ttemp:_ShardSizes = 4, 6 ;\n\
+             \t\ttemp:_Filter = \"32015,3\" ;\n\t\ttemp:_Codecs = \"{codecs}\" ;\n\
+             \t\ttemp:_Endianness = \"little\" ;\n\n// global attributes:\n\
+             \t\t:_SuperblockVersion = 0 ;\n\t\t:_IsNetcdf4 = 1 ;\n\t\t:_Format = \"netCDF-4\" ;\n}}\n"
+        )
+    );
+    // the values, row 9 (the last shard row is partial: 10 rows of 4-row shards)
+    let o = run("ncdump-rs", &["-v", "temp", "h.zarr"], &d);
+    assert!(o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("  108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119 ;\n}"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// Write one sharded array and return the path of shard (0, 0).
+fn one_shard(d: &Path, index: &str) -> Option<std::path::PathBuf> {
+    py(
+        d,
+        false,
+        &format!(
+            r#"
+import zarr, numpy as np, warnings
+from zarr.codecs import ShardingCodec, BytesCodec, Crc32cCodec
+warnings.simplefilter('ignore')
+g = zarr.open_group('bad.zarr', mode='w', zarr_format=3)
+a = g.create_array('v', shape=(4,), chunks=(4,), dtype='i4', dimension_names=['n'],
+                   compressors=None,
+                   serializer=ShardingCodec(chunk_shape=(2,), codecs=[BytesCodec()],
+                                            index_codecs={index}))
+a[:] = [1, 2, 3, 4]
+"#
+        ),
+    )?;
+    Some(d.join("bad.zarr/v/c/0"))
+}
+
+fn assert_data_error(d: &Path, needle: &str) {
+    let o = run("ncdump-rs", &["bad.zarr"], d);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("/v") && stderr.contains("v/c/0"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(needle), "{stderr}");
+    // the header is printed before the error
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("netcdf bad {\ndimensions:\n\tn = 4 ;"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = run("ncdump-rs", &["-h", "bad.zarr"], d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn corrupt_shards_are_errors_naming_the_shard() {
+    // a flipped bit in a checksummed index
+    let d = tempdir("zarr-v3-crc");
+    let Some(shard) = one_shard(&d, "[BytesCodec(), Crc32cCodec()]") else {
+        return;
+    };
+    let mut b = std::fs::read(&shard).unwrap();
+    let n = b.len();
+    b[n - 10] ^= 0x40;
+    std::fs::write(&shard, &b).unwrap();
+    assert_data_error(&d, "shard index checksum does not match");
+
+    // an index entry pointing past the end of the shard (no checksum to catch it)
+    let d = tempdir("zarr-v3-range");
+    let Some(shard) = one_shard(&d, "[BytesCodec()]") else {
+        return;
+    };
+    let mut b = std::fs::read(&shard).unwrap();
+    let n = b.len();
+    // entry 1's length (the last 8 bytes of the index at the end) made huge
+    b[n - 8..].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    std::fs::write(&shard, &b).unwrap();
+    assert_data_error(&d, "outside the");
+
+    // a shard shorter than its index
+    std::fs::write(&shard, [0u8; 7]).unwrap();
+    assert_data_error(&d, "fewer than its 32-byte index");
+
+    // an unknown codec is a metadata error naming the codec and the key
+    let meta = d.join("bad.zarr/v/zarr.json");
+    let text = std::fs::read_to_string(&meta)
+        .unwrap()
+        .replace("\"name\": \"bytes\"", "\"name\": \"mystery\"");
+    std::fs::write(&meta, text).unwrap();
+    let o = run("ncdump-rs", &["-h", "bad.zarr"], &d);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("v/zarr.json") && stderr.contains("unknown codec \"mystery\""),
+        "{stderr}"
+    );
+}
