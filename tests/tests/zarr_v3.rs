@@ -336,3 +336,195 @@ fn corrupt_shards_are_errors_naming_the_shard() {
         "{stderr}"
     );
 }
+
+/// CDL with what a v3 store must carry: an unlimited dimension, a sharded variable with
+/// deflate + shuffle and a _FillValue, zstd, strings, chars, a scalar, a big-endian
+/// variable and a group.
+const V3_CDL: &str = r#"netcdf a {
+dimensions:
+  time = UNLIMITED ;
+  y = 10 ;
+  x = 12 ;
+  n = 3 ;
+variables:
+  float temp(time, y, x) ;
+    temp:units = "K" ;
+    temp:_FillValue = -999.f ;
+    temp:_ChunkSizes = 1, 5, 6 ;
+    temp:_ShardSizes = 2, 10, 12 ;
+    temp:_DeflateLevel = 4 ;
+    temp:_Shuffle = "true" ;
+  int count(n) ;
+    count:_Filter = "32015,3" ;
+  string names(n) ;
+  char c(n) ;
+  double sc ;
+  short big(y) ;
+    big:_Endianness = "big" ;
+  :title = "v3 test" ;
+data:
+  temp = 1, 2, 3, 4, 5 ;
+  count = 7, 8, 9 ;
+  names = "a", "bé", "" ;
+  c = "xyz" ;
+  sc = 3.25 ;
+  big = 1, 2, 3, 4, 5, 6, 7, 8, 9, -10 ;
+group: g {
+  variables:
+    int gx(x) ;
+  data:
+    gx = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ;
+  }
+}
+"#;
+
+#[test]
+fn ncgen_writes_v3_that_zarr_python_and_xarray_read() {
+    let d = tempdir("zarr-v3-ncgen");
+    std::fs::write(d.join("a.cdl"), V3_CDL).unwrap();
+    let url = format!("file://{}#mode=zarr,v3,file", d.join("a3.zarr").display());
+    let o = run("ncgen-rs", &["-o", &url, "a.cdl"], &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let Some(out) = py(
+        &d,
+        false,
+        r#"
+import zarr, numpy as np, json, warnings, xarray as xr
+warnings.simplefilter('ignore')
+g = zarr.open_group('a3.zarr', mode='r')
+t = g['temp']
+assert t.shape == (1, 10, 12) and t.chunks == (1, 5, 6) and t.shards == (2, 10, 12), (t.shape, t.chunks, t.shards)
+assert t.metadata.dimension_names == ('time', 'y', 'x')
+want = np.full((1, 10, 12), -999, 'f4'); want.ravel()[:5] = [1, 2, 3, 4, 5]
+assert (t[...] == want).all()
+codecs = json.load(open('a3.zarr/temp/zarr.json'))['codecs'][0]['configuration']['codecs']
+assert [c['name'] for c in codecs] == ['bytes', 'numcodecs.shuffle', 'gzip'], codecs
+assert list(g['count'][...]) == [7, 8, 9]
+assert list(g['names'][...]) == ['a', 'bé', '']
+assert list(g['c'][...]) == [b'x', b'y', b'z']
+assert g['sc'][...] == 3.25 and g['sc'].shape == ()
+assert list(g['big'][...]) == [1, 2, 3, 4, 5, 6, 7, 8, 9, -10]
+assert json.load(open('a3.zarr/big/zarr.json'))['codecs'] == [{'name': 'bytes', 'configuration': {'endian': 'big'}}]
+assert list(g['g/gx'][...]) == list(range(1, 13))
+assert g.attrs['title'] == 'v3 test'
+ds = xr.open_zarr('a3.zarr', consolidated=False)
+assert ds.temp.attrs['units'] == 'K'
+assert np.isnan(ds.temp.values[0, 0, 5]) and ds.temp.values[0, 0, 4] == 5
+assert ds.temp.encoding['_FillValue'] == -999
+assert list(ds.names.values) == ['a', 'bé', '']
+print('ok')
+"#,
+    ) else {
+        return;
+    };
+    assert_eq!(out.trim(), "ok");
+    // and our own reader gives the values and the storage back
+    let o = run("ncdump-rs", &["-s", "a3.zarr"], &d);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for want in [
+        "\t\ttemp:_FillValue = -999.f ;\n",
+        "\t\ttemp:_ChunkSizes = 1, 5, 6 ;\n\t\ttemp:_ShardSizes = 2, 10, 12 ;\n",
+        "\t\ttemp:_Shuffle = \"true\" ;\n\t\ttemp:_DeflateLevel = 4 ;\n",
+        " names = \"a\", \"bé\", _ ;\n",
+        " c = \"xyz\" ;\n",
+        " sc = 3.25 ;\n",
+        " big = 1, 2, 3, 4, 5, 6, 7, 8, 9, -10 ;\n",
+        "  1, 2, 3, 4, 5, _, _, _, _, _, _, _,\n",
+        "   gx = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ;\n",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+}
+
+#[test]
+fn nccopy_round_trips_netcdf4_through_sharded_v3() {
+    let d = tempdir("zarr-v3-nccopy");
+    let Some(out) = py(
+        &d,
+        true,
+        r#"
+import netCDF4, numpy as np
+rng = np.random.default_rng(3)
+with netCDF4.Dataset('in.nc', 'w') as nc:
+    nc.createDimension('t', None)
+    nc.createDimension('y', 40)
+    nc.createDimension('x', 30)
+    v = nc.createVariable('v', 'f4', ('t', 'y', 'x'), chunksizes=(1, 10, 10), zlib=True)
+    v[:] = rng.normal(size=(5, 40, 30)).astype('f4')
+    w = nc.createVariable('w', 'i8', ('y', 'x'), fill_value=-1)
+    w[:20, :] = np.arange(600).reshape(20, 30)
+    s = nc.createVariable('s', str, ('y',))
+    s[:] = np.array(['s%d' % i for i in range(40)], dtype=object)
+    f = nc.createVariable('f', 'f8', ('x',), fletcher32=True)
+    f[:] = np.arange(30) / 3
+print('ok')
+"#,
+    ) else {
+        return;
+    };
+    assert_eq!(out.trim(), "ok");
+    let url = |name: &str| format!("file://{}#mode=zarr,v3,file", d.join(name).display());
+    // fletcher32 has no v3 codec: refused, naming the variable and the cure
+    let o = run("nccopy-rs", &["in.nc", &url("bad.zarr")], &d);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        e.contains("variable \"/f\"") && e.contains("fletcher32 has no Zarr v3 codec"),
+        "{e}"
+    );
+    assert!(!d.join("bad.zarr").exists());
+    // --shard needs a v3 output
+    let o = run("nccopy-rs", &["--shard", "auto", "in.nc", "x.nc"], &d);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // netCDF-4 -> v3 (sharded, recompressed) -> netCDF-4
+    let o = run(
+        "nccopy-rs",
+        &[
+            "-F",
+            "f,none",
+            "-d",
+            "1",
+            "-s",
+            "--shard",
+            "auto",
+            "-c",
+            "w:10,10",
+            "--shard",
+            "w:20,30",
+            "in.nc",
+            &url("v3.zarr"),
+        ],
+        &d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run("nccopy-rs", &["v3.zarr", "back.nc"], &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let Some(out) = py(
+        &d,
+        true,
+        r#"
+import netCDF4, zarr, numpy as np, warnings
+warnings.simplefilter('ignore')
+src = netCDF4.Dataset('in.nc'); src.set_auto_mask(False)
+back = netCDF4.Dataset('back.nc'); back.set_auto_mask(False)
+g = zarr.open_group('v3.zarr', mode='r')
+assert g['v'].shards == (5, 40, 30) and g['v'].chunks == (1, 10, 10), g['v'].shards
+assert g['w'].shards == (20, 30), g['w'].shards
+for name in ['v', 'w', 's', 'f']:
+    a = src[name][...]
+    assert np.array_equal(a, np.asarray(g[name][...]).astype(a.dtype) if a.dtype != object else np.asarray(g[name][...], dtype=object)), name
+    assert np.array_equal(a, back[name][...]), name
+assert back['w'].getncattr('_FillValue') == -1
+print('ok')
+"#,
+    ) else {
+        return;
+    };
+    assert_eq!(out.trim(), "ok");
+}

@@ -60,6 +60,9 @@ pub struct Args {
     /// Chunking: dim/N,... (per dimension), var:N1,N2,..., var:contiguous, var:compact, var: or / (repeatable).
     #[arg(short = 'c', value_name = "chunkspec", action = ArgAction::Append, help_heading = STORAGE)]
     pub chunk: Vec<String>,
+    /// Zarr v3 output: shard the variables, `auto` (shards of about 128 MiB of whole chunks) or var:N1,N2,... (shard lengths, multiples of the chunk lengths; repeatable).
+    #[arg(long = "shard", value_name = "shardspec", action = ArgAction::Append, help_heading = STORAGE)]
+    pub shard: Vec<String>,
     /// Filter for output variables: var1|var2,id,params or none (repeatable).
     #[arg(short = 'F', value_name = "filterspec", action = ArgAction::Append, help_heading = STORAGE)]
     pub filters: Vec<String>,

@@ -244,6 +244,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         deflate: args.deflate,
         shuffle: args.shuffle,
         chunks: args.chunk.clone(),
+        shards: args.shard.clone(),
         buffer_size,
         cache_size,
         cache_elems,

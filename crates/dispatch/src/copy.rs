@@ -36,6 +36,9 @@ pub struct CopyOptions {
     pub shuffle: bool,
     /// `-c` chunking specs (`dim/N,…`, `var:N1,N2`, `var:` contiguous, `/` contiguous for all).
     pub chunks: Vec<String>,
+    /// `--shard` specs for a Zarr v3 output: `auto` (every chunked variable, shards of about
+    /// 128 MiB) or `var:N1,N2,…` (shard lengths, whole chunks).
+    pub shards: Vec<String>,
     /// `-M n`: non-record variables smaller than this many bytes stay contiguous when `-c`
     /// chunks by dimension (`None`: nccopy's default, 8192).
     pub min_chunk_bytes: Option<u64>,
@@ -1038,6 +1041,64 @@ fn output_format(input: Option<Format>, opts: &CopyOptions) -> Format {
     f
 }
 
+/// `--shard`: set `_ShardSizes` of the output variables (an empty list: the writer picks a
+/// shard of about 128 MiB of whole chunks).
+fn apply_shards(out: &mut Dataset, v3: bool, specs: &[String]) -> Result<(), String> {
+    if specs.is_empty() {
+        return Ok(());
+    }
+    if !v3 {
+        return Err(
+            "--shard applies to Zarr version 3 outputs only (file://PATH#mode=zarr,v3,file)".into(),
+        );
+    }
+    for spec in specs {
+        let spec = spec.trim();
+        if spec == "auto" {
+            for v in &mut out.vars {
+                if !v.dims.is_empty() {
+                    v.storage.shard_sizes = Some(Vec::new());
+                }
+            }
+            continue;
+        }
+        let bad = || {
+            format!(
+                "--shard {spec:?}: expected \"auto\" or VAR:N1,N2,... (shard lengths, whole \
+                 chunks of the variable)"
+            )
+        };
+        let (name, sizes) = spec.rsplit_once(':').ok_or_else(bad)?;
+        let sizes: Vec<u64> = sizes
+            .split(',')
+            .map(|n| n.trim().parse::<u64>().ok().filter(|&n| n > 0))
+            .collect::<Option<_>>()
+            .ok_or_else(bad)?;
+        let found: Vec<VarId> = (0..out.vars.len())
+            .map(VarId)
+            .filter(|&v| {
+                let path = out.var_path(v);
+                path == name || path.trim_start_matches('/') == name || out.var(v).name == name
+            })
+            .collect();
+        if found.is_empty() {
+            return Err(format!("--shard {spec:?}: no variable named {name:?}"));
+        }
+        for v in found {
+            let rank = out.var(v).dims.len();
+            if sizes.len() != rank {
+                return Err(format!(
+                    "--shard {spec:?}: {} lengths for the rank-{rank} variable {}",
+                    sizes.len(),
+                    out.var_path(v)
+                ));
+            }
+            out.var_mut(v).storage.shard_sizes = Some(sizes.clone());
+        }
+    }
+    Ok(())
+}
+
 /// The output dataset and where its data comes from, with the report so far.
 struct Prepared {
     out: Dataset,
@@ -1055,6 +1116,12 @@ fn prepare(in_ds: &Dataset, out_path: &Path, opts: &CopyOptions) -> Result<Prepa
     let format = output_format(in_ds.format, opts);
     let mut report = CopyReport::default();
     apply_storage_options(&mut out, format, to_zarr, opts, &mut report).map_err(Failure::usage)?;
+    apply_shards(
+        &mut out,
+        crate::open::is_zarr_v3_output(out_path),
+        &opts.shards,
+    )
+    .map_err(Failure::usage)?;
     report.explain = explain_lines(&out, format, to_zarr, opts).map_err(Failure::usage)?;
     Ok(Prepared {
         out,

@@ -148,8 +148,8 @@ pub enum ZarrError {
         /// The maximum.
         max: usize,
     },
-    /// Something of the dataset the NCZarr model cannot hold.
-    #[error("{what} cannot be stored in NCZarr: {why}")]
+    /// Something of the dataset the (NC)Zarr model cannot hold.
+    #[error("{what} cannot be stored in Zarr: {why}")]
     NotRepresentable {
         /// The object (variable, type, attribute).
         what: String,

@@ -22,6 +22,7 @@ mod meta;
 mod read;
 pub mod store;
 mod v3;
+mod v3write;
 mod write;
 
 pub use error::ZarrError;

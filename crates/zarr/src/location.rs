@@ -33,6 +33,8 @@ pub struct ZarrLocation {
     pub xarray: bool,
     /// `Some(scheme)` for a remote store (`s3`, `https`): recognised but not supported yet.
     pub remote: Option<String>,
+    /// Mode word `v3`: write Zarr version 3 (reading finds the version by itself).
+    pub v3: bool,
     /// Our extension `layout=4.9|4.10|documented` in the fragment: the NCZarr metadata
     /// spelling to write (see [`crate::NczarrLayout`]); `None` = netCDF-C 4.10's.
     pub layout: Option<String>,
@@ -44,9 +46,9 @@ const FLAGS: [&str; 7] = ["nczarr", "zarr", "xarray", "noxarray", "file", "zip",
 /// `libdispatch/dinfermodel.c` and the NCZarr storage words of `libnczarr/zarr.c`. Only the
 /// NCZarr ones select anything here; the others (DAP, byte ranges, format hints) are accepted
 /// as netCDF-C accepts them.
-pub const KNOWN_MODE_WORDS: [&str; 16] = [
+pub const KNOWN_MODE_WORDS: [&str; 17] = [
     "nczarr", "zarr", "xarray", "noxarray", "file", "zip", "s3", "bytes", "dap2", "dap4",
-    "netcdf-3", "classic", "netcdf-4", "enhanced", "udf0", "udf1",
+    "netcdf-3", "classic", "netcdf-4", "enhanced", "udf0", "udf1", "v3",
 ];
 
 /// Check the words of every `mode=` in the fragment of `s` (after `#`).
@@ -176,7 +178,8 @@ pub fn parse_location(s: &str) -> Option<ZarrLocation> {
             text: s.to_string(),
             path,
             storage,
-            pure_zarr: flags.iter().any(|f| f == "zarr"),
+            pure_zarr: flags.iter().any(|f| f == "zarr" || f == "v3"),
+            v3: flags.iter().any(|f| f == "v3"),
             xarray: !flags.iter().any(|f| f == "noxarray"),
             remote,
             layout: fragment.and_then(|f| fragment_value(f, "layout")),
@@ -353,6 +356,7 @@ mod tests {
     #[test]
     fn unknown_mode_words_are_named() {
         assert!(check_mode_words("file:///x#mode=nczarr,file").is_ok());
+        assert!(check_mode_words("file:///x#mode=zarr,v3,file").is_ok());
         assert!(check_mode_words("x.nc").is_ok());
         assert!(check_mode_words("https://h/x#mode=bytes").is_ok());
         let e = check_mode_words("file:///x#mode=nczarr,bogus")
@@ -361,7 +365,7 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "\"file:///x#mode=nczarr,bogus\": unknown mode word \"bogus\" in #mode= (known: nczarr, zarr, xarray, noxarray, file, zip, s3, bytes, dap2, dap4, netcdf-3, classic, netcdf-4, enhanced, udf0, udf1)"
+            "\"file:///x#mode=nczarr,bogus\": unknown mode word \"bogus\" in #mode= (known: nczarr, zarr, xarray, noxarray, file, zip, s3, bytes, dap2, dap4, netcdf-3, classic, netcdf-4, enhanced, udf0, udf1, v3)"
         );
     }
 

@@ -748,7 +748,7 @@ fn snap_default_fill(x: f64, t: AtomicType) -> f64 {
     }
 }
 
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(s: &str) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut buf = 0u32;
     let mut bits = 0;

@@ -95,6 +95,7 @@ impl ZarrFile {
             pure_zarr,
             xarray,
             remote: None,
+            v3: false,
             layout: None,
         };
         let (ds, vars, warnings) = load_any(store.as_ref(), &location)?;

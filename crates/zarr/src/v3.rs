@@ -16,7 +16,7 @@ use crate::dtype::{Dtype, Endian, Kind};
 use crate::error::ZarrError;
 use crate::json::{self, as_f64};
 use crate::location::ZarrLocation;
-use crate::meta::{as_obj, encode_one, get_json, join, VarInfo, HIDDEN_ATTRS};
+use crate::meta::{as_obj, base64_decode, encode_one, get_json, join, VarInfo, HIDDEN_ATTRS};
 use crate::store::Store;
 use nc_dataset::{
     default_fill, AtomicType, Dataset, DimId, Endianness, FileInfo, Format, GroupId, Layout,
@@ -557,15 +557,23 @@ fn fill_value(v: &Value, d: &Dtype) -> Option<Values> {
             }
             other => attrs::numbers(other, t).filter(|x| x.len() == 1),
         },
+        // bytes fill values are base64 (zarr-python 3: b"x" is "eA==")
         Kind::Char => {
             let b = match v {
-                Value::String(s) => s.as_bytes().first().copied().unwrap_or(0),
+                Value::String(s) => base64_decode(s)?.first().copied().unwrap_or(0),
                 Value::Number(n) => n.as_u64().and_then(|n| u8::try_from(n).ok())?,
                 _ => return None,
             };
             Some(Values::Char(vec![b]))
         }
-        Kind::Bytes(_) | Kind::Unicode(_) => Some(Values::String(vec![Some(v.as_str()?.into())])),
+        Kind::Bytes(_) => {
+            let mut b = base64_decode(v.as_str()?)?;
+            if let Some(end) = b.iter().position(|&c| c == 0) {
+                b.truncate(end);
+            }
+            Some(Values::String(vec![Some(b.as_slice().into())]))
+        }
+        Kind::Unicode(_) => Some(Values::String(vec![Some(v.as_str()?.into())])),
         Kind::VlenUtf8 => None,
     }
 }
@@ -655,6 +663,26 @@ impl V3Loader<'_> {
                 continue;
             }
             let ty = (name == "_FillValue").then_some(fill_type).flatten();
+            // xarray writes a float `_FillValue` of a v3 array as the base64 of a little-endian
+            // double
+            if let (Some(t @ (AtomicType::Float | AtomicType::Double)), Value::String(text)) =
+                (ty, v)
+            {
+                if let Some(b) = base64_decode(text).filter(|b| b.len() == 8) {
+                    let x = f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+                    let values = if t == AtomicType::Float {
+                        Values::Float(vec![x as f32])
+                    } else {
+                        Values::Double(vec![x])
+                    };
+                    out.push(nc_dataset::Attribute {
+                        name: name.clone(),
+                        ty: NcType::Atomic(t),
+                        values,
+                    });
+                    continue;
+                }
+            }
             out.push(attrs::from_json(name, v, ty));
         }
         Ok(out)
@@ -961,7 +989,22 @@ impl V3Loader<'_> {
             }),
             chunk_sizes: (!scalar).then(|| inner.clone()),
             shard_sizes: shard.as_ref().map(|s| s.shape.clone()),
-            filters: zcodecs.iter().filter_map(|c| c.spec.clone()).collect(),
+            // a v3 gzip is deflate in gzip framing: deflate (filter 1) is what it becomes in a
+            // netCDF-4 copy, and what a v3 copy turns back into gzip
+            filters: zcodecs
+                .iter()
+                .filter_map(|c| {
+                    c.spec.clone().or_else(|| {
+                        (c.json.get("id").and_then(Value::as_str) == Some("gzip")).then(|| {
+                            let level = c.json.get("level").and_then(Value::as_u64).unwrap_or(1);
+                            nc_dataset::FilterSpec {
+                                id: 1,
+                                params: vec![level.min(9) as u32],
+                            }
+                        })
+                    })
+                })
+                .collect(),
             codecs: Some(json::compact(&Value::Array(codecs.clone()))),
             endianness: match (dtype.kind, dtype.endian) {
                 (Kind::Num(t), _) if t.size() == 1 => None,

@@ -31,6 +31,7 @@ use nc_dataset::{
     default_fill, AtomicType, DataSource, Dataset, Endianness, FilterSpec, GroupId, Layout,
     NcString, NcType, Values, VarId, ROOT,
 };
+use nc_filters::codec_json::ZarrCodec;
 use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -70,6 +71,9 @@ pub struct ZarrWriteOptions {
     pub default_maxstrlen: usize,
     /// The filter registry; `None`: built-in codecs plus `HDF5_PLUGIN_PATH` plugins.
     pub registry: Option<std::sync::Arc<Registry>>,
+    /// Write Zarr version 3 (`zarr.json`; the `v3` mode word), pure Zarr with
+    /// `dimension_names`; `_ShardSizes` shards a variable.
+    pub v3: bool,
 }
 
 impl Default for ZarrWriteOptions {
@@ -84,6 +88,7 @@ impl Default for ZarrWriteOptions {
             )),
             default_maxstrlen: 128,
             registry: None,
+            v3: false,
         }
     }
 }
@@ -163,13 +168,15 @@ pub fn write_store(
 ) -> Result<(), ZarrError> {
     check_model(ds)?;
     let store = location.create_store()?;
+    let mut opts = opts.clone();
+    opts.v3 |= location.v3;
     write_into(
         store.as_ref(),
         ds,
         src,
-        location.pure_zarr,
+        location.pure_zarr || opts.v3,
         location.xarray,
-        opts,
+        &opts,
     )?;
     store.close()
 }
@@ -389,6 +396,24 @@ fn attrs_object(
 fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
     let ds = cx.ds;
     let grp = ds.group(g);
+    if cx.opts.v3 {
+        let owner = format!("group {}", ds.group_path(g));
+        let atts = attrs_object(cx, &owner, &grp.atts, Vec::new(), true)?.unwrap_or(json!({}));
+        cx.put_json(
+            &join(prefix, "zarr.json"),
+            &json!({"zarr_format": 3, "node_type": "group", "attributes": atts}),
+        )?;
+        for v in &grp.vars {
+            crate::store::check_key(&ds.var(*v).name)?;
+            write_var(cx, prefix, *v)?;
+        }
+        for c in &grp.groups {
+            let name = &ds.group(*c).name;
+            crate::store::check_key(name)?;
+            write_group(cx, &join(prefix, name), *c)?;
+        }
+        return Ok(());
+    }
     let mut zgroup = Map::new();
     zgroup.insert("zarr_format".into(), json!(2));
     let mut extra = Vec::new();
@@ -547,6 +572,10 @@ struct VarPlan {
     pipe: Option<Pipeline>,
     maxlen: Option<usize>,
     sep: char,
+    /// Zarr v3: keys `c/i/j` (`c` for a 0-d array), strings as vlen-utf8.
+    v3: bool,
+    /// Zarr v3 shard shape (whole chunks), `None` when not sharded.
+    shard: Option<Vec<u64>>,
 }
 
 fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
@@ -556,9 +585,12 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
     let t = var.ty.as_atomic().unwrap_or(AtomicType::Byte);
     let scalar = var.dims.is_empty();
     let big = var.storage.endianness == Some(Endianness::Big);
-    let maxlen = (t == AtomicType::String).then(|| maxstrlen(cx, v));
+    let v3 = cx.opts.v3;
+    // Zarr v3 strings are variable length (vlen-utf8): no maximum length
+    let maxlen = (t == AtomicType::String && !v3).then(|| maxstrlen(cx, v));
     let dtype_text = match t {
         AtomicType::Char => cx.char_dtype().to_string(),
+        AtomicType::String if v3 => "|O".to_string(),
         AtomicType::String => format!("|S{}", maxlen.unwrap_or(128)),
         t => numeric_dtype(t, big),
     };
@@ -610,6 +642,8 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
     let no_fill = var.storage.no_fill == Some(true);
     let fill_value = if no_fill {
         Value::Null
+    } else if v3 && t == AtomicType::Char {
+        crate::v3write::char_fill(&fill_vals)
     } else {
         fill_json(&fill_vals, t).map_err(|value| ZarrError::NotUtf8 {
             what: format!("the fill value of variable \"{path}\""),
@@ -656,7 +690,38 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
                     "{e}; NCZarr stores filters as Zarr codecs (use a filter with a standard codec)"
                 ),
             })?;
-        if codecs.is_empty() {
+        if v3 {
+            let json: Vec<Value> = codecs.iter().map(|c| c.json.clone()).collect();
+            let mapped = crate::v3write::map_chain(&json, big, dtype.size(), false, &path)?;
+            let engine = mapped
+                .pipeline
+                .iter()
+                .map(|j| {
+                    Ok(ZarrCodec {
+                        json: j.clone(),
+                        spec: nc_filters::codec_json::codec_to_hdf5(j, &ctx).map_err(|e| {
+                            ZarrError::NotRepresentable {
+                                what: format!("the filters of variable \"{path}\""),
+                                why: e.to_string(),
+                            }
+                        })?,
+                    })
+                })
+                .collect::<Result<Vec<_>, ZarrError>>()?;
+            let akey = format!("{}/zarr.json", join(prefix, &var.name));
+            let p = if engine.is_empty() {
+                None
+            } else {
+                Some(crate::codecs::pipeline(
+                    &engine,
+                    &cx.registry,
+                    ctx,
+                    &path,
+                    &akey,
+                )?)
+            };
+            (Value::Array(mapped.codecs), Value::Null, p)
+        } else if codecs.is_empty() {
             (Value::Null, Value::Null, None)
         } else {
             let (c, f) = crate::codecs::split_json(&codecs);
@@ -669,6 +734,120 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
     };
 
     let vkey = join(prefix, &var.name);
+    if v3 {
+        // the v3 codec list: the mapped filters, or the serializer alone
+        let inner = match compressor {
+            Value::Array(list) => list,
+            _ => {
+                crate::v3write::map_chain(&[], big, dtype.size(), t == AtomicType::String, &path)?
+                    .codecs
+            }
+        };
+        let shard = match &var.storage.shard_sizes {
+            _ if scalar => None,
+            None => None,
+            Some(s) if s.is_empty() => Some(crate::v3write::default_shard(
+                &shape,
+                &chunks,
+                dtype.size() as u64,
+            )),
+            Some(s) => {
+                if s.len() != chunks.len()
+                    || s.iter().zip(&chunks).any(|(s, c)| *s == 0 || s % c != 0)
+                {
+                    return Err(ZarrError::NotRepresentable {
+                        what: format!("the shards of variable \"{path}\""),
+                        why: format!(
+                            "_ShardSizes {s:?} is not a whole number of chunks {chunks:?} \
+                             along each dimension; give shard lengths that are multiples of \
+                             the chunk lengths"
+                        ),
+                    });
+                }
+                Some(s.clone())
+            }
+        };
+        let (grid, codecs_json) = match &shard {
+            Some(s) => (s.clone(), crate::v3write::sharding(&chunks, inner)),
+            None => (if scalar { Vec::new() } else { chunks.clone() }, inner),
+        };
+        let zshape: Vec<u64> = if scalar { Vec::new() } else { shape.clone() };
+        let mut meta = Map::new();
+        meta.insert("zarr_format".into(), json!(3));
+        meta.insert("node_type".into(), json!("array"));
+        meta.insert("shape".into(), json!(zshape));
+        meta.insert("data_type".into(), crate::v3write::data_type(t));
+        meta.insert(
+            "chunk_grid".into(),
+            json!({"name": "regular", "configuration": {"chunk_shape": grid}}),
+        );
+        meta.insert(
+            "chunk_key_encoding".into(),
+            json!({"name": "default", "configuration": {"separator": "/"}}),
+        );
+        meta.insert(
+            "fill_value".into(),
+            if fill_value.is_null() {
+                // v3 has no "no fill value": the netCDF fill stands in
+                fill_json(&fill_vals, t).unwrap_or(Value::Null)
+            } else {
+                fill_value
+            },
+        );
+        meta.insert("codecs".into(), Value::Array(codecs_json));
+        let mut atts = attrs_object(
+            cx,
+            &format!("variable \"{path}\""),
+            &var.atts,
+            Vec::new(),
+            true,
+        )?
+        .unwrap_or(json!({}));
+        // xarray reads a float `_FillValue` of a v3 array as the base64 of its 8 bytes as a
+        // little-endian double (its FillValueCoder), and fails on a plain number
+        if let (Some(f), true) = (
+            var.att("_FillValue").and_then(|a| a.values.get_f64(0)),
+            matches!(t, AtomicType::Float | AtomicType::Double),
+        ) {
+            atts["_FillValue"] = Value::String(crate::v3write::base64(&f.to_le_bytes()));
+        }
+        meta.insert("attributes".into(), atts);
+        if !scalar {
+            let names: Vec<&str> = var.dims.iter().map(|d| ds.dim(*d).name.as_str()).collect();
+            meta.insert("dimension_names".into(), json!(names));
+        }
+        cx.put_json(&join(&vkey, "zarr.json"), &Value::Object(meta))?;
+        let unwritten_is_fill = !no_fill && !scalar && {
+            let mut nc = Vec::new();
+            if let Some(f) = ds.fill_value(v) {
+                convert::encode(&f, &dtype, &mut nc);
+                nc.resize(dtype.size(), 0);
+            }
+            nc == fill
+        };
+        let plan = VarPlan {
+            path,
+            key: vkey,
+            dtype,
+            shape,
+            chunks,
+            scalar,
+            fill,
+            // a chunk of empty strings is left out only when empty is the fill value
+            skip_fill_chunks: !no_fill
+                && !scalar
+                && (t != AtomicType::String
+                    || matches!(&fill_vals, Values::String(f)
+                        if f.first().is_none_or(|x| x.as_ref().is_none_or(|x| x.is_empty())))),
+            unwritten_is_fill,
+            pipe,
+            maxlen,
+            sep: '/',
+            v3: true,
+            shard,
+        };
+        return write_chunks(cx, v, &plan);
+    }
     let mut zarray = Map::new();
     zarray.insert("zarr_format".into(), json!(2));
     zarray.insert("shape".into(), json!(shape));
@@ -746,6 +925,8 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         pipe,
         maxlen,
         sep: cx.opts.dimension_separator,
+        v3: false,
+        shard: None,
     };
     write_chunks(cx, v, &plan)
 }
@@ -758,12 +939,66 @@ fn write_chunks(cx: &Ctx, v: VarId, p: &VarPlan) -> Result<(), ZarrError> {
     let grid: Vec<u64> = (0..rank)
         .map(|i| p.shape[i].div_ceil(p.chunks[i]))
         .collect();
+    if let Some(shard) = &p.shard {
+        return write_shards(cx, v, p, shard);
+    }
     let n: u64 = grid.iter().product();
     // each chunk is read, encoded and stored by the thread that takes it, so memory stays at
     // one chunk per thread; no batches, so no core waits for the slowest chunk of a batch
     (0..n)
         .into_par_iter()
         .try_for_each(|lin| write_one_chunk(cx, v, p, &grid, lin))
+}
+
+/// The index of the `lin`-th element of a C-order grid.
+fn unravel(mut lin: u64, grid: &[u64]) -> Vec<u64> {
+    let mut idx = vec![0u64; grid.len()];
+    for i in (0..grid.len()).rev() {
+        idx[i] = lin % grid[i];
+        lin /= grid[i];
+    }
+    idx
+}
+
+/// Zarr v3 sharded: each shard is assembled whole (its inner chunks read and encoded in
+/// order) and stored once, shards in parallel, so memory stays at one shard per thread.
+fn write_shards(cx: &Ctx, v: VarId, p: &VarPlan, shard: &[u64]) -> Result<(), ZarrError> {
+    let rank = p.shape.len();
+    let sgrid: Vec<u64> = (0..rank).map(|i| p.shape[i].div_ceil(shard[i])).collect();
+    let per: Vec<u64> = (0..rank).map(|i| shard[i] / p.chunks[i]).collect();
+    let n: u64 = sgrid.iter().product();
+    let inner_n: u64 = per.iter().product();
+    (0..n).into_par_iter().try_for_each(|lin| {
+        let sidx = unravel(lin, &sgrid);
+        let mut chunks = Vec::with_capacity(inner_n as usize);
+        for k in 0..inner_n {
+            let within = unravel(k, &per);
+            let idx: Vec<u64> = (0..rank).map(|i| sidx[i] * per[i] + within[i]).collect();
+            // inner chunks past the array's end stay empty
+            let inside = (0..rank).all(|i| idx[i] * p.chunks[i] < p.shape[i]);
+            chunks.push(if inside {
+                chunk_data(cx, v, p, &idx)?
+            } else {
+                None
+            });
+        }
+        match crate::v3write::assemble_shard(chunks) {
+            Some(bytes) => cx.store.put(&chunk_key(p, &sidx), &bytes),
+            None => Ok(()),
+        }
+    })
+}
+
+/// The store key of chunk (or, when sharded, shard) `idx`.
+fn chunk_key(p: &VarPlan, idx: &[u64]) -> String {
+    let parts: Vec<String> = idx.iter().map(u64::to_string).collect();
+    match (p.v3, p.scalar) {
+        (true, true) => format!("{}/c", p.key),
+        (true, false) => format!("{}/c/{}", p.key, parts.join("/")),
+        // a 0-d array's one chunk is "0" (Zarr v2)
+        (false, _) if parts.is_empty() => format!("{}/0", p.key),
+        (false, _) => format!("{}/{}", p.key, parts.join(&p.sep.to_string())),
+    }
 }
 
 fn write_one_chunk(
@@ -773,13 +1008,17 @@ fn write_one_chunk(
     grid: &[u64],
     lin: u64,
 ) -> Result<(), ZarrError> {
-    let rank = p.shape.len();
-    let mut idx = vec![0u64; rank];
-    let mut r = lin;
-    for i in (0..rank).rev() {
-        idx[i] = r % grid[i];
-        r /= grid[i];
+    let idx = unravel(lin, grid);
+    match chunk_data(cx, v, p, &idx)? {
+        Some(data) => cx.store.put(&chunk_key(p, &idx), &data),
+        None => Ok(()),
     }
+}
+
+/// Chunk `idx` read from the source and encoded; `None` when it is left out (all fill, or
+/// never written by the source).
+fn chunk_data(cx: &Ctx, v: VarId, p: &VarPlan, idx: &[u64]) -> Result<Option<Vec<u8>>, ZarrError> {
+    let rank = p.shape.len();
     let start: Vec<u64> = (0..rank).map(|i| idx[i] * p.chunks[i]).collect();
     let count: Vec<u64> = (0..rank)
         .map(|i| p.chunks[i].min(p.shape[i] - start[i]))
@@ -790,7 +1029,7 @@ fn write_one_chunk(
         (&start, &count)
     };
     if p.unwritten_is_fill && cx.src.unwritten(cx.ds, v, rs, rc) {
-        return Ok(());
+        return Ok(None);
     }
     let es = p.dtype.size();
     // a little-endian numeric dtype of the variable's own type: the source's bytes as they are
@@ -826,11 +1065,60 @@ fn write_one_chunk(
             (Some(vals), Vec::new())
         }
     };
+    if p.dtype.kind == Kind::VlenUtf8 {
+        let vals = vals.unwrap_or(Values::String(Vec::new()));
+        return string_chunk(p, &count, &vals);
+    }
+    let lin = idx
+        .iter()
+        .zip(&p.shape)
+        .zip(&p.chunks)
+        .fold(0u64, |a, ((i, n), c)| a * n.div_ceil(*c) + i);
     let region = match vals {
         Some(vals) => encode_values(p, lin, &vals)?,
         None => region,
     };
-    finish_chunk(cx, p, &idx, &count, region)
+    finish_chunk(p, &count, region)
+}
+
+/// A Zarr v3 chunk of strings (`vlen-utf8`), padded past the array's end with empty strings;
+/// `None` when every string is empty and empty is the fill value.
+fn string_chunk(p: &VarPlan, count: &[u64], vals: &Values) -> Result<Option<Vec<u8>>, ZarrError> {
+    let Values::String(strs) = vals else {
+        return Err(ZarrError::Source {
+            var: p.path.clone(),
+            msg: "returned values that are not strings for a string variable".into(),
+        });
+    };
+    let region: Vec<u8> = (1..=strs.len() as u64).flat_map(u64::to_le_bytes).collect();
+    let slots = if count == p.chunks.as_slice() {
+        region
+    } else {
+        let elems = p.chunks.iter().product::<u64>() as usize;
+        let mut buf = vec![0u8; elems * 8];
+        place(&region, count, &p.chunks, 8, &mut buf);
+        buf
+    };
+    let list: Vec<Option<&NcString>> = slots
+        .chunks_exact(8)
+        .map(|b| {
+            let k = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]) as usize;
+            k.checked_sub(1)
+                .and_then(|i| strs.get(i))
+                .and_then(Option::as_ref)
+        })
+        .collect();
+    if p.skip_fill_chunks && list.iter().all(|s| s.is_none_or(|s| s.is_empty())) {
+        return Ok(None);
+    }
+    let raw = crate::v3write::vlen_utf8(&list, &p.path)?;
+    match &p.pipe {
+        Some(pipe) => pipe.encode(&raw).map(Some).map_err(|e| ZarrError::Filter {
+            var: p.path.clone(),
+            source: e,
+        }),
+        None => Ok(Some(raw)),
+    }
 }
 
 /// Typed values of one chunk's region as dtype bytes (checking string lengths).
@@ -853,14 +1141,9 @@ fn encode_values(p: &VarPlan, lin: u64, vals: &Values) -> Result<Vec<u8>, ZarrEr
     Ok(region)
 }
 
-/// Pad a chunk's region to the whole chunk, skip all-fill chunks, filter and store it.
-fn finish_chunk(
-    cx: &Ctx,
-    p: &VarPlan,
-    idx: &[u64],
-    count: &[u64],
-    region: Vec<u8>,
-) -> Result<(), ZarrError> {
+/// Pad a chunk's region to the whole chunk and filter it; `None` for an all-fill chunk that
+/// is left out.
+fn finish_chunk(p: &VarPlan, count: &[u64], region: Vec<u8>) -> Result<Option<Vec<u8>>, ZarrError> {
     let es = p.dtype.size();
     let chunk_elems: u64 = p.chunks.iter().product();
     let region_elems: u64 = count.iter().product();
@@ -885,7 +1168,7 @@ fn finish_chunk(
         buf
     };
     if p.skip_fill_chunks && buf.chunks_exact(es).all(|e| e == p.fill.as_slice()) {
-        return Ok(());
+        return Ok(None);
     }
     let data = match &p.pipe {
         Some(pipe) => pipe.encode(&buf).map_err(|e| ZarrError::Filter {
@@ -894,14 +1177,7 @@ fn finish_chunk(
         })?,
         None => buf,
     };
-    let parts: Vec<String> = idx.iter().map(u64::to_string).collect();
-    // a 0-d array's one chunk is "0" (Zarr v2)
-    let tail = if parts.is_empty() {
-        "0".to_string()
-    } else {
-        parts.join(&p.sep.to_string())
-    };
-    cx.store.put(&format!("{}/{tail}", p.key), &data)
+    Ok(Some(data))
 }
 
 /// Copy a C-order region of shape `count` into the top corner of a C-order chunk.

@@ -413,7 +413,7 @@ fn user_types_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("variable \"/o\" cannot be stored in NCZarr"),
+        e.contains("variable \"/o\" cannot be stored in Zarr"),
         "{e}"
     );
     fs::remove_dir_all(&d).unwrap();

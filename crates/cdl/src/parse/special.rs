@@ -11,9 +11,10 @@ use super::convert::{Item, PItem};
 use super::lexer::Pos;
 
 /// Names of the per-variable special attributes.
-pub(crate) const VAR_SPECIALS: [&str; 12] = [
+pub(crate) const VAR_SPECIALS: [&str; 13] = [
     "_Storage",
     "_ChunkSizes",
+    "_ShardSizes",
     "_DeflateLevel",
     "_Shuffle",
     "_Fletcher32",
@@ -180,6 +181,22 @@ pub(crate) fn apply_var_special(
                 return bad(items, at, "_ChunkSizes values must be positive".into());
             }
             storage.chunk_sizes = Some(v.into_iter().map(|x| x as u64).collect());
+            if storage.layout.is_none() {
+                storage.layout = Some(Layout::Chunked);
+            }
+        }
+        "_ShardSizes" => {
+            let Some(v) = ints_of(items) else {
+                return bad(
+                    items,
+                    at,
+                    "_ShardSizes needs a list of positive integers".into(),
+                );
+            };
+            if v.iter().any(|&x| x <= 0) {
+                return bad(items, at, "_ShardSizes values must be positive".into());
+            }
+            storage.shard_sizes = Some(v.into_iter().map(|x| x as u64).collect());
             if storage.layout.is_none() {
                 storage.layout = Some(Layout::Chunked);
             }
