@@ -528,3 +528,27 @@ print('ok')
     };
     assert_eq!(out.trim(), "ok");
 }
+
+#[test]
+fn shard_sizes_need_a_v3_output() {
+    let d = tempdir("zarr-v3-shardsizes");
+    std::fs::write(d.join("a.cdl"), V3_CDL).unwrap();
+    let o = run("ncgen-rs", &["-4", "-o", "a.nc", "a.cdl"], &d);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        e.contains("variable \"/temp\" has _ShardSizes, which only a Zarr v3 output holds"),
+        "{e}"
+    );
+    assert!(!d.join("a.nc").exists());
+    // a v3 store's shards are its layout: a copy to netCDF-4 drops them, keeping the chunks
+    let url = format!("file://{}#mode=zarr,v3,file", d.join("a3.zarr").display());
+    let o = run("ncgen-rs", &["-o", &url, "a.cdl"], &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run("nccopy-rs", &["a3.zarr", "b.nc"], &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run("ncdump-rs", &["-hs", "b.nc"], &d);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("\t\ttemp:_ChunkSizes = 1, 5, 6 ;\n"), "{text}");
+    assert!(!text.contains("_ShardSizes"), "{text}");
+}

@@ -1044,6 +1044,13 @@ fn output_format(input: Option<Format>, opts: &CopyOptions) -> Format {
 /// `--shard`: set `_ShardSizes` of the output variables (an empty list: the writer picks a
 /// shard of about 128 MiB of whole chunks).
 fn apply_shards(out: &mut Dataset, v3: bool, specs: &[String]) -> Result<(), String> {
+    if !v3 {
+        // the shards of a Zarr v3 input are its layout, as its chunks are: other formats
+        // have none to keep
+        for v in &mut out.vars {
+            v.storage.shard_sizes = None;
+        }
+    }
     if specs.is_empty() {
         return Ok(());
     }

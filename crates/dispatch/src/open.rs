@@ -337,6 +337,22 @@ pub fn create(
             why,
         });
     }
+    if !zarr.as_ref().is_some_and(|l| l.v3) {
+        if let Some(v) = ds
+            .all_vars()
+            .into_iter()
+            .find(|&v| ds.var(v).storage.shard_sizes.is_some())
+        {
+            return Err(DispatchError::ModelConflict {
+                path: path.to_path_buf(),
+                why: format!(
+                    "variable \"{}\" has _ShardSizes, which only a Zarr v3 output holds \
+                     (file://PATH#mode=zarr,v3,file); remove it or write Zarr v3",
+                    ds.var_path(v)
+                ),
+            });
+        }
+    }
     if let Some(loc) = zarr {
         return create_zarr(&loc, ds, src, opts.force);
     }
