@@ -41,6 +41,7 @@ use rust_hdf5::format::messages::attribute::AttributeMessage;
 use rust_hdf5::format::{FormatContext, LibverBound};
 use rust_hdf5::DatatypeMessage;
 
+use super::strtype;
 use super::user::{self, HeapSink};
 use super::{read_slab, slabs, SLAB_ELEMENTS};
 use crate::read::Places;
@@ -98,15 +99,13 @@ pub(super) struct Deferred {
 }
 
 /// True if attribute `a` cannot be written by rust-hdf5 directly: an array (or heap-holding
-/// value) of a user-defined type, or strings with a NIL or bytes that are not UTF-8 among
-/// them (rust-hdf5 takes `&str`; the heap pass writes the bytes as they are).
+/// value) of a user-defined type, or strings (rust-hdf5 would give them its own string
+/// datatype, not libhdf5's: see `strtype`; the heap pass also writes NILs and bytes that are
+/// not UTF-8 as they are).
 pub(super) fn attr_is_deferred(ds: &Dataset, a: &Attribute) -> bool {
     match a.ty {
         NcType::User(_) => a.values.len() != 1 || !user::is_fixed_size(ds, a.ty),
-        NcType::Atomic(AtomicType::String) => {
-            matches!(&a.values, nc_dataset::Values::String(xs)
-                if xs.iter().any(|x| x.as_ref().is_none_or(|s| s.as_str().is_none())))
-        }
+        NcType::Atomic(AtomicType::String) => true,
         NcType::Atomic(_) => false,
     }
 }
@@ -382,12 +381,19 @@ fn fixed_string(size: usize) -> DatatypeMessage {
 }
 
 /// The encoded attribute message netCDF-C would write: a simple dataspace of `n` values (data
-/// of the right length is made up when `data` is empty, for measuring).
+/// of the right length is made up when `data` is empty, for measuring), string datatypes as
+/// libhdf5 encodes them.
 fn real_message(name: &str, dt: DatatypeMessage, n: usize, mut data: Vec<u8>) -> Vec<u8> {
     if data.is_empty() {
         data = vec![0; n * dt.element_size() as usize];
     }
-    AttributeMessage::array_numeric(name, dt, &[n as u64], data).encode_at(&ctx(), LibverBound::V18)
+    let data_len = data.len();
+    let mut msg = AttributeMessage::array_numeric(name, dt, &[n as u64], data)
+        .encode_at(&ctx(), LibverBound::V18);
+    // the value comes last: only the name, datatype and dataspace before it are searched
+    let head = msg.len().saturating_sub(data_len);
+    strtype::fix_encoded(&mut msg[..head]);
+    msg
 }
 
 /// Global heap collections appended from `next` on.
@@ -439,12 +445,22 @@ impl HeapSink for HeapWriter<'_> {
     }
 }
 
-fn write_at(mut file: &File, at: u64, bytes: &[u8], what: &str) -> Result<(), Hdf5Error> {
+pub(super) fn write_at(
+    mut file: &File,
+    at: u64,
+    bytes: &[u8],
+    what: &str,
+) -> Result<(), Hdf5Error> {
     file.seek(SeekFrom::Start(at)).map_err(io(what))?;
     file.write_all(bytes).map_err(io(what))
 }
 
-fn read_at(mut file: &File, at: u64, len: usize, what: &str) -> Result<Vec<u8>, Hdf5Error> {
+pub(super) fn read_at(
+    mut file: &File,
+    at: u64,
+    len: usize,
+    what: &str,
+) -> Result<Vec<u8>, Hdf5Error> {
     let mut buf = vec![0; len];
     file.seek(SeekFrom::Start(at)).map_err(io(what))?;
     file.read_exact(&mut buf).map_err(io(what))?;
@@ -739,26 +755,31 @@ fn patch_message(
     )?;
     let at = (body - block.start) as usize;
     image[at..at + real.len()].copy_from_slice(real);
+    seal_block(&block, &mut image);
+    write_at(file, block.start, &image, "writing an attribute message")?;
+    Ok(true)
+}
+
+/// Renew the checksum (if it has one) of `image`, the changed bytes of `block`.
+pub(super) fn seal_block(block: &Block, image: &mut [u8]) {
     if let Some(sum_at) = block.checksum_at {
         let sum_at = sum_at as usize;
         let sum = if block.zeroed_checksum {
             image[sum_at..sum_at + 4].fill(0);
-            checksum_metadata(&image)
+            checksum_metadata(image)
         } else {
             checksum_metadata(&image[..sum_at])
         };
         image[sum_at..sum_at + 4].copy_from_slice(&sum.to_le_bytes());
     }
-    write_at(file, block.start, &image, "writing an attribute message")?;
-    Ok(true)
 }
 
 /// A checksummed metadata block.
 #[derive(Debug, PartialEq)]
-struct Block {
-    start: u64,
+pub(super) struct Block {
+    pub start: u64,
     /// Bytes, checksum included.
-    len: u64,
+    pub len: u64,
     /// Offset of the checksum in the block (None: the block has none).
     checksum_at: Option<u64>,
     /// The checksum covers the whole block with its own field zeroed (fractal heap direct
@@ -773,7 +794,7 @@ struct Block {
 ///
 /// Blocks are small: a window of 64 KiB either side is tried first, then wider ones up to
 /// [`MAX_BLOCK_SPAN`] (a range inside no block, a "huge" attribute, is only known as such there).
-fn enclosing_block(file: &File, at: u64, len: u64) -> Result<Option<Block>, Hdf5Error> {
+pub(super) fn enclosing_block(file: &File, at: u64, len: u64) -> Result<Option<Block>, Hdf5Error> {
     let flen = file.metadata().map_err(io("reading the file size"))?.len();
     let mut span = 64 << 10;
     loop {
