@@ -23,6 +23,10 @@
 //! - in object headers (datasets, committed types) after rust-hdf5 closes the file
 //!   ([`finish`]): the file is searched for the stand-in, which is rewritten in place and the
 //!   checksum of its object header chunk renewed (through the heap pass's block finder).
+//!
+//! Limit: the search does not parse the messages of a block, so the data of a *compact*
+//! variable (stored in its object header) holding these exact 20 bytes, marker included, in a
+//! file with strings would be rewritten too.
 
 use std::fs::File;
 use std::path::Path;
