@@ -939,11 +939,12 @@ fn fhdb_block(file: &File, w: &[u8], s: usize) -> Result<Option<Block>, Hdf5Erro
         // from the starting size until an indirect block takes over)
         h.man_size.max(h.start_block_size)
     } else {
-        // the row holding this offset: the last whose first block starts at or before it
-        let Some(row) = h.row_block_off.iter().rposition(|&o| o <= offset) else {
-            return Ok(None);
-        };
-        let Some(&size) = h.row_block_size.get(row) else {
+        let Some(size) = direct_block_size(
+            offset,
+            h.start_block_size,
+            u64::from(h.table_width),
+            h.max_direct_size,
+        ) else {
             return Ok(None);
         };
         size
@@ -969,9 +970,54 @@ fn fhdb_block(file: &File, w: &[u8], s: usize) -> Result<Option<Block>, Hdf5Erro
     Ok(Some(block))
 }
 
+/// Size of the direct block at heap offset `offset` of a fractal heap whose root is an
+/// indirect block (spec III.G, doubling table): rows 0 and 1 hold blocks of the starting size,
+/// each later row blocks twice the previous row's, `width` blocks a row. A row whose blocks
+/// are bigger than the largest direct block holds indirect blocks, each spanning that size
+/// with a doubling table of its own from the starting size, so the offset is followed into it.
+fn direct_block_size(mut offset: u64, start: u64, width: u64, max_direct: u64) -> Option<u64> {
+    if start == 0 || width == 0 {
+        return None;
+    }
+    // each step enters a child indirect block: bounded by the heap's 64-bit offsets
+    for _ in 0..64 {
+        let (mut row_start, mut size) = (0u64, start);
+        for row in 0..64 {
+            let span = size.checked_mul(width)?;
+            if offset < row_start.checked_add(span)? {
+                break;
+            }
+            row_start += span;
+            if row >= 1 {
+                size = size.checked_mul(2)?;
+            }
+        }
+        if size <= max_direct {
+            return Some(size);
+        }
+        offset = (offset - row_start) % size;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn direct_block_sizes_follow_the_doubling_table() {
+        // width 4, 1 KiB start, 64 KiB largest direct block (rust-hdf5's dense attributes)
+        let size = |o| direct_block_size(o, 1024, 4, 65536);
+        assert_eq!(size(0), Some(1024));
+        assert_eq!(size(5 * 1024), Some(1024)); // row 1
+        assert_eq!(size(8 * 1024), Some(2048)); // row 2
+        assert_eq!(size(256 * 1024), Some(65536)); // row 7, the last direct row
+                                                   // row 8 holds indirect blocks of 128 KiB: their tables start at 1 KiB again
+        assert_eq!(size(512 * 1024), Some(1024));
+        assert_eq!(size(512 * 1024 + 8 * 1024), Some(2048));
+        assert_eq!(size(640 * 1024), Some(1024));
+        assert_eq!(direct_block_size(0, 0, 4, 65536), None);
+    }
 
     #[test]
     fn ravel_is_row_major() {
