@@ -245,3 +245,42 @@ fn checks_see_a_difference() {
     }
     assert!(r.is_err(), "h5py's view did not see a changed string");
 }
+
+/// Enough string attributes on one variable that dense storage grows past the root's direct
+/// blocks into child indirect blocks (beyond 512 KiB of attribute heap): each one is rewritten
+/// in its direct block, whose size the heap pass must find. (Read with netCDF-C and h5py:
+/// ncdump-rs's reader does not follow such heaps yet, not even in netCDF-C's own files.)
+#[test]
+fn thousands_of_string_attributes() {
+    let dir = tempdir("strtype-many");
+    let n = 12000;
+    let mut cdl = String::from("netcdf many {\nvariables:\n  int v ;\n");
+    for i in 0..n {
+        cdl.push_str(&format!("    string v:s{i} = \"value {i}\" ;\n"));
+    }
+    cdl.push_str("data:\n  v = 1 ;\n}\n");
+    std::fs::write(dir.join("many.cdl"), cdl).unwrap();
+    let out = run("ncgen-rs", &["-4", "-o", "many.nc", "many.cdl"], &dir);
+    ok(&out, "ncgen-rs");
+    check_bytes(&dir.join("many.nc"));
+    if missing_references(&["ncdump"]) {
+        return;
+    }
+    let out = Command::new("ncdump")
+        .args(["-h", "many.nc"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    ok(&out, "ncdump -h");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = format!("string v:s{} = \"value {}\" ;", n - 1, n - 1);
+    assert!(text.contains(&last), "{last} missing");
+    let script = "import h5py\na = h5py.File('many.nc', 'r')['v'].attrs\n\
+                  print(len(a), a['s0'][0], a['s11999'][0])";
+    if let Some(out) = python_script(&dir, "import h5py", "h5py", script) {
+        assert_eq!(
+            String::from_utf8_lossy(&out).trim(),
+            "12000 value 0 value 11999"
+        );
+    }
+}
