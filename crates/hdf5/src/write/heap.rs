@@ -41,6 +41,7 @@ use rust_hdf5::format::messages::attribute::AttributeMessage;
 use rust_hdf5::format::{FormatContext, LibverBound};
 use rust_hdf5::DatatypeMessage;
 
+use super::strtype;
 use super::user::{self, HeapSink};
 use super::{read_slab, slabs, SLAB_ELEMENTS};
 use crate::read::Places;
@@ -98,15 +99,13 @@ pub(super) struct Deferred {
 }
 
 /// True if attribute `a` cannot be written by rust-hdf5 directly: an array (or heap-holding
-/// value) of a user-defined type, or strings with a NIL or bytes that are not UTF-8 among
-/// them (rust-hdf5 takes `&str`; the heap pass writes the bytes as they are).
+/// value) of a user-defined type, or strings (rust-hdf5 would give them its own string
+/// datatype, not libhdf5's: see `strtype`; the heap pass also writes NILs and bytes that are
+/// not UTF-8 as they are).
 pub(super) fn attr_is_deferred(ds: &Dataset, a: &Attribute) -> bool {
     match a.ty {
         NcType::User(_) => a.values.len() != 1 || !user::is_fixed_size(ds, a.ty),
-        NcType::Atomic(AtomicType::String) => {
-            matches!(&a.values, nc_dataset::Values::String(xs)
-                if xs.iter().any(|x| x.as_ref().is_none_or(|s| s.as_str().is_none())))
-        }
+        NcType::Atomic(AtomicType::String) => true,
         NcType::Atomic(_) => false,
     }
 }
@@ -382,12 +381,19 @@ fn fixed_string(size: usize) -> DatatypeMessage {
 }
 
 /// The encoded attribute message netCDF-C would write: a simple dataspace of `n` values (data
-/// of the right length is made up when `data` is empty, for measuring).
+/// of the right length is made up when `data` is empty, for measuring), string datatypes as
+/// libhdf5 encodes them.
 fn real_message(name: &str, dt: DatatypeMessage, n: usize, mut data: Vec<u8>) -> Vec<u8> {
     if data.is_empty() {
         data = vec![0; n * dt.element_size() as usize];
     }
-    AttributeMessage::array_numeric(name, dt, &[n as u64], data).encode_at(&ctx(), LibverBound::V18)
+    let data_len = data.len();
+    let mut msg = AttributeMessage::array_numeric(name, dt, &[n as u64], data)
+        .encode_at(&ctx(), LibverBound::V18);
+    // the value comes last: only the name, datatype and dataspace before it are searched
+    let head = msg.len().saturating_sub(data_len);
+    strtype::fix_encoded(&mut msg[..head]);
+    msg
 }
 
 /// Global heap collections appended from `next` on.
@@ -439,12 +445,22 @@ impl HeapSink for HeapWriter<'_> {
     }
 }
 
-fn write_at(mut file: &File, at: u64, bytes: &[u8], what: &str) -> Result<(), Hdf5Error> {
+pub(super) fn write_at(
+    mut file: &File,
+    at: u64,
+    bytes: &[u8],
+    what: &str,
+) -> Result<(), Hdf5Error> {
     file.seek(SeekFrom::Start(at)).map_err(io(what))?;
     file.write_all(bytes).map_err(io(what))
 }
 
-fn read_at(mut file: &File, at: u64, len: usize, what: &str) -> Result<Vec<u8>, Hdf5Error> {
+pub(super) fn read_at(
+    mut file: &File,
+    at: u64,
+    len: usize,
+    what: &str,
+) -> Result<Vec<u8>, Hdf5Error> {
     let mut buf = vec![0; len];
     file.seek(SeekFrom::Start(at)).map_err(io(what))?;
     file.read_exact(&mut buf).map_err(io(what))?;
@@ -739,26 +755,31 @@ fn patch_message(
     )?;
     let at = (body - block.start) as usize;
     image[at..at + real.len()].copy_from_slice(real);
+    seal_block(&block, &mut image);
+    write_at(file, block.start, &image, "writing an attribute message")?;
+    Ok(true)
+}
+
+/// Renew the checksum (if it has one) of `image`, the changed bytes of `block`.
+pub(super) fn seal_block(block: &Block, image: &mut [u8]) {
     if let Some(sum_at) = block.checksum_at {
         let sum_at = sum_at as usize;
         let sum = if block.zeroed_checksum {
             image[sum_at..sum_at + 4].fill(0);
-            checksum_metadata(&image)
+            checksum_metadata(image)
         } else {
             checksum_metadata(&image[..sum_at])
         };
         image[sum_at..sum_at + 4].copy_from_slice(&sum.to_le_bytes());
     }
-    write_at(file, block.start, &image, "writing an attribute message")?;
-    Ok(true)
 }
 
 /// A checksummed metadata block.
 #[derive(Debug, PartialEq)]
-struct Block {
-    start: u64,
+pub(super) struct Block {
+    pub start: u64,
     /// Bytes, checksum included.
-    len: u64,
+    pub len: u64,
     /// Offset of the checksum in the block (None: the block has none).
     checksum_at: Option<u64>,
     /// The checksum covers the whole block with its own field zeroed (fractal heap direct
@@ -773,7 +794,7 @@ struct Block {
 ///
 /// Blocks are small: a window of 64 KiB either side is tried first, then wider ones up to
 /// [`MAX_BLOCK_SPAN`] (a range inside no block, a "huge" attribute, is only known as such there).
-fn enclosing_block(file: &File, at: u64, len: u64) -> Result<Option<Block>, Hdf5Error> {
+pub(super) fn enclosing_block(file: &File, at: u64, len: u64) -> Result<Option<Block>, Hdf5Error> {
     let flen = file.metadata().map_err(io("reading the file size"))?.len();
     let mut span = 64 << 10;
     loop {
@@ -918,11 +939,12 @@ fn fhdb_block(file: &File, w: &[u8], s: usize) -> Result<Option<Block>, Hdf5Erro
         // from the starting size until an indirect block takes over)
         h.man_size.max(h.start_block_size)
     } else {
-        // the row holding this offset: the last whose first block starts at or before it
-        let Some(row) = h.row_block_off.iter().rposition(|&o| o <= offset) else {
-            return Ok(None);
-        };
-        let Some(&size) = h.row_block_size.get(row) else {
+        let Some(size) = direct_block_size(
+            offset,
+            h.start_block_size,
+            u64::from(h.table_width),
+            h.max_direct_size,
+        ) else {
             return Ok(None);
         };
         size
@@ -948,9 +970,54 @@ fn fhdb_block(file: &File, w: &[u8], s: usize) -> Result<Option<Block>, Hdf5Erro
     Ok(Some(block))
 }
 
+/// Size of the direct block at heap offset `offset` of a fractal heap whose root is an
+/// indirect block (spec III.G, doubling table): rows 0 and 1 hold blocks of the starting size,
+/// each later row blocks twice the previous row's, `width` blocks a row. A row whose blocks
+/// are bigger than the largest direct block holds indirect blocks, each spanning that size
+/// with a doubling table of its own from the starting size, so the offset is followed into it.
+fn direct_block_size(mut offset: u64, start: u64, width: u64, max_direct: u64) -> Option<u64> {
+    if start == 0 || width == 0 {
+        return None;
+    }
+    // each step enters a child indirect block: bounded by the heap's 64-bit offsets
+    for _ in 0..64 {
+        let (mut row_start, mut size) = (0u64, start);
+        for row in 0..64 {
+            let span = size.checked_mul(width)?;
+            if offset < row_start.checked_add(span)? {
+                break;
+            }
+            row_start += span;
+            if row >= 1 {
+                size = size.checked_mul(2)?;
+            }
+        }
+        if size <= max_direct {
+            return Some(size);
+        }
+        offset = (offset - row_start) % size;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn direct_block_sizes_follow_the_doubling_table() {
+        // width 4, 1 KiB start, 64 KiB largest direct block (rust-hdf5's dense attributes)
+        let size = |o| direct_block_size(o, 1024, 4, 65536);
+        assert_eq!(size(0), Some(1024));
+        assert_eq!(size(5 * 1024), Some(1024)); // row 1
+        assert_eq!(size(8 * 1024), Some(2048)); // row 2
+        assert_eq!(size(256 * 1024), Some(65536)); // row 7, the last direct row
+                                                   // row 8 holds indirect blocks of 128 KiB: their tables start at 1 KiB again
+        assert_eq!(size(512 * 1024), Some(1024));
+        assert_eq!(size(512 * 1024 + 8 * 1024), Some(2048));
+        assert_eq!(size(640 * 1024), Some(1024));
+        assert_eq!(direct_block_size(0, 0, 4, 65536), None);
+    }
 
     #[test]
     fn ravel_is_row_major() {

@@ -30,6 +30,7 @@
 mod chunking;
 mod heap;
 mod ordered;
+mod strtype;
 pub(crate) mod types;
 mod user;
 
@@ -41,7 +42,6 @@ use nc_dataset::{
     NcString, NcType, Values, VarId, FILTER_FLETCHER32, FILTER_SHUFFLE,
 };
 use nc_filters::{FilterContext, Pipeline, Registry};
-use rust_hdf5::types::VarLenUnicode;
 use rust_hdf5::{
     DatatypeMessage, FillTime, Filter, FilterPipeline, H5Dataset, H5File, H5Group, LibverBound,
 };
@@ -133,6 +133,10 @@ pub fn write_file(
     // rename that publishes the file follows; a forced flush of a large file costs seconds
     file.close_no_sync()
         .map_err(|e| in_file(h5err("closing the file", e)))?;
+    // string datatypes as libhdf5 writes them (before the heap pass reopens the file)
+    if strtype::needs_finish(ds) {
+        strtype::finish(path).map_err(in_file)?;
+    }
     // strings, vlens and user-typed attribute arrays: what rust-hdf5 cannot write
     w.deferred.finish(path, ds, src).map_err(in_file)?;
     Ok(())
@@ -1341,19 +1345,12 @@ fn char_bytes(x: &[u8]) -> Vec<u8> {
     }
 }
 
-/// String attribute values as rust-hdf5 takes them. An attribute holding bytes that are not
-/// UTF-8 is written by the heap pass instead (`heap::attr_is_deferred`), so this refuses one.
-fn strings(x: &[Option<NcString>]) -> rust_hdf5::Result<Vec<&str>> {
-    x.iter()
-        .map(|s| match s {
-            None => Ok(""),
-            Some(s) => s.as_str().ok_or_else(|| {
-                rust_hdf5::Hdf5Error::InvalidState(format!(
-                    "string {s:?} is not UTF-8 and should have been written by the heap pass"
-                ))
-            }),
-        })
-        .collect()
+/// String attributes are written by the heap pass (`heap::attr_is_deferred`), with the string
+/// datatype libhdf5 writes (`strtype`), never by rust-hdf5.
+fn string_attr_refused() -> rust_hdf5::Result<()> {
+    Err(rust_hdf5::Hdf5Error::InvalidState(
+        "a string attribute reached rust-hdf5; the heap pass should have written it".into(),
+    ))
 }
 
 fn group_attr(h: &H5Group, a: &Attribute, ds: &Dataset) -> rust_hdf5::Result<()> {
@@ -1362,7 +1359,7 @@ fn group_attr(h: &H5Group, a: &Attribute, ds: &Dataset) -> rust_hdf5::Result<()>
     }
     match &a.values {
         Values::Char(x) => h.set_attr_typed(&a.name, char_type(x.len()), char_bytes(x)),
-        Values::String(x) => h.set_attr_string_array(&a.name, &strings(x)?),
+        Values::String(_) => string_attr_refused(),
         v => numeric_attr!(v, x => h.set_attr_array_numeric(&a.name, x)),
     }
 }
@@ -1373,11 +1370,7 @@ fn var_attr(h: &H5Dataset, a: &Attribute, ds: &Dataset) -> rust_hdf5::Result<()>
     }
     match &a.values {
         Values::Char(x) => h.set_attr_typed(&a.name, char_type(x.len()), char_bytes(x)),
-        Values::String(x) => h
-            .new_attr::<VarLenUnicode>()
-            .shape([x.len()])
-            .create(&a.name)?
-            .write_string_array(&strings(x)?),
+        Values::String(_) => string_attr_refused(),
         v => {
             fn arr<T: rust_hdf5::H5Type>(
                 h: &H5Dataset,

@@ -33,10 +33,8 @@ pub fn atomic_datatype(t: AtomicType, big: bool) -> DatatypeMessage {
             padding: 0,
             charset: 0,
         },
-        AtomicType::String => DatatypeMessage::VarLenString {
-            padding: 0,
-            charset: 1,
-        },
+        // written as libhdf5 writes it, through a stand-in (see `strtype`)
+        AtomicType::String => super::strtype::standin(),
     }
 }
 
