@@ -549,6 +549,9 @@ fn shard_sizes_need_a_v3_output() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = run("ncdump-rs", &["-hs", "b.nc"], &d);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("\t\ttemp:_ChunkSizes = 1, 5, 6 ;\n"), "{text}");
+    assert!(
+        text.contains("\t\ttemp:_ChunkSizes = 1, 5, 6 ;\n"),
+        "{text}"
+    );
     assert!(!text.contains("_ShardSizes"), "{text}");
 }

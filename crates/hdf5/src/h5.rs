@@ -356,12 +356,15 @@ impl H5 {
             let BTreeV2Record::LinkNameHash { heap_id, .. } = r else {
                 continue;
             };
-            let bytes = heap
-                .get_object_storage_cached(&heap_id, s, self.os, self.ls, &mut cache)
-                .map_err(st(format!(
-                    "{what}: link heap at {:#x}",
-                    li.fractal_heap_address
-                )))?;
+            let bytes = match crate::fheap::managed_object(self, &heap, &heap_id, what)? {
+                Some(b) => b,
+                None => heap
+                    .get_object_storage_cached(&heap_id, s, self.os, self.ls, &mut cache)
+                    .map_err(st(format!(
+                        "{what}: link heap at {:#x}",
+                        li.fractal_heap_address
+                    )))?,
+            };
             let l = link::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
                 .map_err(st(format!("{what}: link message")))?;
             out.push(Link {
@@ -501,12 +504,15 @@ impl H5 {
         let mut cache = FractalHeapDirectBlockCache::default();
         let mut atts = Vec::with_capacity(keyed.len());
         for (_, id) in keyed {
-            let bytes = heap
-                .get_object_storage_cached(&id, s, self.os, self.ls, &mut cache)
-                .map_err(st(format!(
-                    "{what}: attribute heap at {:#x}",
-                    info.fractal_heap_address
-                )))?;
+            let bytes = match crate::fheap::managed_object(self, &heap, &id, what)? {
+                Some(b) => b,
+                None => heap
+                    .get_object_storage_cached(&id, s, self.os, self.ls, &mut cache)
+                    .map_err(st(format!(
+                        "{what}: attribute heap at {:#x}",
+                        info.fractal_heap_address
+                    )))?,
+            };
             // hdf5-reader refuses attributes of committed (shared) datatypes: decode those ourselves
             let a = match attribute::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
             {
@@ -611,6 +617,9 @@ impl H5 {
         let heap = FractalHeap::parse_at_storage(s, heap_addr, self.os, self.ls)
             .map_err(st(format!("{what}: shared message heap at {heap_addr:#x}")))?;
         crate::verify::fractal_heap(self, &heap, &format!("{what}: shared message heap"))?;
+        if let Some(b) = crate::fheap::managed_object(self, &heap, heap_id, what)? {
+            return Ok(b);
+        }
         let mut cache = FractalHeapDirectBlockCache::default();
         heap.get_object_storage_cached(heap_id, s, self.os, self.ls, &mut cache)
             .map_err(st(format!("{what}: shared message heap at {heap_addr:#x}")))
