@@ -3,7 +3,7 @@
 //! error, and reading and printing what opened must not panic, hang or allocate unboundedly.
 //!
 //! Input: byte 0 = flags (bit 0 pure Zarr, bit 1 xarray dimensions, bit 2 read and print the
-//! data); the rest, split at 0xFF bytes (never in UTF-8 JSON), gives pieces whose first byte
+//! data, bit 3 the Zarr v3 seed: `zarr.json` objects, a sharded variable, shard indexes); the rest, split at 0xFF bytes (never in UTF-8 JSON), gives pieces whose first byte
 //! picks a key of a valid seed store (or a few extra keys) and whose remaining bytes replace
 //! that object (an empty remainder deletes it). An empty input opens the seed store.
 //! The seed is an NCZarr store written by nc-zarr with groups, dimensions, attributes, a
@@ -16,21 +16,24 @@ use nc_zarr::{write_into, MemStore, Store, ZarrFile};
 use std::sync::OnceLock;
 
 /// Keys not in the seed store that the reader may look for.
-const EXTRA_KEYS: [&str; 6] = [
+const EXTRA_KEYS: [&str; 8] = [
     ".nczarr",
     ".nczgroup",
     "v/.nczarray",
     "v/.nczattr",
     "zz/.zarray",
     "zz/.zattrs",
+    "zz/zarr.json",
+    ".zgroup",
 ];
 
 /// Largest dataset (bytes of all variables) that is read and printed.
 const MAX_DATA: u64 = 1 << 20;
 
-fn seed() -> &'static Vec<(String, Vec<u8>)> {
+fn seed(v3: bool) -> &'static Vec<(String, Vec<u8>)> {
     static SEED: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
-    SEED.get_or_init(|| {
+    static SEED3: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
+    (if v3 { &SEED3 } else { &SEED }).get_or_init(|| {
         let mut ds = Dataset::new("fuzz");
         let x = ds.add_dim(ROOT, "x", 7, false);
         let y = ds.add_dim(ROOT, "y", 4, false);
@@ -43,6 +46,8 @@ fn seed() -> &'static Vec<(String, Vec<u8>)> {
         let v = ds.add_var(ROOT, "v", AtomicType::Int.into(), vec![x, y]);
         ds.var_mut(v).data = Some(Values::Int((0..28).map(|k| k * 3 - 20).collect()));
         ds.var_mut(v).storage.chunk_sizes = Some(vec![3, 3]);
+        // a Zarr v3 store shards it (2 x 1 shards of 2 x 2 inner chunks)
+        ds.var_mut(v).storage.shard_sizes = Some(vec![6, 6]);
         codecs(
             ds.var_mut(v),
             r#"[{"id": "delta","dtype": "<i4","astype": "<i4"},{"id": "shuffle","elementsize": 4},{"id": "zlib","level": 1}]"#,
@@ -71,7 +76,14 @@ fn seed() -> &'static Vec<(String, Vec<u8>)> {
             .push(Attribute::text("title", "{\"a\": [1, 2]}"));
         let store = MemStore::new();
         let mut out = Vec::new();
-        if write_into(&store, &ds, &InMemory, false, true, &Default::default()).is_ok() {
+        let opts = nc_zarr::ZarrWriteOptions {
+            v3,
+            ..Default::default()
+        };
+        if !v3 {
+            ds.var_mut(v).storage.shard_sizes = None;
+        }
+        if write_into(&store, &ds, &InMemory, v3, true, &opts).is_ok() {
             for k in store.list("").unwrap_or_default() {
                 if let Ok(Some(b)) = store.get(&k) {
                     out.push((k, b));
@@ -87,7 +99,7 @@ fuzz_target!(|data: &[u8]| {
         Some((f, r)) => (*f, r),
         None => (0, &[][..]),
     };
-    let seed = seed();
+    let seed = seed(flags & 8 != 0);
     let mut objects: Vec<(String, Option<Vec<u8>>)> = seed
         .iter()
         .map(|(k, v)| (k.clone(), Some(v.clone())))

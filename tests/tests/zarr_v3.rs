@@ -555,3 +555,32 @@ fn shard_sizes_need_a_v3_output() {
     );
     assert!(!text.contains("_ShardSizes"), "{text}");
 }
+
+#[test]
+fn v3_zip_stores_are_written_as_zarr_python_reads_them() {
+    let d = tempdir("zarr-v3-zip");
+    std::fs::write(d.join("a.cdl"), V3_CDL).unwrap();
+    let url = format!("file://{}#mode=zarr,v3,zip", d.join("a3.zip").display());
+    let o = run("ncgen-rs", &["-o", &url, "a.cdl"], &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let Some(out) = py(
+        &d,
+        false,
+        r#"
+import zarr, warnings
+from zarr.storage import ZipStore
+warnings.simplefilter('ignore')
+g = zarr.open_group(ZipStore('a3.zip', mode='r'), mode='r')
+print(g['temp'][0, 0, :6].tolist(), g['temp'].shards, list(g['names'][...]), g['g/gx'][:3].tolist())
+"#,
+    ) else {
+        return;
+    };
+    assert_eq!(
+        out.trim(),
+        "[1.0, 2.0, 3.0, 4.0, 5.0, -999.0] (2, 10, 12) ['a', 'bé', ''] [1, 2, 3]"
+    );
+    // and it opens by its plain path
+    let o = run("ncdump-rs", &["-v", "count", "a3.zip"], &d);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" count = 7, 8, 9 ;\n"));
+}
