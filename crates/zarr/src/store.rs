@@ -534,6 +534,67 @@ impl Store for ZipStore {
         }
     }
 
+    /// A stored (uncompressed) entry, as zarr-python's `ZipStore` writes them, is read in
+    /// place: a shard's index or one inner chunk, not the whole shard.
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, ZarrError> {
+        use std::io::{Seek, SeekFrom};
+        check_key(key)?;
+        let ZipMode::Read { archive, index } = &self.mode else {
+            return self.get(key).and_then(|b| match b {
+                None => Ok(None),
+                Some(all) => match offset.checked_add(len).filter(|&e| e <= all.len() as u64) {
+                    Some(end) => Ok(Some(all[offset as usize..end as usize].to_vec())),
+                    None => Err(range_error(key, offset, len, all.len() as u64)),
+                },
+            });
+        };
+        let Some(&i) = index.get(key) else {
+            return Ok(None);
+        };
+        let (start, size, stored) = {
+            let mut a = archive.lock().map_err(|_| self.zip_err("lock poisoned"))?;
+            let ent = a.by_index_raw(i).map_err(|e| self.zip_err(e))?;
+            (
+                ent.data_start(),
+                ent.size(),
+                ent.compression() == zip::CompressionMethod::Stored
+                    && ent.compressed_size() == ent.size(),
+            )
+        };
+        if offset.checked_add(len).is_none_or(|e| e > size) || len > MAX_OBJECT_SIZE {
+            return Err(range_error(key, offset, len, size));
+        }
+        if !stored {
+            let all = self.get(key)?.unwrap_or_default();
+            return match offset.checked_add(len).filter(|&e| e <= all.len() as u64) {
+                Some(end) => Ok(Some(all[offset as usize..end as usize].to_vec())),
+                None => Err(range_error(key, offset, len, all.len() as u64)),
+            };
+        }
+        let mut f =
+            fs::File::open(&self.path).map_err(|e| ZarrError::io(self.path.display(), e))?;
+        let mut buf = vec![0u8; len as usize];
+        f.seek(SeekFrom::Start(start + offset))
+            .and_then(|_| f.read_exact(&mut buf))
+            .map_err(|e| self.zip_err(format!("entry {key:?}: {e}")))?;
+        Ok(Some(buf))
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, ZarrError> {
+        check_key(key)?;
+        match &self.mode {
+            ZipMode::Write { staging, .. } => staging.size(key),
+            ZipMode::Read { archive, index } => {
+                let Some(&i) = index.get(key) else {
+                    return Ok(None);
+                };
+                let mut a = archive.lock().map_err(|_| self.zip_err("lock poisoned"))?;
+                let ent = a.by_index_raw(i).map_err(|e| self.zip_err(e))?;
+                Ok(Some(ent.size()))
+            }
+        }
+    }
+
     fn put(&self, key: &str, value: &[u8]) -> Result<(), ZarrError> {
         match &self.mode {
             ZipMode::Write { staging, .. } => staging.put(key, value),
