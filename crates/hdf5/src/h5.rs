@@ -358,6 +358,7 @@ impl H5 {
             };
             let bytes = heap
                 .get_object_storage_cached(&heap_id, s, self.os, self.ls, &mut cache)
+                .or_else(|e| crate::fheap::fallback(self, &heap, &heap_id, what, e))
                 .map_err(st(format!(
                     "{what}: link heap at {:#x}",
                     li.fractal_heap_address
@@ -503,6 +504,7 @@ impl H5 {
         for (_, id) in keyed {
             let bytes = heap
                 .get_object_storage_cached(&id, s, self.os, self.ls, &mut cache)
+                .or_else(|e| crate::fheap::fallback(self, &heap, &id, what, e))
                 .map_err(st(format!(
                     "{what}: attribute heap at {:#x}",
                     info.fractal_heap_address

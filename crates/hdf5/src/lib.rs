@@ -20,6 +20,7 @@
 mod checksum;
 mod convert;
 mod error;
+mod fheap;
 mod filters;
 mod h5;
 mod meta;

@@ -24,8 +24,9 @@
 //!    `FHDB`, spec IV.A.1.b and III.G), which is validated before the change (a message of
 //!    4 KiB or more in dense storage is a "huge" heap object, outside any such block, and is
 //!    written as it is); compact variables' data the same way;
-//! 4. moves the end-of-file address in the superblock (version 2/3, spec II.A) past the heap;
-//! 5. types the `dimension` field of each `REFERENCE_LIST` attribute as a signed int, as
+//! 4. writes the dense attribute storage of objects with many attributes ([`super::dense`]);
+//! 5. moves the end-of-file address in the superblock (version 2/3, spec II.A) past the heap;
+//! 6. types the `dimension` field of each `REFERENCE_LIST` attribute as a signed int, as
 //!    netCDF-C (HDF5's dimension scale API) does (rust-hdf5 writes it unsigned).
 
 use std::collections::HashMap;
@@ -41,6 +42,8 @@ use rust_hdf5::format::messages::attribute::AttributeMessage;
 use rust_hdf5::format::{FormatContext, LibverBound};
 use rust_hdf5::DatatypeMessage;
 
+use super::dense::Dense;
+use super::locate::Locator;
 use super::user::{self, HeapSink};
 use super::{read_slab, slabs, SLAB_ELEMENTS};
 use crate::read::Places;
@@ -95,6 +98,8 @@ pub(super) struct Deferred {
     reference_lists: usize,
     /// Fill values of heap types: serial number, type, value (one element), stored size.
     fills: Vec<(u32, NcType, nc_dataset::Values, usize)>,
+    /// Objects whose many attributes get dense storage from us.
+    pub dense: Dense,
 }
 
 /// True if attribute `a` cannot be written by rust-hdf5 directly: an array (or heap-holding
@@ -145,6 +150,7 @@ impl Deferred {
             serials: 0,
             reference_lists: 0,
             fills: Vec::new(),
+            dense: Dense::default(),
         }
     }
 
@@ -249,6 +255,7 @@ impl Deferred {
             && self.compact.is_empty()
             && self.fills.is_empty()
             && self.reference_lists == 0
+            && self.dense.is_empty()
     }
 
     /// Write the heap, the deferred variables' references and the real attribute messages
@@ -359,13 +366,24 @@ impl Deferred {
                 what(),
             )?;
         }
+        // 3d. dense attribute storage of objects with many attributes: their messages (after
+        // the placeholders above are real, as some are copied), then their heaps and indexes
+        let laid = if self.dense.is_empty() {
+            Vec::new()
+        } else {
+            let mut loc = Locator::open(path)?;
+            self.dense.encode(&mut loc, heap.file, ds, &mut heap)?
+        };
         heap.flush()?;
+        let mut end = heap.next;
+        for l in laid {
+            end = l.write(&file, end)?.next_multiple_of(8);
+        }
         // 4. the end of the file
-        let end = heap.next;
         if end > start {
             set_superblock_eof(&mut file, eof_at, end)?;
         }
-        // 5. REFERENCE_LIST's dimension field as netCDF-C types it
+        // 6. REFERENCE_LIST's dimension field as netCDF-C types it
         if self.reference_lists > 0 {
             fix_reference_lists(&file, start, self.reference_lists)?;
         }
@@ -383,7 +401,12 @@ fn fixed_string(size: usize) -> DatatypeMessage {
 
 /// The encoded attribute message netCDF-C would write: a simple dataspace of `n` values (data
 /// of the right length is made up when `data` is empty, for measuring).
-fn real_message(name: &str, dt: DatatypeMessage, n: usize, mut data: Vec<u8>) -> Vec<u8> {
+pub(super) fn real_message(
+    name: &str,
+    dt: DatatypeMessage,
+    n: usize,
+    mut data: Vec<u8>,
+) -> Vec<u8> {
     if data.is_empty() {
         data = vec![0; n * dt.element_size() as usize];
     }
@@ -439,12 +462,22 @@ impl HeapSink for HeapWriter<'_> {
     }
 }
 
-fn write_at(mut file: &File, at: u64, bytes: &[u8], what: &str) -> Result<(), Hdf5Error> {
+pub(super) fn write_at(
+    mut file: &File,
+    at: u64,
+    bytes: &[u8],
+    what: &str,
+) -> Result<(), Hdf5Error> {
     file.seek(SeekFrom::Start(at)).map_err(io(what))?;
     file.write_all(bytes).map_err(io(what))
 }
 
-fn read_at(mut file: &File, at: u64, len: usize, what: &str) -> Result<Vec<u8>, Hdf5Error> {
+pub(super) fn read_at(
+    mut file: &File,
+    at: u64,
+    len: usize,
+    what: &str,
+) -> Result<Vec<u8>, Hdf5Error> {
     let mut buf = vec![0; len];
     file.seek(SeekFrom::Start(at)).map_err(io(what))?;
     file.read_exact(&mut buf).map_err(io(what))?;
@@ -713,7 +746,7 @@ fn replace_placeholder(
 /// Overwrite the placeholder message at `body` with `real` if `body` holds exactly
 /// `placeholder` inside a block whose checksum we can validate and renew. False when the
 /// bytes there are not the placeholder (a stray copy of the marker).
-fn patch_message(
+pub(super) fn patch_message(
     file: &File,
     body: u64,
     placeholder: &[u8],
@@ -771,11 +804,12 @@ struct Block {
 /// The object header chunk or fractal heap direct block holding `[at, at + len)`: the nearest
 /// signature before it whose structure spans the range and whose checksum is valid.
 ///
-/// Blocks are small: a window of 64 KiB either side is tried first, then wider ones up to
+/// Blocks are small: a window of 4 KiB either side is tried first (one patch per variable
+/// header must not read much more than the header), then wider ones up to
 /// [`MAX_BLOCK_SPAN`] (a range inside no block, a "huge" attribute, is only known as such there).
 fn enclosing_block(file: &File, at: u64, len: u64) -> Result<Option<Block>, Hdf5Error> {
     let flen = file.metadata().map_err(io("reading the file size"))?.len();
-    let mut span = 64 << 10;
+    let mut span = 4 << 10;
     loop {
         if let Some(b) = block_within(file, at, len, span, flen)? {
             return Ok(Some(b));

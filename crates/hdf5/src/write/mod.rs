@@ -28,7 +28,9 @@
 //! ```
 
 mod chunking;
+mod dense;
 mod heap;
+mod locate;
 mod ordered;
 pub(crate) mod types;
 mod user;
@@ -208,7 +210,15 @@ impl Writer<'_> {
         let ds = self.ds;
         let grp = ds.group(g);
         let gpath = ds.group_path(g);
-        for a in &grp.atts {
+        if dense::wanted(grp.atts.len()) {
+            // many attributes: dense storage written by us after close (see `dense`)
+            for (name, dt, value) in dense::stand_ins() {
+                h.set_attr_typed(&name, dt, value)
+                    .map_err(|e| h5err(format!("group {gpath}: attributes"), e))?;
+            }
+            self.deferred.dense.add_group(g);
+        }
+        for a in grp.atts.iter().filter(|_| !dense::wanted(grp.atts.len())) {
             let what = || format!("group {gpath}: attribute {}", a.name);
             if heap::attr_is_deferred(ds, a) {
                 let (dt, value) = self.deferred.placeholder(ds, format!("group {gpath}"), a)?;
@@ -543,7 +553,15 @@ impl Writer<'_> {
             }
         }
         let hd = b.create(&h5name).map_err(|e| h5err(what(), e))?;
-        for a in &var.atts {
+        if dense::wanted(var.atts.len()) {
+            // many attributes: dense storage written by us after close (see `dense`)
+            for (name, dt, value) in dense::stand_ins() {
+                hd.set_attr_typed(&name, dt, value)
+                    .map_err(|e| h5err(format!("variable {}: attributes", var.name), e))?;
+            }
+            self.deferred.dense.add_var(v, &h5name);
+        }
+        for a in var.atts.iter().filter(|_| !dense::wanted(var.atts.len())) {
             let what = || format!("variable {}: attribute {}", var.name, a.name);
             if heap::attr_is_deferred(ds, a) {
                 let (dt, value) =
