@@ -59,6 +59,9 @@ const NODE_SIZE: u32 = 512;
 const MSG_ATTR_INFO: u8 = 0x15;
 const MSG_CONTINUATION: u8 = 0x10;
 
+/// An attribute's name and its encoded message.
+type Named = (Vec<u8>, Vec<u8>);
+
 fn ctx() -> FormatContext {
     FormatContext::default_v3()
 }
@@ -103,7 +106,7 @@ pub(super) struct Laid {
     info_at: u64,
     info: Vec<u8>,
     /// Attribute messages in creation order, with their names.
-    messages: Vec<(Vec<u8>, Vec<u8>)>,
+    messages: Vec<Named>,
 }
 
 impl Dense {
@@ -254,7 +257,7 @@ struct Storage {
 /// Fractal heap and indexes of `messages` (name, encoded message; creation order is their
 /// order) laid out from address `start`; the storage and the address past it.
 fn lay_out(
-    messages: &[(Vec<u8>, Vec<u8>)],
+    messages: &[Named],
     tracked: bool,
     indexed: bool,
     start: u64,
@@ -342,11 +345,7 @@ fn lay_out(
 
 /// The attribute messages of the object at `addr` kept in dense storage, in creation order:
 /// (name, raw message).
-fn old_messages(
-    loc: &Locator,
-    addr: u64,
-    what: &str,
-) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Hdf5Error> {
+fn old_messages(loc: &Locator, addr: u64, what: &str) -> Result<Vec<Named>, Hdf5Error> {
     let h5 = &loc.h5;
     let hdr = h5.header(addr)?;
     let info = hdr
@@ -508,7 +507,7 @@ mod tests {
 
     #[test]
     fn name_index_is_sorted_by_hash_and_order_index_by_creation() {
-        let messages: Vec<(Vec<u8>, Vec<u8>)> = (0..300)
+        let messages: Vec<Named> = (0..300)
             .map(|i| {
                 let name = format!("a{i}");
                 let m = AttributeMessage::scalar_numeric(
