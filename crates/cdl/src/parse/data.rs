@@ -52,7 +52,7 @@ impl<R: Read> Parser<R> {
 
     fn find_data_var(&self, g: GroupId, name: &str) -> Option<VarId> {
         // ncgen takes plain names only: a data section fills its own group's variables
-        self.ds.find_var(g, name)
+        self.find_var(g, name)
     }
 
     /// Shape facts of a variable: (rank, first dim unlimited, any later dim unlimited,

@@ -31,6 +31,8 @@ pub(crate) struct Parser<R: Read> {
     /// where each attribute name sits in its list, per (group, variable): a repeated name is
     /// found without scanning the list, so many attributes parse in linear time
     attr_slots: HashMap<(usize, Option<usize>), HashMap<String, usize>>,
+    /// each group's variables by name: many variables parse in linear time
+    var_slots: HashMap<(usize, String), VarId>,
 }
 
 /// The atomic type a CDL keyword names (rule `primtype`).
@@ -89,6 +91,7 @@ impl<R: Read> Parser<R> {
             ragged: Vec::new(),
             enum_checks: Vec::new(),
             attr_slots: HashMap::new(),
+            var_slots: HashMap::new(),
         }
     }
 
@@ -666,12 +669,17 @@ impl<R: Read> Parser<R> {
         }
     }
 
+    /// The variable `name` of group `g`.
+    pub(crate) fn find_var(&self, g: GroupId, name: &str) -> Option<VarId> {
+        self.var_slots.get(&(g.0, name.to_string())).copied()
+    }
+
     /// After a type: `name(dims), name2 ;` (rule `vardecl`).
     fn var_decl(&mut self, g: GroupId, ty: NcType) -> Result<(), CdlError> {
         loop {
             let (name, p) = self.expect_name("a variable name")?;
             self.check_not_reserved(&name, p, "variable")?;
-            if self.ds.find_var(g, &name).is_some() {
+            if self.find_var(g, &name).is_some() {
                 return Err(self.semantic(p, format!("duplicate variable name '{name}'")));
             }
             let mut dims = Vec::new();
@@ -713,7 +721,8 @@ impl<R: Read> Parser<R> {
                     format!("variable '{name}' has more than 1024 dimensions"),
                 ));
             }
-            self.ds.add_var(g, name, ty, dims);
+            let v = self.ds.add_var(g, name.clone(), ty, dims);
+            self.var_slots.insert((g.0, name), v);
             let (t, sp) = self.lx.next()?;
             match t {
                 Tok::Punct(b',') => continue,
@@ -759,7 +768,7 @@ impl<R: Read> Parser<R> {
                     Tok::Punct(b':') => {
                         self.lx.next()?;
                         self.lx.next()?;
-                        if let Some(v) = self.ds.find_var(g, &a) {
+                        if let Some(v) = self.find_var(g, &a) {
                             self.attr_rest(g, Some(v), None, p0)?;
                         } else if prim_type(&a).is_some() || self.find_user_type(g, &a).is_some() {
                             let ty = self.resolve_type(g, &a, p0)?;
@@ -777,7 +786,7 @@ impl<R: Read> Parser<R> {
                         self.lx.next()?;
                         let (_, pb) = self.lx.next()?;
                         self.lx.next()?;
-                        let v = self.ds.find_var(g, &b).ok_or_else(|| {
+                        let v = self.find_var(g, &b).ok_or_else(|| {
                             self.semantic(pb, format!("undefined variable '{b}' (attributes must follow their variable's declaration)"))
                         })?;
                         self.attr_rest(g, Some(v), Some(ty), p0)?;

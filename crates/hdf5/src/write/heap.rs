@@ -24,9 +24,10 @@
 //!    `FHDB`, spec IV.A.1.b and III.G), which is validated before the change (a message of
 //!    4 KiB or more in dense storage is a "huge" heap object, outside any such block, and is
 //!    written as it is); compact variables' data the same way;
-//! 4. moves the end-of-file address in the superblock (version 2/3, spec II.A) past the heap;
-//! 5. types the `dimension` field of each `REFERENCE_LIST` attribute as a signed int, as
-//!    netCDF-C (HDF5's dimension scale API) does (rust-hdf5 writes it unsigned).
+//! 4. writes the dimension scale attachments ([`super::dimscale`]) and the dense attribute
+//!    storage of objects with many attributes ([`super::dense`]);
+//! 5. moves the end-of-file address in the superblock (version 2/3, spec II.A) past what it
+//!    appended.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -41,6 +42,9 @@ use rust_hdf5::format::messages::attribute::AttributeMessage;
 use rust_hdf5::format::{FormatContext, LibverBound};
 use rust_hdf5::DatatypeMessage;
 
+use super::dense::Dense;
+use super::dimscale::DimScales;
+use super::locate::Locator;
 use super::strtype;
 use super::user::{self, HeapSink};
 use super::{read_slab, slabs, SLAB_ELEMENTS};
@@ -81,6 +85,18 @@ struct DeferredAttr {
     marker_at: usize,
 }
 
+/// A placeholder attribute: what to give rust-hdf5, and how to find it after close.
+pub(super) struct Placeholder {
+    pub serial: u32,
+    /// The encoded placeholder message (what must be found in the file).
+    pub message: Vec<u8>,
+    /// Where the marker sits in `message`.
+    pub marker_at: usize,
+    /// The datatype and value to write the placeholder attribute with.
+    pub datatype: DatatypeMessage,
+    pub value: Vec<u8>,
+}
+
 /// Work left for after rust-hdf5 closes the file.
 pub(super) struct Deferred {
     marker: [u8; MARKER_LEN],
@@ -92,10 +108,12 @@ pub(super) struct Deferred {
     compact: Vec<(VarId, u32)>,
     /// Serial numbers handed out (attributes and compact variables).
     serials: u32,
-    /// Dimension scales with a `REFERENCE_LIST` attribute to correct.
-    reference_lists: usize,
     /// Fill values of heap types: serial number, type, value (one element), stored size.
     fills: Vec<(u32, NcType, nc_dataset::Values, usize)>,
+    /// Objects whose many attributes get dense storage from us.
+    pub dense: Dense,
+    /// Dimension scale attachments written after close.
+    pub scales: DimScales,
 }
 
 /// True if attribute `a` cannot be written by rust-hdf5 directly: an array (or heap-holding
@@ -142,8 +160,9 @@ impl Deferred {
             vars: Vec::new(),
             compact: Vec::new(),
             serials: 0,
-            reference_lists: 0,
             fills: Vec::new(),
+            dense: Dense::default(),
+            scales: DimScales::default(),
         }
     }
 
@@ -166,11 +185,6 @@ impl Deferred {
         out[..MARKER_LEN].copy_from_slice(&self.marker);
         out[MARKER_LEN..MARKER_LEN + 4].copy_from_slice(&serial.to_le_bytes());
         out
-    }
-
-    /// `n` dimension scales got a `REFERENCE_LIST` attribute.
-    pub fn reference_lists(&mut self, n: usize) {
-        self.reference_lists = n;
     }
 
     fn serial(&mut self) -> u32 {
@@ -196,11 +210,35 @@ impl Deferred {
         owner: String,
         a: &Attribute,
     ) -> Result<(DatatypeMessage, Vec<u8>), Hdf5Error> {
-        let what = || format!("{owner}: attribute {}", a.name);
+        let what = format!("{owner}: attribute {}", a.name);
         let dt = user::datatype(ds, a.ty, false)?;
-        let n = a.values.len();
-        let real_len = real_message(&a.name, dt, n, Vec::new()).len();
-        let short = AttributeMessage::scalar_numeric(&a.name, fixed_string(1), vec![0])
+        let p = self.raw_placeholder(&a.name, dt, a.values.len(), &what)?;
+        let out = (p.datatype.clone(), p.value.clone());
+        self.attrs.push(DeferredAttr {
+            serial: p.serial,
+            owner,
+            attr: a.clone(),
+            placeholder: p.message,
+            marker_at: p.marker_at,
+        });
+        Ok(out)
+    }
+
+    /// A placeholder for an attribute message named `name` of `n` values of datatype `dt`
+    /// (a simple dataspace) whose value is written after close with [`replace_placeholder`];
+    /// `what` names it in errors.
+    ///
+    /// # Errors
+    /// When the real message is too short to carry a marker.
+    pub fn raw_placeholder(
+        &mut self,
+        name: &str,
+        dt: DatatypeMessage,
+        n: usize,
+        what: &str,
+    ) -> Result<Placeholder, Hdf5Error> {
+        let real_len = real_message(name, dt, n, Vec::new()).len();
+        let short = AttributeMessage::scalar_numeric(name, fixed_string(1), vec![0])
             .encode_at(&ctx(), LibverBound::V18)
             .len();
         // the placeholder message grows one byte per byte of its string
@@ -208,33 +246,31 @@ impl Deferred {
             .checked_sub(short)
             .filter(|&s| s >= MARKER_LEN + 4)
             .ok_or_else(|| {
-                Hdf5Error::unsupported(what(), "the attribute message is too short to place")
+                Hdf5Error::unsupported(what, "the attribute message is too short to place")
             })?;
         let serial = self.serial();
         let mut value = vec![0u8; size];
         value[..MARKER_LEN].copy_from_slice(&self.marker);
         value[MARKER_LEN..MARKER_LEN + 4].copy_from_slice(&serial.to_le_bytes());
         let dtype = fixed_string(size);
-        let placeholder = AttributeMessage::scalar_numeric(&a.name, dtype.clone(), value.clone())
+        let placeholder = AttributeMessage::scalar_numeric(name, dtype.clone(), value.clone())
             .encode_at(&ctx(), LibverBound::V18);
         if placeholder.len() != real_len {
             return Err(Hdf5Error::unsupported(
-                what(),
+                what,
                 format!(
                     "placeholder message of {} bytes for a {real_len}-byte message",
                     placeholder.len()
                 ),
             ));
         }
-        let marker_at = placeholder.len() - size;
-        self.attrs.push(DeferredAttr {
+        Ok(Placeholder {
             serial,
-            owner,
-            attr: a.clone(),
-            placeholder,
-            marker_at,
-        });
-        Ok((dtype, value))
+            marker_at: placeholder.len() - size,
+            message: placeholder,
+            datatype: dtype,
+            value,
+        })
     }
 
     /// Variable `v` (in the group at path `group`) gets its data after close.
@@ -247,7 +283,8 @@ impl Deferred {
             && self.vars.is_empty()
             && self.compact.is_empty()
             && self.fills.is_empty()
-            && self.reference_lists == 0
+            && self.dense.is_empty()
+            && self.scales.is_empty()
     }
 
     /// Write the heap, the deferred variables' references and the real attribute messages
@@ -260,6 +297,54 @@ impl Deferred {
         if self.is_empty() {
             return Ok(());
         }
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io("reopening the file"))?;
+        let (eof_at, eof) = superblock_eof(&mut file)?;
+        let len = file.metadata().map_err(io("reading the file size"))?.len();
+        let start = eof.max(len).next_multiple_of(8);
+        // 3a. find the placeholders before the heap goes in
+        let hits = if self.attrs.is_empty()
+            && self.compact.is_empty()
+            && self.fills.is_empty()
+            && self.scales.is_empty()
+        {
+            HashMap::new()
+        } else {
+            scan(&mut file, start, &self.marker)?
+        };
+        let mut heap = HeapWriter {
+            file: &file,
+            next: start,
+            objects: Vec::new(),
+            bytes: 0,
+        };
+        // 3a. fill values of heap types (in the fill value messages)
+        for (serial, t, value, bytes) in &self.fills {
+            let what = || format!("fill value of type {}", ds.type_name(*t));
+            let real = user::heap_value_bytes(ds, *t, value, &mut heap)
+                .map_err(|e| Hdf5Error::invalid(what(), e.to_string()))?;
+            let placeholder = self.marked(*serial, *bytes);
+            if real.len() != placeholder.len() {
+                return Err(Hdf5Error::invalid(what(), "one value of the wrong size"));
+            }
+            replace_placeholder(heap.file, &hits, *serial, 0, &placeholder, &real, what())?;
+        }
+        // object header addresses, read once for the dimension scales and dense storage
+        let mut loc = if self.dense.is_empty() && self.scales.is_empty() {
+            None
+        } else {
+            Some(Locator::open(path)?)
+        };
+        // 3d. dimension scale attachments, before our reader opens the file for step 1 (it
+        // reads DIMENSION_LIST, so that must be real and its heap collection written)
+        if let Some(loc) = loc.as_mut().filter(|_| !self.scales.is_empty()) {
+            self.scales.patch(loc, heap.file, ds, &hits, &mut heap)?;
+        }
+        // what the heap holds so far is referenced from the file now
+        heap.flush()?;
         // 1. where the deferred variables' blocks are
         let mut places = Vec::with_capacity(self.vars.len());
         if !self.vars.is_empty() {
@@ -282,37 +367,6 @@ impl Deferred {
                     })?;
                 places.push(nc.places(*there)?);
             }
-        }
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(io("reopening the file"))?;
-        let (eof_at, eof) = superblock_eof(&mut file)?;
-        let len = file.metadata().map_err(io("reading the file size"))?.len();
-        let start = eof.max(len).next_multiple_of(8);
-        // 3a. find the placeholders before the heap goes in
-        let hits = if self.attrs.is_empty() && self.compact.is_empty() && self.fills.is_empty() {
-            HashMap::new()
-        } else {
-            scan(&mut file, start, &self.marker)?
-        };
-        let mut heap = HeapWriter {
-            file: &file,
-            next: start,
-            objects: Vec::new(),
-            bytes: 0,
-        };
-        // 3a. fill values of heap types (in the fill value messages)
-        for (serial, t, value, bytes) in &self.fills {
-            let what = || format!("fill value of type {}", ds.type_name(*t));
-            let real = user::heap_value_bytes(ds, *t, value, &mut heap)
-                .map_err(|e| Hdf5Error::invalid(what(), e.to_string()))?;
-            let placeholder = self.marked(*serial, *bytes);
-            if real.len() != placeholder.len() {
-                return Err(Hdf5Error::invalid(what(), "one value of the wrong size"));
-            }
-            replace_placeholder(heap.file, &hits, *serial, 0, &placeholder, &real, what())?;
         }
         // 2. the variables
         for ((v, _), place) in self.vars.iter().zip(&places) {
@@ -358,15 +412,22 @@ impl Deferred {
                 what(),
             )?;
         }
+        // 3e. dense attribute storage of objects with many attributes: their messages (after
+        // the placeholders above are real, as some are copied), then their heaps and indexes
+        let laid = match loc.as_mut() {
+            Some(loc) if !self.dense.is_empty() => {
+                self.dense.encode(loc, heap.file, ds, &mut heap)?
+            }
+            _ => Vec::new(),
+        };
         heap.flush()?;
+        let mut end = heap.next;
+        for l in laid {
+            end = l.write(&file, end)?.next_multiple_of(8);
+        }
         // 4. the end of the file
-        let end = heap.next;
         if end > start {
             set_superblock_eof(&mut file, eof_at, end)?;
-        }
-        // 5. REFERENCE_LIST's dimension field as netCDF-C types it
-        if self.reference_lists > 0 {
-            fix_reference_lists(&file, start, self.reference_lists)?;
         }
         Ok(())
     }
@@ -383,7 +444,12 @@ fn fixed_string(size: usize) -> DatatypeMessage {
 /// The encoded attribute message netCDF-C would write: a simple dataspace of `n` values (data
 /// of the right length is made up when `data` is empty, for measuring), string datatypes as
 /// libhdf5 encodes them.
-fn real_message(name: &str, dt: DatatypeMessage, n: usize, mut data: Vec<u8>) -> Vec<u8> {
+pub(super) fn real_message(
+    name: &str,
+    dt: DatatypeMessage,
+    n: usize,
+    mut data: Vec<u8>,
+) -> Vec<u8> {
     if data.is_empty() {
         data = vec![0; n * dt.element_size() as usize];
     }
@@ -538,100 +604,6 @@ fn write_var(
     Ok(())
 }
 
-/// The name of the attribute that lists the datasets attached to a dimension scale.
-const REFERENCE_LIST: &[u8] = b"REFERENCE_LIST\0";
-
-/// Make the `dimension` field of `n` `REFERENCE_LIST` attributes a signed 32-bit integer, as
-/// HDF5's dimension scale API (which netCDF-C uses) types it; rust-hdf5 0.7.9 writes it
-/// unsigned. Same size, so the datatype is changed in place (and its block's checksum
-/// renewed). The attributes are metadata written at close, so the file is searched from its
-/// end backwards until all `n` are found.
-fn fix_reference_lists(file: &File, end: u64, n: usize) -> Result<(), Hdf5Error> {
-    let finder = memchr::memmem::FinderRev::new(REFERENCE_LIST);
-    let mut fixed = 0;
-    let mut hi = end.min(file.metadata().map_err(io("reading the file size"))?.len());
-    let overlap = 64u64;
-    // the dimension scales' headers are written last, near the end: small blocks first
-    let mut block = 256u64 << 10;
-    while hi > 0 && fixed < n {
-        let lo = hi.saturating_sub(block);
-        block = (block * 4).min(SCAN_BLOCK as u64);
-        let buf = read_at(file, lo, (hi - lo) as usize, "looking for REFERENCE_LIST")?;
-        for i in finder.rfind_iter(&buf) {
-            if fix_reference_list(file, lo + i as u64)? {
-                fixed += 1;
-            }
-        }
-        if lo == 0 {
-            break;
-        }
-        // the next block overlaps this one by a name, which is then found twice: harmless,
-        // a corrected field is no longer "unsigned"
-        hi = lo + overlap;
-    }
-    if fixed < n {
-        return Err(Hdf5Error::invalid(
-            "dimension scales",
-            format!("{fixed} of {n} REFERENCE_LIST attributes found to correct"),
-        ));
-    }
-    Ok(())
-}
-
-/// Correct the `REFERENCE_LIST` attribute message whose name is at `at` (attribute message
-/// version 3, as rust-hdf5 writes them). False if the bytes there
-/// are not such a message with an unsigned `dimension` field.
-fn fix_reference_list(file: &File, at: u64) -> Result<bool, Hdf5Error> {
-    let Some(body) = at.checked_sub(9) else {
-        return Ok(false);
-    };
-    let Ok(head) = read_at(file, body, 9, "reading an attribute message") else {
-        return Ok(false);
-    };
-    let dt_size = usize::from(u16::from_le_bytes([head[4], head[5]]));
-    if head[0] != 3 || head[2..4] != [15, 0] || dt_size > 4096 {
-        return Ok(false);
-    }
-    let dt_at = at + REFERENCE_LIST.len() as u64;
-    let Ok(dt) = read_at(file, dt_at, dt_size, "reading a datatype") else {
-        return Ok(false);
-    };
-    // compound (class 6) of version 1, 2 or 3 (spec II.C, datatype message, compound
-    // properties): where the member's datatype starts after its name
-    let Some(name) = memchr::memmem::find(&dt, b"dimension\0") else {
-        return Ok(false);
-    };
-    let padded_name = b"dimension\0".len().next_multiple_of(8);
-    let m = match dt.first() {
-        // name padded to 8, offset (4), dimensionality (1), reserved (3), permutation (4),
-        // reserved (4), four dimension sizes (16)
-        Some(0x16) => name + padded_name + 32,
-        // name padded to 8, offset (4)
-        Some(0x26) => name + padded_name + 4,
-        // name unpadded, offset in as few bytes as the compound's size needs
-        Some(0x36) => {
-            let offset_len = match le(&dt[4..8]) {
-                0..=0xff => 1,
-                0x100..=0xffff => 2,
-                0x1_0000..=0xff_ffff => 3,
-                _ => 4,
-            };
-            name + b"dimension\0".len() + offset_len
-        }
-        _ => return Ok(false),
-    };
-    // fixed-point (class 0, version 1), 4 bytes, unsigned
-    let Some(member) = dt.get(m..m + 8) else {
-        return Ok(false);
-    };
-    if member[0] != 0x10 || member[4..8] != [4, 0, 0, 0] || member[1] & 0x08 != 0 {
-        return Ok(false);
-    }
-    let mut real = dt.clone();
-    real[m + 1] |= 0x08;
-    patch_message(file, dt_at, &dt, &real)
-}
-
 /// Row-major linear index of `start` in `shape`.
 fn ravel(start: &[u64], shape: &[u64]) -> u64 {
     start.iter().zip(shape).fold(0, |acc, (&s, &n)| acc * n + s)
@@ -699,7 +671,7 @@ fn scan(file: &mut File, end: u64, marker: &[u8]) -> Result<HashMap<u32, Vec<u64
 
 /// Overwrite every copy of placeholder `serial` (its marker found at `hits`, `marker_at` bytes
 /// into `placeholder`) with `real`; there must be at least one. `what` names the value.
-fn replace_placeholder(
+pub(super) fn replace_placeholder(
     file: &File,
     hits: &HashMap<u32, Vec<u64>>,
     serial: u32,
@@ -729,7 +701,7 @@ fn replace_placeholder(
 /// Overwrite the placeholder message at `body` with `real` if `body` holds exactly
 /// `placeholder` inside a block whose checksum we can validate and renew. False when the
 /// bytes there are not the placeholder (a stray copy of the marker).
-fn patch_message(
+pub(super) fn patch_message(
     file: &File,
     body: u64,
     placeholder: &[u8],
@@ -792,11 +764,12 @@ pub(super) struct Block {
 /// The object header chunk or fractal heap direct block holding `[at, at + len)`: the nearest
 /// signature before it whose structure spans the range and whose checksum is valid.
 ///
-/// Blocks are small: a window of 64 KiB either side is tried first, then wider ones up to
+/// Blocks are small: a window of 4 KiB either side is tried first (one patch per variable
+/// header must not read much more than the header), then wider ones up to
 /// [`MAX_BLOCK_SPAN`] (a range inside no block, a "huge" attribute, is only known as such there).
 pub(super) fn enclosing_block(file: &File, at: u64, len: u64) -> Result<Option<Block>, Hdf5Error> {
     let flen = file.metadata().map_err(io("reading the file size"))?.len();
-    let mut span = 64 << 10;
+    let mut span = 4 << 10;
     loop {
         if let Some(b) = block_within(file, at, len, span, flen)? {
             return Ok(Some(b));
@@ -887,6 +860,9 @@ fn ohdr_block(w: &[u8], s: usize) -> Option<Block> {
     })
 }
 
+/// Highest object header message type (spec IV.A.2: 0x00 to 0x18).
+const MAX_MESSAGE_TYPE: u8 = 0x18;
+
 /// A continuation chunk of a version 2 object header: its length is not stored in it, so walk
 /// its messages (with or without creation order fields) until a valid checksum follows.
 fn ochk_block(w: &[u8], s: usize, need_end: usize) -> Option<Block> {
@@ -905,7 +881,13 @@ fn ochk_block(w: &[u8], s: usize, need_end: usize) -> Option<Block> {
                     });
                 }
             }
+            let ty = *w.get(q)?;
             let size = le(w.get(q + 1..q + 3)?) as usize;
+            // past the chunk's real end (zeros, a huge placeholder, unknown message types):
+            // stop, or every step would checksum ever longer stretches of the window
+            if (ty == 0 && size == 0) || ty > MAX_MESSAGE_TYPE {
+                break;
+            }
             q += header + size;
             if q + 4 > w.len() {
                 break;

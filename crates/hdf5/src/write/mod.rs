@@ -28,7 +28,10 @@
 //! ```
 
 mod chunking;
+mod dense;
+mod dimscale;
 mod heap;
+mod locate;
 mod ordered;
 mod strtype;
 pub(crate) mod types;
@@ -127,6 +130,7 @@ pub fn write_file(
         dim_scales: HashMap::new(),
         var_sets: Vec::new(),
         deferred: heap::Deferred::new(),
+        coords: coordinate_vars(ds),
     };
     w.write_all(&file).map_err(in_file)?;
     // no fsync, as netCDF-C (and our classic writer): the data is in the page cache and the
@@ -176,6 +180,25 @@ struct Writer<'a> {
     var_sets: Vec<(VarId, H5Dataset, VarPlan)>,
     /// Heap data and attributes written after rust-hdf5 closes the file.
     deferred: heap::Deferred,
+    /// The coordinate variable of each dimension that has one (see `coord_var`).
+    coords: HashMap<DimId, VarId>,
+}
+
+/// The coordinate variable of each dimension that has one: the variable of the same name in
+/// the dimension's group whose first dimension it is (one pass, where looking each name up
+/// in its group would make many variables quadratic).
+fn coordinate_vars(ds: &Dataset) -> HashMap<DimId, VarId> {
+    let mut out = HashMap::new();
+    for v in ds.all_vars() {
+        let var = ds.var(v);
+        if let Some(&d) = var.dims.first() {
+            let dim = ds.dim(d);
+            if dim.group == var.group && dim.name == var.name {
+                out.insert(d, v);
+            }
+        }
+    }
+    out
 }
 
 impl Writer<'_> {
@@ -212,7 +235,15 @@ impl Writer<'_> {
         let ds = self.ds;
         let grp = ds.group(g);
         let gpath = ds.group_path(g);
-        for a in &grp.atts {
+        if dense::wanted(grp.atts.len()) {
+            // many attributes: dense storage written by us after close (see `dense`)
+            for (name, dt, value) in dense::stand_ins() {
+                h.set_attr_typed(&name, dt, value)
+                    .map_err(|e| h5err(format!("group {gpath}: attributes"), e))?;
+            }
+            self.deferred.dense.add_group(g);
+        }
+        for a in grp.atts.iter().filter(|_| !dense::wanted(grp.atts.len())) {
             let what = || format!("group {gpath}: attribute {}", a.name);
             if heap::attr_is_deferred(ds, a) {
                 let (dt, value) = self.deferred.placeholder(ds, format!("group {gpath}"), a)?;
@@ -279,9 +310,7 @@ impl Writer<'_> {
     /// dimension's group whose first dimension is `d` (netCDF-C makes a multi-dimensional one
     /// the dimension scale too, and records its dimensions in `_Netcdf4Coordinates`).
     fn coord_var(&self, d: DimId) -> Option<VarId> {
-        let dim = self.ds.dim(d);
-        let v = self.ds.find_var(dim.group, &dim.name)?;
-        (self.ds.var(v).dims.first() == Some(&d)).then_some(v)
+        self.coords.get(&d).copied()
     }
 
     /// True if `v` is the coordinate variable of its first dimension.
@@ -459,15 +488,8 @@ impl Writer<'_> {
             })
             .collect();
         let is_coord = self.is_coord(v);
-        // a variable named like a dimension it is not the coordinate of
-        let clash = ds
-            .find_dim(var.group, &var.name)
-            .is_some_and(|d| ds.dim(d).group == var.group && self.coord_var(d).is_none());
-        let h5name = if clash {
-            format!("{NON_COORD_PREFIX}{}", var.name)
-        } else {
-            var.name.clone()
-        };
+        // a variable named like a dimension it is not the coordinate of gets a prefix
+        let h5name = self.dataset_name(v);
         let mut b = h
             .new_dataset::<u8>()
             .datatype(plan.datatype.clone())
@@ -547,7 +569,15 @@ impl Writer<'_> {
             }
         }
         let hd = b.create(&h5name).map_err(|e| h5err(what(), e))?;
-        for a in &var.atts {
+        if dense::wanted(var.atts.len()) {
+            // many attributes: dense storage written by us after close (see `dense`)
+            for (name, dt, value) in dense::stand_ins() {
+                hd.set_attr_typed(&name, dt, value)
+                    .map_err(|e| h5err(format!("variable {}: attributes", var.name), e))?;
+            }
+            self.deferred.dense.add_var(v, &h5name);
+        }
+        for a in var.atts.iter().filter(|_| !dense::wanted(var.atts.len())) {
             let what = || format!("variable {}: attribute {}", var.name, a.name);
             if heap::attr_is_deferred(ds, a) {
                 let (dt, value) =
@@ -613,27 +643,80 @@ impl Writer<'_> {
         (given < all).then_some(given)
     }
 
+    /// Attach each variable's dimension scales: `DIMENSION_LIST` and `REFERENCE_LIST`
+    /// placeholders now, the real messages after close (see `dimscale`).
     fn attach_scales(&mut self) -> Result<(), Hdf5Error> {
-        let mut referenced = std::collections::HashSet::new();
+        let ds = self.ds;
+        let mut scales = std::mem::take(&mut self.deferred.scales);
+        let objects: HashMap<DimId, dimscale::Object> = self
+            .dim_scales
+            .keys()
+            .map(|&d| {
+                let object = match self.coord_var(d) {
+                    Some(cv) => dimscale::Object {
+                        group: ds.var(cv).group,
+                        name: self.dataset_name(cv),
+                    },
+                    None => dimscale::Object {
+                        group: ds.dim(d).group,
+                        name: ds.dim(d).name.clone(),
+                    },
+                };
+                (d, object)
+            })
+            .collect();
         for (v, hd, _) in &self.var_sets {
-            let var = self.ds.var(*v);
+            let var = ds.var(*v);
             // a dimension scale cannot have scales attached: readers take the other
             // dimensions of a multi-dimensional coordinate variable from _Netcdf4Coordinates
             if self.is_coord(*v) {
                 continue;
             }
-            for (axis, d) in var.dims.iter().enumerate() {
-                if let Some(scale) = self.dim_scales.get(d) {
-                    hd.attach_scale(axis, scale)
-                        .map_err(|e| h5err(format!("variable {}: dimension scale", var.name), e))?;
-                    referenced.insert(*d);
-                }
+            let axes: Vec<Option<dimscale::Object>> =
+                var.dims.iter().map(|d| objects.get(d).cloned()).collect();
+            if axes.iter().all(Option::is_none) {
+                continue;
+            }
+            let what = format!("variable {}: dimension scale", var.name);
+            let object = dimscale::Object {
+                group: var.group,
+                name: self.dataset_name(*v),
+            };
+            let (dt, value) = scales.attach(&mut self.deferred, object, &axes, &what)?;
+            hd.set_attr_typed(dimscale::DIMENSION_LIST, dt, value)
+                .map_err(|e| h5err(what, e))?;
+        }
+        let mut handles: HashMap<dimscale::Object, &H5Dataset> = HashMap::new();
+        for (d, h) in &self.dim_scales {
+            if let Some(object) = objects.get(d) {
+                handles.insert(object.clone(), h);
             }
         }
-        // each scale now has a REFERENCE_LIST attribute, whose dimension field rust-hdf5 types
-        // u32 where netCDF-C (HDF5's H5DS) has int: the heap pass corrects it
-        self.deferred.reference_lists(referenced.len());
+        for (object, dt, value) in scales.reference_lists(&mut self.deferred)? {
+            let what = || format!("dimension scale {}", object.name);
+            let h = handles
+                .get(&object)
+                .ok_or_else(|| Hdf5Error::invalid(what(), "no dataset handle for the scale"))?;
+            h.set_attr_typed(dimscale::REFERENCE_LIST, dt, value)
+                .map_err(|e| h5err(what(), e))?;
+        }
+        self.deferred.scales = scales;
         Ok(())
+    }
+
+    /// The dataset name of variable `v`: its name, or, when it is named like a dimension of
+    /// its group it is not the coordinate variable of, that name with a prefix.
+    fn dataset_name(&self, v: VarId) -> String {
+        let ds = self.ds;
+        let var = ds.var(v);
+        let clash = ds
+            .find_dim(var.group, &var.name)
+            .is_some_and(|d| ds.dim(d).group == var.group && self.coord_var(d).is_none());
+        if clash {
+            format!("{NON_COORD_PREFIX}{}", var.name)
+        } else {
+            var.name.clone()
+        }
     }
 
     fn write_data(&mut self, v: VarId, hd: &H5Dataset, plan: &VarPlan) -> Result<(), Hdf5Error> {
