@@ -100,7 +100,7 @@ pub(crate) fn as_obj<'v>(key: &str, v: &'v Value) -> Result<&'v Map<String, Valu
         .ok_or_else(|| ZarrError::meta(key, "is not a JSON object"))
 }
 
-fn u64_list(key: &str, field: &str, v: Option<&Value>) -> Result<Vec<u64>, ZarrError> {
+pub(crate) fn u64_list(key: &str, field: &str, v: Option<&Value>) -> Result<Vec<u64>, ZarrError> {
     let a = v
         .and_then(Value::as_array)
         .ok_or_else(|| ZarrError::meta(key, format!("\"{field}\" is missing or not an array")))?;

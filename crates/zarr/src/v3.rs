@@ -16,7 +16,9 @@ use crate::dtype::{Dtype, Endian, Kind};
 use crate::error::ZarrError;
 use crate::json::{self, as_f64};
 use crate::location::ZarrLocation;
-use crate::meta::{as_obj, base64_decode, encode_one, get_json, join, VarInfo, HIDDEN_ATTRS};
+use crate::meta::{
+    as_obj, base64_decode, encode_one, get_json, join, u64_list, VarInfo, HIDDEN_ATTRS,
+};
 use crate::store::Store;
 use nc_dataset::{
     default_fill, AtomicType, Dataset, DimId, Endianness, FileInfo, Format, GroupId, Layout,
@@ -27,8 +29,6 @@ use nc_filters::FilterContext;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-/// Most dimensions of one array.
-const MAX_RANK: usize = 64;
 /// Deepest group nesting accepted.
 const MAX_DEPTH: usize = 256;
 /// Most inner chunks in one shard (the index is 16 bytes per inner chunk).
@@ -368,9 +368,9 @@ fn parse_shard(
 ) -> Result<(Shard, Vec<u64>, Box<Chain>), ZarrError> {
     let bad = |what: String| ZarrError::meta(key, format!("codec \"sharding_indexed\": {what}"));
     let inner = u64_list(
-        config.get("chunk_shape"),
         key,
         "sharding_indexed chunk_shape",
+        config.get("chunk_shape"),
     )?;
     if inner.len() != rank || inner.contains(&0) {
         return Err(bad(format!(
@@ -429,28 +429,6 @@ fn parse_shard(
         inner,
         Box::new(inner_chain),
     ))
-}
-
-fn u64_list(v: Option<&Value>, key: &str, field: &str) -> Result<Vec<u64>, ZarrError> {
-    let a = v
-        .and_then(Value::as_array)
-        .ok_or_else(|| ZarrError::meta(key, format!("\"{field}\" is missing or not a list")))?;
-    if a.len() > MAX_RANK {
-        return Err(ZarrError::meta(
-            key,
-            format!("\"{field}\" has more than {MAX_RANK} entries"),
-        ));
-    }
-    a.iter()
-        .map(|x| {
-            x.as_u64().ok_or_else(|| {
-                ZarrError::meta(
-                    key,
-                    format!("\"{field}\" holds {x}, not a non-negative integer"),
-                )
-            })
-        })
-        .collect()
 }
 
 /// The element type of a v3 `data_type`, or why netCDF cannot hold it.
@@ -758,7 +736,7 @@ impl V3Loader<'_> {
     ) -> Result<(), ZarrError> {
         let key = join(path, "zarr.json");
         let obj = as_obj(&key, meta)?;
-        let shape = u64_list(obj.get("shape"), &key, "shape")?;
+        let shape = u64_list(&key, "shape", obj.get("shape"))?;
         let rank = shape.len();
         let dtype = match data_type(obj.get("data_type").unwrap_or(&Value::Null)) {
             Ok(d) => d,
@@ -781,7 +759,7 @@ impl V3Loader<'_> {
                 format!("chunk grid \"{gname}\" is not supported (only \"regular\")"),
             ));
         }
-        let outer = u64_list(gconf.get("chunk_shape"), &key, "chunk_shape")?;
+        let outer = u64_list(&key, "chunk_shape", gconf.get("chunk_shape"))?;
         if outer.len() != rank || outer.contains(&0) {
             return Err(ZarrError::meta(
                 &key,

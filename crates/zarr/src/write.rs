@@ -733,6 +733,16 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         (Value::Null, Value::Null, None)
     };
 
+    // a region the source never stored reads as the variable's netCDF fill value: it can stay
+    // a missing chunk when that is the store's fill_value too
+    let unwritten_is_fill = !no_fill && !scalar && {
+        let mut nc = Vec::new();
+        if let Some(f) = ds.fill_value(v) {
+            convert::encode(&f, &dtype, &mut nc);
+            nc.resize(dtype.size(), 0);
+        }
+        nc == fill
+    };
     let vkey = join(prefix, &var.name);
     if v3 {
         // the v3 codec list: the mapped filters, or the serializer alone
@@ -817,14 +827,6 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
             meta.insert("dimension_names".into(), json!(names));
         }
         cx.put_json(&join(&vkey, "zarr.json"), &Value::Object(meta))?;
-        let unwritten_is_fill = !no_fill && !scalar && {
-            let mut nc = Vec::new();
-            if let Some(f) = ds.fill_value(v) {
-                convert::encode(&f, &dtype, &mut nc);
-                nc.resize(dtype.size(), 0);
-            }
-            nc == fill
-        };
         let plan = VarPlan {
             path,
             key: vkey,
@@ -902,16 +904,6 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         cx.put_json(&join(&vkey, ".zattrs"), &z)?;
     }
 
-    // a region the source never stored reads as the variable's netCDF fill value: it can stay
-    // a missing chunk when that is the store's fill_value too
-    let unwritten_is_fill = !no_fill && !scalar && {
-        let mut nc = Vec::new();
-        if let Some(f) = ds.fill_value(v) {
-            convert::encode(&f, &dtype, &mut nc);
-            nc.resize(dtype.size(), 0);
-        }
-        nc == fill
-    };
     let plan = VarPlan {
         path,
         key: vkey,
