@@ -113,6 +113,12 @@ ch[:] = [b'a', b'b', b'c', b'd']
 nf = g.create_array('nanfill', shape=(4,), chunks=(2,), dtype='f8', fill_value=np.nan,
                     dimension_names=['four'])
 nf[:2] = [1.5, 2.5]
+hf = g.create_array('half', shape=(5,), chunks=(2,), dtype='float16', fill_value=0.1,
+                    dimension_names=['five'])
+hf[:3] = np.array([1.5, -2.25, 65504], dtype='float16')
+uc = g.create_array('uc1', shape=(5,), chunks=(2,), dtype='U1', fill_value='z',
+                    dimension_names=['five'])
+uc[:3] = ['a', 'b', 'c']
 sc = g.create_array('scalar', shape=(), dtype='i4', fill_value=-9)
 sc[...] = 42
 zarr.consolidate_metadata('types.zarr')
@@ -184,28 +190,150 @@ fn zarr_python_v3_stores_copy_with_their_values() {
         let o = run("nccopy-rs", &[s, &format!("{s}.nc")], &d);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{s}: {stderr}");
-        // only the filters an HDF5 string or scalar variable cannot take are dropped, said
+        // only the filters an HDF5 string or scalar variable cannot take are dropped, and
+        // the codecs netCDF-4 has no filter for (crc32c, delta), said
         for line in stderr.lines() {
             assert!(
                 line.contains("filters cannot apply to a string variable")
-                    || line.contains("filters cannot apply to a scalar variable"),
+                    || line.contains("filters cannot apply to a scalar variable")
+                    || line
+                        .ends_with("have no HDF5 filter; the output stores the data without them"),
                 "{s}: {line}"
             );
         }
+        if s == "codecs.zarr" {
+            assert!(
+                stderr.contains("/tr: Zarr codec(s) crc32c have no"),
+                "{stderr}"
+            );
+            assert!(
+                stderr.contains("/delta: Zarr codec(s) delta have no"),
+                "{stderr}"
+            );
+        }
     }
+    compare(&d, &stores);
+    // float16 reads as float, exactly; a one-character UTF-32 fill is that character
+    let o = run("ncdump-rs", &["-v", "half,uc1", "types.zarr"], &d);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for want in [
+        "\tfloat half(five) ;\n",
+        " half = 1.5, -2.25, 65504, 0.09997559, 0.09997559 ;\n",
+        " uc1 = \"abczz\" ;\n",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+}
+
+/// Run [`COMPARE`] on `stores` (each with its netCDF-4 copy `<store>.nc`) and check every
+/// array of every store is equal.
+fn compare(d: &Path, stores: &[&str]) {
     std::fs::write(d.join("compare.py"), COMPARE).unwrap();
     let o = std::process::Command::new("python3")
         .arg("compare.py")
         .args(stores)
-        .current_dir(&d)
+        .current_dir(d)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(
-        String::from_utf8_lossy(&o.stdout),
-        "shard.zarr 4 arrays equal\ncodecs.zarr 6 arrays equal\ntypes.zarr 17 arrays equal\n\
-         zipped.zip 1 arrays equal\n"
-    );
+    let want: String = stores
+        .iter()
+        .map(|s| format!("{s} {} arrays equal\n", stores_arrays(s)))
+        .collect();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+}
+
+/// How many arrays each store of [`WRITE_STORES`] holds.
+fn stores_arrays(store: &str) -> usize {
+    match store {
+        "shard.zarr" => 4,
+        "codecs.zarr" => 6,
+        "types.zarr" => 19,
+        "zipped.zip" => 1,
+        other => panic!("no store {other}"),
+    }
+}
+
+/// `ncdump-rs -s` of a v3 store is CDL that `ncgen-rs` writes back as Zarr v3 with the same
+/// values, shards and codecs (its `_Codecs` in v3 form: gzip, crc32c, numcodecs.* kept), and
+/// `nccopy-rs` v3 -> v3 keeps them too.
+#[test]
+fn cdl_and_copies_of_v3_stores_keep_their_codecs() {
+    let d = tempdir("zarr-v3-cdl");
+    let Some(o) = py(&d, true, WRITE_STORES) else {
+        return;
+    };
+    assert_eq!(o.trim(), "written");
+    let stores = ["shard.zarr", "codecs.zarr"];
+    for s in stores {
+        let o = run("ncdump-rs", &["-s", s], &d);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::write(d.join(format!("{s}.cdl")), &o.stdout).unwrap();
+        let url = |n: &str| format!("file://{}#mode=zarr,v3,file", d.join(n).display());
+        let o = run(
+            "ncgen-rs",
+            &["-o", &url(&format!("gen-{s}")), &format!("{s}.cdl")],
+            &d,
+        );
+        assert!(
+            o.status.success(),
+            "{s}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let o = run("nccopy-rs", &[s, &url(&format!("copy-{s}"))], &d);
+        assert!(
+            o.status.success(),
+            "{s}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{s}");
+        let data = |p: &str| {
+            let o = run("ncdump-rs", &[p], &d);
+            assert!(
+                o.status.success(),
+                "{p}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            String::from_utf8_lossy(&o.stdout).replacen(
+                &format!("netcdf {}", p.trim_end_matches(".zarr")),
+                "netcdf X",
+                1,
+            )
+        };
+        let want = data(s);
+        for p in [format!("gen-{s}"), format!("copy-{s}")] {
+            let got = data(&p).replacen(
+                &format!("netcdf {}", p.trim_end_matches(".zarr")),
+                "netcdf X",
+                1,
+            );
+            assert_eq!(got, want, "{p}");
+        }
+    }
+    // the codecs that came back, as zarr-python wrote them (transpose aside: we write C order)
+    let Some(out) = py(
+        &d,
+        false,
+        r#"
+import json
+def codecs(p):
+    return json.load(open(p + '/zarr.json'))['codecs']
+for p in ['gen-codecs.zarr/tr', 'copy-codecs.zarr/tr']:
+    assert [c['name'] for c in codecs(p)] == ['bytes', 'gzip', 'crc32c'], codecs(p)
+    assert codecs(p)[1]['configuration']['level'] == 5
+for p in ['gen-codecs.zarr/delta', 'copy-codecs.zarr/delta']:
+    assert [c['name'] for c in codecs(p)] == ['numcodecs.delta', 'bytes', 'gzip'], codecs(p)
+for p in ['gen-shard.zarr/temp', 'copy-shard.zarr/temp']:
+    sh = codecs(p)[0]['configuration']
+    assert sh['chunk_shape'] == [2, 3], sh
+    assert [c['name'] for c in sh['codecs']] == ['bytes', 'zstd'], sh
+    assert json.load(open(p + '/zarr.json'))['chunk_grid']['configuration']['chunk_shape'] == [4, 6]
+print('ok')
+"#,
+    ) else {
+        return;
+    };
+    assert_eq!(out.trim(), "ok");
 }
 
 #[test]

@@ -335,27 +335,127 @@ pub fn zarr_to_chain(
     Ok(out)
 }
 
-/// Parse codec JSON text (one object, or an array of them as `_Codecs` shows).
+/// Parse codec JSON text (one object, or an array of them as `_Codecs` shows), in numcodecs
+/// form: the codecs of a Zarr v3 list (`{"name": ..., "configuration": ...}`, as `ncdump -s`
+/// of a v3 store shows them) are turned into numcodecs objects by [`v3_as_numcodecs`].
 ///
 /// # Errors
-/// [`CodecJsonError::Syntax`] for invalid JSON.
+/// [`CodecJsonError::Syntax`] for invalid JSON, [`CodecJsonError::Unsupported`] for a v3
+/// codec with no numcodecs form.
 pub fn parse_codecs(text: &str) -> Result<Vec<Value>, CodecJsonError> {
     let v: Value = serde_json::from_str(text).map_err(|e| CodecJsonError::Syntax {
         text: text.to_string(),
         msg: e.to_string(),
     })?;
-    Ok(match v {
+    let list = match v {
         Value::Array(a) => a,
         v => vec![v],
-    })
+    };
+    let mut out = Vec::with_capacity(list.len());
+    v3_as_numcodecs(list, &mut out, 0)?;
+    Ok(out)
 }
 
-/// numcodecs ids of the Zarr-only codecs (no HDF5 filter id; see the module documentation).
-pub const ZARR_ONLY_CODECS: [&str; 11] = [
-    "gzip",
-    "crc32c",
-    "lz4",
-    "lzma",
+/// Append the numcodecs form of the codecs of `list` to `out`: numcodecs objects (with an
+/// `"id"`) as they are; Zarr v3 codecs (with a `"name"`) mapped by [`numcodecs_of_v3`], a v3
+/// `gzip` as deflate (`zlib`: the same compression in other framing, as the v3 reader's
+/// `_Filter` shows it and the v3 writer turns back into `gzip`), the serialising codecs
+/// (`bytes`, `vlen-utf8`, `vlen-bytes`, `transpose`: the element order and byte order, which
+/// `_Endianness` and the netCDF layout carry) left out, and a `sharding_indexed` replaced by
+/// its inner codecs (`_ChunkSizes` and `_ShardSizes` carry its shapes).
+fn v3_as_numcodecs(
+    list: Vec<Value>,
+    out: &mut Vec<Value>,
+    depth: usize,
+) -> Result<(), CodecJsonError> {
+    for c in list {
+        let name = match (c.get("id"), c.get("name").and_then(Value::as_str)) {
+            (None, Some(n)) => n.to_string(),
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        let config = c
+            .get("configuration")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let unsupported = |why: &str| CodecJsonError::Unsupported {
+            json: c.to_string(),
+            why: why.into(),
+        };
+        match name.as_str() {
+            "bytes" | "vlen-utf8" | "vlen-bytes" | "transpose" => {}
+            "sharding_indexed" if depth == 0 => {
+                let inner = config
+                    .get("codecs")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .ok_or_else(|| unsupported("sharding_indexed without a \"codecs\" list"))?;
+                v3_as_numcodecs(inner, out, 1)?;
+            }
+            "sharding_indexed" => return Err(unsupported("sharding inside a shard")),
+            "gzip" => out.push(json!({
+                "id": "zlib",
+                "level": config.get("level").cloned().unwrap_or(json!(1)),
+            })),
+            _ => out.push(numcodecs_of_v3(&name, &config).ok_or_else(|| {
+                unsupported(
+                    "not a Zarr v3 codec with a numcodecs form (bytes, transpose, vlen-utf8, \
+                     sharding_indexed, gzip, zstd, blosc, crc32c, numcodecs.*)",
+                )
+            })?),
+        }
+    }
+    Ok(())
+}
+
+/// The numcodecs JSON of a Zarr v3 bytes-to-bytes or `numcodecs.*` codec, exactly (a v3
+/// `gzip` is numcodecs' `gzip`, a v3 `blosc`'s shuffle name its number), or `None` for a name
+/// that has none.
+pub fn numcodecs_of_v3(name: &str, config: &Map<String, Value>) -> Option<Value> {
+    let mut obj = Map::new();
+    match name {
+        "gzip" | "zstd" | "crc32c" => {
+            obj.insert("id".into(), Value::String(name.into()));
+            if let Some(level) = config.get("level") {
+                obj.insert("level".into(), level.clone());
+            }
+        }
+        "blosc" => {
+            obj.insert("id".into(), "blosc".into());
+            for k in ["cname", "clevel", "blocksize"] {
+                if let Some(v) = config.get(k) {
+                    obj.insert(k.into(), v.clone());
+                }
+            }
+            let shuffle = match config.get("shuffle") {
+                Some(Value::String(s)) => match s.as_str() {
+                    "noshuffle" => 0.into(),
+                    "shuffle" => 1.into(),
+                    "bitshuffle" => 2.into(),
+                    other => Value::String(other.into()),
+                },
+                Some(v) => v.clone(),
+                None => 0.into(),
+            };
+            obj.insert("shuffle".into(), shuffle);
+        }
+        _ => {
+            let id = name.strip_prefix("numcodecs.")?;
+            obj.insert("id".into(), Value::String(id.into()));
+            for (k, v) in config {
+                obj.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Some(Value::Object(obj))
+}
+
+/// numcodecs codecs that work on the array's elements, not its bytes: Zarr v2 `filters`
+/// (never a `compressor`), Zarr v3 array-to-array codecs (before `bytes`).
+pub const ELEMENT_CODECS: [&str; 7] = [
     "delta",
     "astype",
     "quantize",
@@ -365,13 +465,22 @@ pub const ZARR_ONLY_CODECS: [&str; 11] = [
     "categorize",
 ];
 
-/// The ids of the Zarr-only codecs in a `_Codecs` text (a JSON array of codec objects), in
-/// order; empty when there are none or the text is not such an array.
+/// numcodecs ids of the Zarr-only codecs (no HDF5 filter id; see the module documentation):
+/// the element codecs and these bytes-to-bytes ones.
+const ZARR_ONLY_BYTES_CODECS: [&str; 4] = ["gzip", "crc32c", "lz4", "lzma"];
+
+/// True when numcodecs id `id` is one of the [`ELEMENT_CODECS`].
+pub fn is_element_codec(id: &str) -> bool {
+    ELEMENT_CODECS.contains(&id)
+}
+
+/// The ids of the Zarr-only codecs in a `_Codecs` text (a JSON array of codec objects, in
+/// numcodecs or Zarr v3 form), in order; empty when there are none or the text is not such
+/// an array.
 pub fn zarr_only_ids(codecs: &str) -> Vec<String> {
-    let Ok(Value::Array(list)) = serde_json::from_str::<Value>(codecs) else {
-        return Vec::new();
-    };
-    list.iter()
+    parse_codecs(codecs)
+        .unwrap_or_default()
+        .iter()
         .filter(|c| is_zarr_only(c))
         .filter_map(|c| c.get("id").and_then(Value::as_str).map(str::to_string))
         .collect()
@@ -382,7 +491,7 @@ pub fn is_zarr_only(codec: &Value) -> bool {
     codec
         .get("id")
         .and_then(Value::as_str)
-        .is_some_and(|id| ZARR_ONLY_CODECS.contains(&id))
+        .is_some_and(|id| ZARR_ONLY_BYTES_CODECS.contains(&id) || is_element_codec(id))
 }
 
 fn string_field<'a>(
@@ -542,6 +651,50 @@ mod zarr_only_tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
     use super::*;
+
+    #[test]
+    fn v3_codec_lists_in_numcodecs_form() {
+        // what ncdump-rs -s shows of a sharded v3 array with crc32c: its filters, in order
+        let text = r#"[{"name":"sharding_indexed","configuration":{"chunk_shape":[2],
+            "codecs":[{"name":"transpose","configuration":{"order":[0]}},
+                      {"name":"bytes","configuration":{"endian":"little"}},
+                      {"name":"gzip","configuration":{"level":5}},{"name":"crc32c"}],
+            "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}],
+            "index_location":"end"}}]"#;
+        assert_eq!(
+            parse_codecs(text).unwrap(),
+            vec![json!({"id": "zlib", "level": 5}), json!({"id": "crc32c"})]
+        );
+        assert_eq!(zarr_only_ids(text), vec!["crc32c"]);
+        let list = r#"[{"name":"numcodecs.delta","configuration":{"dtype":"<i4"}},
+            {"name":"bytes","configuration":{"endian":"little"}},
+            {"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"bitshuffle",
+             "typesize":8,"blocksize":0}},
+            {"name":"zstd","configuration":{"level":3,"checksum":false}}, {"id":"zlib","level":1}]"#;
+        assert_eq!(
+            parse_codecs(list).unwrap(),
+            vec![
+                json!({"id": "delta", "dtype": "<i4"}),
+                json!({"id": "blosc", "cname": "lz4", "clevel": 5, "blocksize": 0, "shuffle": 2}),
+                json!({"id": "zstd", "level": 3}),
+                json!({"id": "zlib", "level": 1}),
+            ]
+        );
+        for bad in [
+            r#"[{"name":"sharding_indexed","configuration":{}}]"#,
+            r#"[{"name":"sharding_indexed","configuration":{"codecs":[
+                {"name":"sharding_indexed","configuration":{"codecs":[]}}]}}]"#,
+            r#"[{"name":"rot13"}]"#,
+        ] {
+            let e = parse_codecs(bad).unwrap_err();
+            assert!(
+                matches!(e, CodecJsonError::Unsupported { .. }),
+                "{bad}: {e}"
+            );
+        }
+        assert!(is_element_codec("categorize") && !is_element_codec("gzip"));
+        assert!(is_zarr_only(&json!({"id": "lzma"})) && !is_zarr_only(&json!({"id": "zstd"})));
+    }
     use serde_json::json;
 
     fn ctx() -> FilterContext {

@@ -110,22 +110,14 @@ fn with_zarr_only(std: &[ZarrCodec], text: &str, ctx: &FilterContext) -> Option<
 }
 
 /// Zarr's `(compressor, filters)` for a chain: the last codec, the others in order (JSON null
-/// when absent). A chain ending with a numcodecs filter (`delta`, `astype`, `quantize`,
-/// `bitround`, `fixedscaleoffset`, `packbits`: not compressors) is all filters.
+/// when absent). A chain ending with a numcodecs element codec (`delta`, `astype`, ...: see
+/// [`nc_filters::codec_json::ELEMENT_CODECS`], never compressors) is all filters.
 pub(crate) fn split_json(codecs: &[ZarrCodec]) -> (Value, Value) {
-    const FILTERS: [&str; 6] = [
-        "delta",
-        "astype",
-        "quantize",
-        "bitround",
-        "fixedscaleoffset",
-        "packbits",
-    ];
     let ends_with_filter = codecs.last().is_some_and(|c| {
         c.json
             .get("id")
             .and_then(Value::as_str)
-            .is_some_and(|id| FILTERS.contains(&id))
+            .is_some_and(nc_filters::codec_json::is_element_codec)
     });
     match codecs.split_last() {
         None => (Value::Null, Value::Null),

@@ -47,6 +47,12 @@ pub(crate) fn encode(v: &Values, d: &Dtype, out: &mut Vec<u8>) {
                 }
             }
         }
+        Kind::Half => {
+            for i in 0..n {
+                let h = f32_to_f16(v.get_f64(i).unwrap_or(0.0) as f32);
+                put_num!(out, h, big);
+            }
+        }
         // slot 0: the fill value (object arrays are read, never written)
         Kind::VlenUtf8 => out.extend(std::iter::repeat_n(0u8, 8 * n)),
         Kind::Char => match v {
@@ -83,6 +89,63 @@ pub(crate) fn encode(v: &Values, d: &Dtype, out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// The float a half-precision bit pattern stands for (exact: every half is a float).
+pub(crate) fn f16_to_f32(h: u16) -> f32 {
+    let sign = u32::from(h >> 15) << 31;
+    let exp = u32::from((h >> 10) & 0x1f);
+    let man = u32::from(h & 0x3ff);
+    match exp {
+        // zero and subnormals: man * 2^-24, exact in a float
+        0 => {
+            let x = man as f32 * f32::from_bits(0x3380_0000);
+            if sign != 0 {
+                -x
+            } else {
+                x
+            }
+        }
+        // infinities and NaNs (the payload kept)
+        31 => f32::from_bits(sign | 0x7f80_0000 | (man << 13)),
+        _ => f32::from_bits(sign | ((exp + 112) << 23) | (man << 13)),
+    }
+}
+
+/// The half nearest to `x` (ties to even; past the largest half, infinity; NaN stays NaN).
+pub(crate) fn f32_to_f16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let man = bits & 0x7f_ffff;
+    if exp == 255 {
+        let payload = (man >> 13) as u16;
+        return sign | 0x7c00 | if man != 0 { payload.max(0x200) } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 31 {
+        return sign | 0x7c00;
+    }
+    // keep the top bits of `m` after dropping `shift` bits, rounding to nearest even
+    let round = |m: u32, shift: u32| -> u32 {
+        let kept = m >> shift;
+        let rem = m & ((1 << shift) - 1);
+        let half = 1 << (shift - 1);
+        if rem > half || (rem == half && kept & 1 == 1) {
+            kept + 1
+        } else {
+            kept
+        }
+    };
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        // a subnormal half (a carry into the exponent gives the smallest normal, as it should)
+        return sign | round(man | 0x80_0000, (14 - e) as u32) as u16;
+    }
+    // a carry out of the mantissa moves to the next exponent (up to infinity), as it should
+    sign | round((e as u32) << 23 | man, 13) as u16
 }
 
 macro_rules! get_nums {
@@ -122,6 +185,10 @@ pub(crate) fn decode(bytes: &[u8], d: &Dtype) -> Values {
             AtomicType::Double => get_nums!(bytes, f64, big, Double),
             AtomicType::Char => Values::Char(bytes.to_vec()),
             AtomicType::String => Values::String(Vec::new()),
+        },
+        Kind::Half => match get_nums!(bytes, u16, big, UShort) {
+            Values::UShort(h) => Values::Float(h.into_iter().map(f16_to_f32).collect()),
+            _ => unreachable!("get_nums! of u16 gives UShort"),
         },
         Kind::Char => Values::Char(bytes.to_vec()),
         // slots without their strings: read.rs resolves them (see `Kind::VlenUtf8`)
@@ -169,6 +236,39 @@ mod tests {
         encode(&v, &d, &mut b);
         assert_eq!(b.len(), v.len() * d.size(), "{dt}");
         assert_eq!(decode(&b, &d), v, "{dt}");
+    }
+
+    #[test]
+    fn half_floats() {
+        // every half widens exactly and narrows back to itself (NaNs stay NaN)
+        for h in 0..=u16::MAX {
+            let f = f16_to_f32(h);
+            if f.is_nan() {
+                assert!(f16_to_f32(f32_to_f16(f)).is_nan(), "{h:#06x}");
+            } else {
+                assert_eq!(f32_to_f16(f), h, "{h:#06x} = {f}");
+            }
+        }
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0x7bff), 65504.0);
+        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+        assert_eq!(f16_to_f32(0xc000), -2.0);
+        assert_eq!(f32_to_f16(0.1), 0x2e66);
+        assert_eq!(f32_to_f16(65519.0), 0x7bff);
+        assert_eq!(
+            f32_to_f16(65520.0),
+            0x7c00,
+            "ties to even past the largest half"
+        );
+        assert_eq!(f32_to_f16(1e-8), 0);
+        assert_eq!(
+            f32_to_f16(-3.0e-8),
+            0x8001,
+            "above half the smallest subnormal"
+        );
+        assert_eq!(f32_to_f16(f32::NEG_INFINITY), 0xfc00);
+        rt(Values::Float(vec![1.5, -2.25, 65504.0, 0.0]), "<f2");
+        rt(Values::Float(vec![1.5, -2.25, 6.1035156e-5]), ">f2");
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub(crate) enum Endian {
 pub(crate) enum Kind {
     /// A numeric type (bool reads as ubyte).
     Num(AtomicType),
+    /// IEEE 754 half precision (`<f2`, v3 `float16`): netCDF has no half float, so it reads as
+    /// NC_FLOAT, every value exactly (a half widens to a float without rounding).
+    Half,
     /// NC_CHAR, one byte per element (`S1`, or `U1` as netCDF-C 4.9.0 writes it).
     Char,
     /// NC_STRING stored as n bytes, NUL padded.
@@ -82,7 +85,8 @@ impl Dtype {
             (b'u', 8) => Kind::Num(A::UInt64),
             (b'f', 4) => Kind::Num(A::Float),
             (b'f', 8) => Kind::Num(A::Double),
-            (b'f', _) => return Err("only 4- and 8-byte floats exist in netCDF"),
+            (b'f', 2) => Kind::Half,
+            (b'f', _) => return Err("only 2-, 4- and 8-byte floats are read"),
             (b'i' | b'u', _) => return Err("integer size must be 1, 2, 4 or 8"),
             (b'S' | b'U', 1) => Kind::Char,
             (b'S', n) if (2..=MAX_STRLEN).contains(&n) => Kind::Bytes(n),
@@ -100,6 +104,7 @@ impl Dtype {
     pub fn size(&self) -> usize {
         match self.kind {
             Kind::Num(t) => t.size(),
+            Kind::Half => 2,
             Kind::Char => 1,
             Kind::Bytes(n) => n,
             Kind::Unicode(n) => 4 * n,
@@ -111,6 +116,7 @@ impl Dtype {
     pub fn atomic(&self) -> AtomicType {
         match self.kind {
             Kind::Num(t) => t,
+            Kind::Half => AtomicType::Float,
             Kind::Char => AtomicType::Char,
             Kind::Bytes(_) | Kind::Unicode(_) | Kind::VlenUtf8 => AtomicType::String,
         }
@@ -156,6 +162,7 @@ mod tests {
         use AtomicType as A;
         let k = |s: &str| Dtype::parse(s).map(|d| (d.kind, d.size()));
         assert_eq!(k("<f4"), Ok((Kind::Num(A::Float), 4)));
+        assert_eq!(k(">f2"), Ok((Kind::Half, 2)));
         assert_eq!(k(">i2"), Ok((Kind::Num(A::Short), 2)));
         assert_eq!(k("|u1"), Ok((Kind::Num(A::UByte), 1)));
         assert_eq!(k("|b1"), Ok((Kind::Num(A::UByte), 1)));
@@ -170,7 +177,7 @@ mod tests {
             "<c8",
             "<M8",
             "|O8",
-            "<f2",
+            "<f16",
             "<i3",
             "x",
             "|S0",

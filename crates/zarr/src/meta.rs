@@ -657,7 +657,7 @@ impl<'a> Loader<'a> {
         let stored_fill = (!self.nczarr
             && fill_attr.is_none()
             && !fv.is_null()
-            && matches!(dtype.kind, Kind::Num(_))
+            && matches!(dtype.kind, Kind::Num(_) | Kind::Half)
             && fill != encode_one(&default_fill(t), &dtype))
         .then(|| fill_from_json(fv, &dtype))
         .flatten();
@@ -785,6 +785,11 @@ fn fill_from_json(v: &Value, d: &Dtype) -> Option<Values> {
                 });
             }
             attrs::numbers(v, t).filter(|x| x.len() == 1)
+        }
+        // the half it is, as a float
+        Kind::Half => {
+            let h = crate::convert::f32_to_f16(as_f64(v)? as f32);
+            Some(Values::Float(vec![crate::convert::f16_to_f32(h)]))
         }
         Kind::Char => {
             let s = v.as_str()?;

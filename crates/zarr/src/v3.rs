@@ -220,47 +220,6 @@ struct Chain {
     filters: Vec<Value>,
 }
 
-/// The numcodecs JSON of a v3 bytes-to-bytes codec (or an array-to-array `numcodecs.*`
-/// codec), `None` when the name is not one.
-fn numcodecs_json(name: &str, config: &Map<String, Value>) -> Option<Value> {
-    let mut obj = Map::new();
-    match name {
-        "gzip" | "zstd" | "crc32c" => {
-            obj.insert("id".into(), Value::String(name.into()));
-            if let Some(level) = config.get("level") {
-                obj.insert("level".into(), level.clone());
-            }
-        }
-        "blosc" => {
-            obj.insert("id".into(), "blosc".into());
-            for k in ["cname", "clevel", "blocksize"] {
-                if let Some(v) = config.get(k) {
-                    obj.insert(k.into(), v.clone());
-                }
-            }
-            let shuffle = match config.get("shuffle") {
-                Some(Value::String(s)) => match s.as_str() {
-                    "noshuffle" => 0.into(),
-                    "shuffle" => 1.into(),
-                    "bitshuffle" => 2.into(),
-                    other => Value::String(other.into()),
-                },
-                Some(v) => v.clone(),
-                None => 0.into(),
-            };
-            obj.insert("shuffle".into(), shuffle);
-        }
-        _ => {
-            let id = name.strip_prefix("numcodecs.")?;
-            obj.insert("id".into(), Value::String(id.into()));
-            for (k, v) in config {
-                obj.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    Some(Value::Object(obj))
-}
-
 /// Take apart `codecs` of an array of rank `rank`; `key` names the metadata for messages.
 fn parse_chain(codecs: &[Value], rank: usize, key: &str, depth: usize) -> Result<Chain, ZarrError> {
     let mut chain = Chain::default();
@@ -334,7 +293,7 @@ fn parse_chain(codecs: &[Value], rank: usize, key: &str, depth: usize) -> Result
                 }
             }
             _ => {
-                let Some(j) = numcodecs_json(name, &config) else {
+                let Some(j) = nc_filters::codec_json::numcodecs_of_v3(name, &config) else {
                     return Err(ZarrError::meta(
                         key,
                         format!(
@@ -477,7 +436,7 @@ fn data_type(v: &Value) -> Result<Dtype, String> {
                 k => Kind::Unicode(k),
             }
         }
-        "float16" => return Err("float16 is not read yet (netCDF has no half float)".into()),
+        "float16" => Kind::Half,
         "complex64" | "complex128" => return Err("complex numbers have no netCDF type".into()),
         n if n.starts_with("numpy.datetime64") || n.starts_with("numpy.timedelta64") => {
             return Err("datetime/timedelta have no netCDF type".into())
@@ -500,7 +459,7 @@ fn hex_bits(s: &str) -> Option<u64> {
 
 /// The fill value of a v3 array as one netCDF value (`None`: the JSON is not a fill of this
 /// type).
-fn fill_value(v: &Value, d: &Dtype) -> Option<Values> {
+fn fill_value(v: &Value, d: &Dtype, utf32: bool) -> Option<Values> {
     match d.kind {
         Kind::Num(t @ (AtomicType::Float | AtomicType::Double)) => {
             let x = match v {
@@ -520,6 +479,18 @@ fn fill_value(v: &Value, d: &Dtype) -> Option<Values> {
                 Values::Double(vec![x])
             })
         }
+        // a half fill, exactly as the half it is (netCDF reads a half array as float)
+        Kind::Half => {
+            let x = match v {
+                Value::String(s) if hex_bits(s).is_some() => {
+                    crate::convert::f16_to_f32(u16::try_from(hex_bits(s)?).ok()?)
+                }
+                other => {
+                    crate::convert::f16_to_f32(crate::convert::f32_to_f16(as_f64(other)? as f32))
+                }
+            };
+            Some(Values::Float(vec![x]))
+        }
         Kind::Num(t) => match v {
             Value::String(s) if hex_bits(s).is_some() => {
                 let bits = hex_bits(s)?;
@@ -535,9 +506,15 @@ fn fill_value(v: &Value, d: &Dtype) -> Option<Values> {
             }
             other => attrs::numbers(other, t).filter(|x| x.len() == 1),
         },
-        // bytes fill values are base64 (zarr-python 3: b"x" is "eA==")
+        // bytes fill values are base64 (zarr-python 3: b"x" is "eA=="); a one-character
+        // fixed_length_utf32 fill is the character itself, which a char holds up to U+00FF
         Kind::Char => {
             let b = match v {
+                Value::String(s) if utf32 => match s.chars().next() {
+                    None => 0,
+                    Some(c) if s.chars().count() == 1 => u8::try_from(u32::from(c)).ok()?,
+                    Some(_) => return None,
+                },
                 Value::String(s) => base64_decode(s)?.first().copied().unwrap_or(0),
                 Value::Number(n) => n.as_u64().and_then(|n| u8::try_from(n).ok())?,
                 _ => return None,
@@ -933,7 +910,12 @@ impl V3Loader<'_> {
             .iter()
             .find(|a| a.name == "_FillValue")
             .map(|a| a.values.clone());
-        let parsed = fill_value(fv, &dtype);
+        let utf32 = obj
+            .get("data_type")
+            .and_then(|t| t.get("name").or(Some(t)))
+            .and_then(Value::as_str)
+            == Some("fixed_length_utf32");
+        let parsed = fill_value(fv, &dtype, utf32);
         if parsed.is_none() && !fv.is_null() && dtype.kind != Kind::VlenUtf8 {
             return Err(ZarrError::meta(
                 &key,
@@ -951,7 +933,7 @@ impl V3Loader<'_> {
         // the array's fill value, kept in the storage settings when the variable has no
         // _FillValue and it is not netCDF's default (as the v2 reader does for pure Zarr)
         let stored_fill = (fill_attr.is_none()
-            && matches!(dtype.kind, Kind::Num(_))
+            && matches!(dtype.kind, Kind::Num(_) | Kind::Half)
             && fill != encode_one(&default_fill(t), &dtype))
         .then_some(parsed)
         .flatten();
@@ -1069,7 +1051,7 @@ mod tests {
         assert!(d(json!("complex64")).is_err());
         assert!(d(json!("nope")).is_err());
         let f32d = data_type(&json!("float32")).unwrap();
-        let f = |v: Value| fill_value(&v, &f32d);
+        let f = |v: Value| fill_value(&v, &f32d, false);
         assert!(matches!(f(json!("NaN")), Some(Values::Float(x)) if x[0].is_nan()));
         assert_eq!(
             f(json!("-Infinity")),
@@ -1078,13 +1060,55 @@ mod tests {
         assert_eq!(f(json!("0x3fc00000")), Some(Values::Float(vec![1.5])));
         assert_eq!(f(json!(2.5)), Some(Values::Float(vec![2.5])));
         let i2 = data_type(&json!("int16")).unwrap();
-        assert_eq!(fill_value(&json!(-7), &i2), Some(Values::Short(vec![-7])));
         assert_eq!(
-            fill_value(&json!("0xfffe"), &i2),
+            fill_value(&json!(-7), &i2, false),
+            Some(Values::Short(vec![-7]))
+        );
+        assert_eq!(
+            fill_value(&json!("0xfffe"), &i2, false),
             Some(Values::Short(vec![-2]))
         );
         let b = data_type(&json!("bool")).unwrap();
-        assert_eq!(fill_value(&json!(true), &b), Some(Values::UByte(vec![1])));
+        assert_eq!(
+            fill_value(&json!(true), &b, false),
+            Some(Values::UByte(vec![1]))
+        );
+        // float16 reads as float, its fill the half it is
+        let h = data_type(&json!("float16")).unwrap();
+        assert_eq!(
+            (h.kind, h.size(), h.atomic()),
+            (Kind::Half, 2, AtomicType::Float)
+        );
+        assert_eq!(
+            fill_value(&json!("0x3e00"), &h, false),
+            Some(Values::Float(vec![1.5]))
+        );
+        assert_eq!(
+            fill_value(&json!(0.1), &h, false),
+            Some(Values::Float(vec![0.099975586]))
+        );
+        assert!(
+            matches!(fill_value(&json!("NaN"), &h, false), Some(Values::Float(x)) if x[0].is_nan())
+        );
+        // one-character strings: bytes fills are base64, UTF-32 fills the character itself
+        let c = Dtype {
+            kind: Kind::Char,
+            endian: Endian::NotApplicable,
+        };
+        assert_eq!(
+            fill_value(&json!("eA=="), &c, false),
+            Some(Values::Char(b"x".to_vec()))
+        );
+        assert_eq!(
+            fill_value(&json!("z"), &c, true),
+            Some(Values::Char(b"z".to_vec()))
+        );
+        assert_eq!(
+            fill_value(&json!(""), &c, true),
+            Some(Values::Char(vec![0]))
+        );
+        assert_eq!(fill_value(&json!("\u{3b1}"), &c, true), None);
+        assert_eq!(fill_value(&json!("ab"), &c, true), None);
     }
 
     #[test]
@@ -1106,16 +1130,6 @@ mod tests {
         assert_eq!(
             c.filters,
             vec![json!({"id": "gzip", "level": 5}), json!({"id": "crc32c"})]
-        );
-        let blosc = numcodecs_json(
-            "blosc",
-            json!({"cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": 8, "blocksize": 0})
-                .as_object()
-                .unwrap(),
-        );
-        assert_eq!(
-            blosc,
-            Some(json!({"id": "blosc", "cname": "lz4", "clevel": 5, "blocksize": 0, "shuffle": 2}))
         );
         for bad in [
             vec![json!({"name": "gzip"})],

@@ -13,17 +13,6 @@ use crate::error::ZarrError;
 use nc_dataset::{AtomicType, NcString, Values};
 use serde_json::{json, Map, Value};
 
-/// numcodecs codecs that work on the array's elements (v3 array-to-array codecs).
-const ARRAY_CODECS: [&str; 7] = [
-    "delta",
-    "astype",
-    "quantize",
-    "bitround",
-    "fixedscaleoffset",
-    "packbits",
-    "categorize",
-];
-
 /// The v3 `data_type` of a netCDF atomic type.
 pub(crate) fn data_type(t: AtomicType) -> Value {
     match t {
@@ -174,7 +163,7 @@ pub(crate) fn map_chain(
                 c.clone(),
             ),
         };
-        if ARRAY_CODECS.contains(&id) {
+        if nc_filters::codec_json::is_element_codec(id) {
             if !bytes_codecs.is_empty() {
                 return Err(refuse(format!(
                     "the element codec \"{id}\" comes after a compressor, which Zarr v3 cannot \
