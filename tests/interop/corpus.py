@@ -621,6 +621,97 @@ def zarr_files(out):
     return files
 
 
+def zarr3_files(out):
+    """Zarr v3 stores as zarr-python 3 and xarray write them (issue 16)."""
+    import warnings
+
+    import numcodecs.zarr3 as nz
+    import zarr
+    from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec, ZstdCodec
+
+    warnings.simplefilter("ignore")  # zarr-python 3's warnings on numcodecs.* and fixed-length strings
+    files = []
+    name = "zarr3_codecs.zarr"
+    path = os.path.join(out, name)
+    root = zarr.open_group(path, mode="w", zarr_format=3)
+    root.attrs.update({"title": "one array per Zarr v3 codec", "n": 3, "x": 0.5})
+    r = rng(50)
+    shape, chunks, dims = (7, 5), (3, 4), ["y", "x"]
+    arrays = [
+        ("gzip", "i2", dict(compressors=GzipCodec(level=5))),
+        ("zstd", "f4", dict(compressors=ZstdCodec(level=3, checksum=True))),
+        ("blosc_lz4_shuf", "f8", dict(compressors=BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"))),
+        ("blosc_zstd_bitshuf", "i4", dict(compressors=BloscCodec(cname="zstd", clevel=3, shuffle="bitshuffle"))),
+        ("crc32c", "u2", dict(compressors=[ZstdCodec(level=1), Crc32cCodec()])),
+        ("transpose_big", "i8", dict(filters=[TransposeCodec(order=[1, 0])], serializer=BytesCodec(endian="big"), compressors=None)),
+        ("nc_delta_zlib", "i4", dict(filters=[nz.Delta(dtype="<i4")], compressors=[nz.Zlib(level=3)])),
+        ("nc_bz2", "f8", dict(compressors=[nz.BZ2(level=9)])),
+        ("nc_lzma", "i8", dict(compressors=[nz.LZMA(preset=1)])),
+        ("nc_fixedscaleoffset", "f8", dict(filters=[nz.FixedScaleOffset(offset=10, scale=100, dtype="<f8", astype="<i4")], compressors=None)),
+        ("nc_bitround", "f4", dict(filters=[nz.BitRound(keepbits=8)], compressors=[ZstdCodec(level=3)])),
+        ("nc_shuffle", "i8", dict(filters=[], compressors=[nz.Shuffle(elementsize=8), nz.Zlib(level=1)])),
+        ("half", "float16", dict(compressors=None)),
+    ]
+    for aname, dt, kw in arrays:
+        if dt[0] == "f":
+            data = r.normal(0, 50, shape).astype(dt)
+        else:
+            info = np.iinfo(dt)
+            data = r.integers(max(info.min, -30000), min(info.max, 30000), shape).astype(dt)
+        z = root.create_array(aname, shape=shape, chunks=chunks, dtype=dt, dimension_names=dims, **kw)
+        z[...] = data
+    sh = root.create_array("sharded", shape=(10, 12), chunks=(2, 3), shards=(4, 6), dtype="f4", dimension_names=["row", "col"], fill_value=np.nan, compressors=ZstdCodec(level=3))
+    sh[:7, :9] = r.normal(0, 1, (7, 9)).astype("f4")
+    st = root.create_array(
+        "shard_start", shape=(9, 7), chunks=(4, 4), dtype="i8", dimension_names=["r", "c"], fill_value=-5, compressors=None,
+        serializer=ShardingCodec(chunk_shape=(2, 2), index_location="start", codecs=[BytesCodec(endian="big"), GzipCodec(level=4)], index_codecs=[BytesCodec(endian="little")]),
+    )
+    st[:5, :3] = np.arange(15).reshape(5, 3) - 7
+    files.append(entry(name, "zarr3", path, "zarr", "directory store, v3: one array per codec (gzip, zstd with checksum, blosc, crc32c, transpose + big-endian bytes, numcodecs.delta/zlib/bz2/lzma/fixedscaleoffset/bitround/shuffle), float16, sharded (index at end with crc32c, at start without), partial shards", url=zarr_url(path, "zarr,v3")))
+
+    name = "zarr3_types.zarr"
+    path = os.path.join(out, name)
+    root = zarr.open_group(path, mode="w", zarr_format=3)
+    for dt in ["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8"]:
+        info = np.iinfo(dt) if dt[0] in "iu" else np.finfo(dt)
+        z = root.create_array(dt, shape=(4,), dtype=dt, dimension_names=["four"])
+        z[...] = np.array([info.min, 0, 1, info.max], dtype=dt)
+    z = root.create_array("flags", shape=(5,), chunks=(2,), dtype=bool, dimension_names=["five"])
+    z[...] = [True, False, True, True, False]
+    z = root.create_array("vlen", shape=(3,), dtype=str, dimension_names=["three"])
+    z[...] = ["a", "bé", "ccc"]
+    z = root.create_array("fixed", shape=(3,), dtype="S4", dimension_names=["three"])
+    z[...] = [b"ab", b"cdef", b""]
+    z = root.create_array("ucs", shape=(3,), dtype="U3", dimension_names=["three"])
+    z[...] = ["x", "yz", "élé"]
+    z = root.create_array("nanfill", shape=(4,), chunks=(2,), dtype="f8", fill_value=np.nan, dimension_names=["four"])
+    z[:2] = [1.5, 2.5]
+    z = root.create_array("scalar", shape=(), dtype="i4", fill_value=-9)
+    z[...] = 42
+    z = root.create_array("v2keys", shape=(7,), chunks=(3,), dtype="i2", fill_value=-1, chunk_key_encoding={"name": "v2", "separator": "."}, dimension_names=["seven"])
+    z[:5] = [1, 2, 3, 4, 5]
+    g = root.create_group("sub", attributes={"level": 2})
+    z = g.create_array("t", shape=(12,), chunks=(3,), shards=(6,), dtype="f8", dimension_names=["t12"])
+    z[...] = np.linspace(0, 1, 12)
+    zarr.consolidate_metadata(path)
+    files.append(entry(name, "zarr3", path, "zarr", "directory store, v3: every numeric type at its limits, bool, vlen/fixed/UCS-4 strings, NaN fill, 0-d, v2 chunk keys, nested group with a sharded array, consolidated metadata", url=zarr_url(path, "zarr,v3")))
+
+    name = "zarr3_zip.zip"
+    path = os.path.join(out, name)
+    store = zarr.storage.ZipStore(path, mode="w")
+    root = zarr.open_group(store, mode="w", zarr_format=3)
+    a = root.create_array("x", shape=(8,), chunks=(2,), shards=(4,), dtype="f8", dimension_names=["t"], attributes={"units": "s"})
+    a[...] = np.arange(8) / 4
+    store.close()
+    files.append(entry(name, "zarr3", path, "zarr", "zip store, v3, sharded", url=zarr_url(path, "zarr,v3", "zip")))
+
+    name = "xr_zarr3.zarr"
+    path = os.path.join(out, name)
+    xarray_dataset().to_zarr(path, zarr_format=3, consolidated=True, mode="w")
+    files.append(entry(name, "xarray/zarr", path, "zarr", "to_zarr(zarr_format=3), consolidated metadata", url=zarr_url(path, "zarr,v3")))
+    return files
+
+
 def zarr_url(path, mode, store="file"):
     return f"file://{os.path.abspath(path)}#mode={mode},{store}"
 
@@ -628,7 +719,7 @@ def zarr_url(path, mode, store="file"):
 def build(out):
     """Write the whole corpus into `out`; return the manifest (a list of entries)."""
     files = []
-    for writer in [h5py_files, h5netcdf_files, netcdf4_files, xarray_files, zarr_files]:
+    for writer in [h5py_files, h5netcdf_files, netcdf4_files, xarray_files, zarr_files, zarr3_files]:
         files += writer(out)
     return files
 

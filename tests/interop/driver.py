@@ -23,6 +23,8 @@ known_failures.txt. The checks:
              every value of FILE
   zarr       nccopy FILE file://copy.zarr#mode=zarr,file: zarr-python reads every value and
              attribute of FILE in the pure Zarr store
+  zarr3      nccopy FILE file://copy.zarr#mode=zarr,v3,file: zarr-python 3 reads every value and
+             attribute of FILE in the Zarr v3 store (ours only: netCDF-C writes no Zarr v3)
 """
 
 import argparse
@@ -39,7 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus  # noqa: E402
 import views  # noqa: E402
 
-CHECKS = ["dump", "text", "text-hs", "nc4", "nc4-h5py", "nc4-ncdump", "nczarr", "nczarr-zarr", "nczarr49-ncdump", "zarr"]
+CHECKS = ["dump", "text", "text-hs", "nc4", "nc4-h5py", "nc4-ncdump", "nczarr", "nczarr-zarr", "nczarr49-ncdump", "zarr", "zarr3"]
 NETCDF_C_BUG = "netcdf-c 4.9.0 bug:"
 TIMEOUT = 120
 
@@ -215,6 +217,18 @@ class FileChecks:
             got, e = safe_view("zarr", purl)
             r = self.compare(got, e, "zarr view of the pure Zarr store")
         out.setdefault("zarr", {})[side] = r
+        if not ours:
+            out.setdefault("zarr3", {})[side] = result("n.a.", ["netCDF-C writes no Zarr v3"])
+            return
+        store = os.path.join(self.dir, f"copy-{tag}-v3.zarr")
+        v3url = f"file://{store}#mode=zarr,v3,file"
+        code, _, err = run([self.tool("nccopy", ours), url, v3url], self.cwd)
+        if code != 0:
+            r = result("FAIL", [f"nccopy to Zarr v3: {err_line(code, err)}"])
+        else:
+            got, e = safe_view("zarr", v3url)
+            r = self.compare(got, e, "zarr-python view of the Zarr v3 store")
+        out.setdefault("zarr3", {})[side] = r
 
     def compare(self, got, err, what):
         if got is None:
@@ -326,6 +340,7 @@ def write_table(report, known, path):
         "| nczarr-zarr | zarr-python (`zarr_format=2`) reads every value and attribute in that store |",
         "| nczarr49-ncdump | `nccopy` to `file://…#mode=nczarr,file&layout=4.9` (ours; 4.9.0 writes that layout by itself): ncdump 4.9.0 shows every value |",
         "| zarr | `nccopy` to `file://…#mode=zarr,file`: zarr-python reads every value and attribute |",
+        "| zarr3 | `nccopy` to `file://…#mode=zarr,v3,file`: zarr-python 3 reads every value and attribute (ours only: netCDF-C writes no Zarr v3) |",
         "",
         "| file | writer | " + " | ".join(CHECKS) + " |",
         "| --- | --- | " + " | ".join("---" for _ in CHECKS) + " |",

@@ -6,8 +6,9 @@
 //! Filters map as zarr-python 3 names them: deflate → `gzip` (same compression, gzip
 //! framing: v3 has no zlib codec), zstd → `zstd`, blosc → `blosc`, shuffle →
 //! `numcodecs.shuffle`, bzip2 → `numcodecs.bz2`, lz4 → `numcodecs.lz4`, the Zarr-only
-//! numcodecs codecs → `numcodecs.<id>` (before `bytes` when they work on elements). fletcher32
-//! and szip have no v3 codec: refused with the cure, never replaced silently.
+//! numcodecs codecs → `numcodecs.<id>` (before `bytes` when they work on elements), fletcher32
+//! → `numcodecs.fletcher32` (numcodecs' is HDF5's checksum; crc32c, another checksum, is never
+//! put in its place unasked). szip has no codec zarr-python reads: refused with the cure.
 
 use crate::error::ZarrError;
 use nc_dataset::{AtomicType, NcString, Values};
@@ -73,7 +74,7 @@ pub(crate) struct V3Codecs {
 /// `big`: elements stored big-endian; `esize`: element size; `vlen`: strings (`vlen-utf8`).
 ///
 /// # Errors
-/// A codec with no v3 form (fletcher32, szip), or an element codec after a bytes codec.
+/// A codec with no v3 form (szip), or an element codec after a bytes codec.
 pub(crate) fn map_chain(
     chain: &[Value],
     big: bool,
@@ -139,13 +140,6 @@ pub(crate) fn map_chain(
                 (json!({"name": "blosc", "configuration": cfg}), c.clone())
             }
             "crc32c" => (json!({"name": "crc32c"}), c.clone()),
-            "fletcher32" => {
-                return Err(refuse(
-                    "fletcher32 has no Zarr v3 codec (v3 checksums chunks with crc32c, another \
-                     checksum); remove it (nccopy-rs -F 'VAR,none' or no _Fletcher32) to write v3"
-                        .into(),
-                ))
-            }
             "szip" => {
                 return Err(refuse(
                     "szip has no Zarr codec that zarr-python reads; remove it from the filters"
@@ -344,11 +338,16 @@ mod tests {
         .unwrap();
         assert_eq!(d.codecs[0]["name"], "numcodecs.delta");
         assert_eq!(d.codecs[1]["name"], "bytes");
-        let e = map_chain(&[json!({"id": "fletcher32"})], false, 4, false, "/v")
+        let f = map_chain(&[json!({"id": "fletcher32"})], false, 4, false, "/v").unwrap();
+        assert_eq!(
+            f.codecs[1],
+            json!({"name": "numcodecs.fletcher32", "configuration": {}})
+        );
+        let e = map_chain(&[json!({"id": "szip", "mask": 4})], false, 4, false, "/v")
             .err()
             .unwrap()
             .to_string();
-        assert!(e.contains("fletcher32 has no Zarr v3 codec"), "{e}");
+        assert!(e.contains("szip has no Zarr codec"), "{e}");
         assert!(map_chain(
             &[
                 json!({"id": "zstd", "level": 1}),

@@ -777,6 +777,12 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
                 Some(s.clone())
             }
         };
+        // numcodecs' packbits packs booleans: zarr-python 3 runs it on a bool array only, so
+        // a ubyte variable packed with it (a bool array read as ubyte) is written as bool
+        let packed_bools = t == AtomicType::UByte
+            && inner
+                .iter()
+                .any(|c| c.get("name").and_then(Value::as_str) == Some("numcodecs.packbits"));
         let (grid, codecs_json) = match &shard {
             Some(s) => (s.clone(), crate::v3write::sharding(&chunks, inner)),
             None => (if scalar { Vec::new() } else { chunks.clone() }, inner),
@@ -786,7 +792,14 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         meta.insert("zarr_format".into(), json!(3));
         meta.insert("node_type".into(), json!("array"));
         meta.insert("shape".into(), json!(zshape));
-        meta.insert("data_type".into(), crate::v3write::data_type(t));
+        meta.insert(
+            "data_type".into(),
+            if packed_bools {
+                json!("bool")
+            } else {
+                crate::v3write::data_type(t)
+            },
+        );
         meta.insert(
             "chunk_grid".into(),
             json!({"name": "regular", "configuration": {"chunk_shape": grid}}),
@@ -797,11 +810,11 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         );
         meta.insert(
             "fill_value".into(),
-            if fill_value.is_null() {
+            match (fill_value.is_null(), packed_bools) {
+                (_, true) => json!(fill.first().is_some_and(|&b| b != 0)),
                 // v3 has no "no fill value": the netCDF fill stands in
-                fill_json(&fill_vals, t).unwrap_or(Value::Null)
-            } else {
-                fill_value
+                (true, false) => fill_json(&fill_vals, t).unwrap_or(Value::Null),
+                (false, false) => fill_value,
             },
         );
         meta.insert("codecs".into(), Value::Array(codecs_json));
