@@ -40,29 +40,41 @@ fn chunks_hdf5_cannot_hold_are_refused_before_writing() {
     fs::remove_dir_all(&d).unwrap();
 }
 
-/// Issue 14: a special attribute ncgen-rs cannot honour yet is an error naming it, never
-/// silently dropped (quantization is issue 18's to write).
+/// Issue 18: a quantize attribute out of its type's range is an error naming the variable,
+/// the attribute, the range and the position; nothing is written.
 #[test]
-fn quantize_attributes_are_refused_not_dropped() {
+fn quantize_digits_out_of_range_are_refused() {
     let d = tempdir("limits-quantize");
-    for att in [
-        "_QuantizeBitRoundNumberOfSignificantBits",
-        "_QuantizeBitGroomNumberOfSignificantDigits",
-        "_QuantizeGranularBitRoundNumberOfSignificantDigits",
+    for (att, n, range) in [
+        (
+            "_QuantizeBitRoundNumberOfSignificantBits",
+            24,
+            "1 to 23 significant bits",
+        ),
+        (
+            "_QuantizeBitGroomNumberOfSignificantDigits",
+            7,
+            "1 to 6 significant digits",
+        ),
+        (
+            "_QuantizeGranularBitRoundNumberOfSignificantDigits",
+            0,
+            "1 to 6 significant digits",
+        ),
     ] {
         fs::write(
             d.join("q.cdl"),
-            format!("netcdf q {{\ndimensions: n = 2 ;\nvariables:\n  float v(n) ;\n  v:{att} = 5 ;\ndata:\n  v = 1.5, 2.5 ;\n}}\n"),
+            format!("netcdf q {{\ndimensions: n = 2 ;\nvariables:\n  float v(n) ;\n  v:{att} = {n} ;\ndata:\n  v = 1.5, 2.5 ;\n}}\n"),
         )
         .unwrap();
         let o = run("ncgen-rs", &["-4", "-o", "q.nc", "q.cdl"], &d);
-        assert_eq!(o.status.code(), Some(3), "{att}");
+        assert_eq!(o.status.code(), Some(1), "{att}");
         assert_eq!(
             String::from_utf8_lossy(&o.stderr),
             format!(
-                "ncgen: variable v: {att} = 5: quantization is not implemented yet, and the \
-                 attribute would otherwise be dropped; remove it (or quantize with netCDF-C's \
-                 ncgen or netCDF4-python)\n"
+                "ncgen: cannot read CDL: q.cdl:5:{}: variable 'v': {att} = {n} is out of range: \
+                 a float variable keeps {range}\n",
+                6 + att.len()
             )
         );
         assert!(!d.join("q.nc").exists(), "{att}");

@@ -66,6 +66,9 @@ pub struct Args {
     /// Filter for output variables: var1|var2,id,params or none (repeatable).
     #[arg(short = 'F', value_name = "filterspec", action = ArgAction::Append, help_heading = STORAGE)]
     pub filters: Vec<String>,
+    /// Quantize float/double variables: var1|var2,algorithm,n or *,algorithm,n; algorithm BitGroom or GranularBitRound (n significant digits) or BitRound (n significant bits), as netCDF-C's _Quantize* attributes (repeatable).
+    #[arg(short = 'Q', value_name = "quantizespec", action = ArgAction::Append, help_heading = STORAGE)]
+    pub quantize: Vec<String>,
     /// Minimum chunk size in bytes: smaller fixed-size variables stay contiguous under -c dim/N.
     #[arg(short = 'M', value_name = "n", help_heading = STORAGE)]
     pub min_chunk: Option<String>,

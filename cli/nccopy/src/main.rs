@@ -245,6 +245,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         shuffle: args.shuffle,
         chunks: args.chunk.clone(),
         shards: args.shard.clone(),
+        quantize: args.quantize.clone(),
         buffer_size,
         cache_size,
         cache_elems,

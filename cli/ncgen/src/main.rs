@@ -283,19 +283,6 @@ fn write_binary(
     out: &Path,
     format: Format,
 ) -> Result<(), Fail> {
-    // never drop a special attribute silently: quantization is not written yet
-    if let Some(v) = ds.vars.iter().find(|v| v.storage.quantize.is_some()) {
-        if let Some((mode, n)) = v.storage.quantize {
-            return Err(anyhow!(
-                "variable {}: {} = {n}: quantization is not implemented yet, and the attribute \
-                 would otherwise be dropped; remove it (or quantize with netCDF-C's ncgen or \
-                 netCDF4-python)",
-                v.name,
-                mode.attribute_name()
-            ))
-            .code(exit::OUTPUT);
-        }
-    }
     let copts = nc_dispatch::CreateOptions {
         format,
         fill: !args.no_fill,

@@ -8,6 +8,7 @@
 mod fill;
 mod model;
 mod ncstring;
+pub mod quantize;
 mod source;
 mod storage;
 mod types;

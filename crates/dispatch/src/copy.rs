@@ -39,6 +39,9 @@ pub struct CopyOptions {
     /// `--shard` specs for a Zarr v3 output: `auto` (every chunked variable, shards of about
     /// 128 MiB) or `var:N1,N2,…` (shard lengths, whole chunks).
     pub shards: Vec<String>,
+    /// `-Q` specs: quantize float and double variables (`VAR,ALGORITHM,N`, `*` for all; see
+    /// `quantize::apply_specs`).
+    pub quantize: Vec<String>,
     /// `-M n`: non-record variables smaller than this many bytes stay contiguous when `-c`
     /// chunks by dimension (`None`: nccopy's default, 8192).
     pub min_chunk_bytes: Option<u64>,
@@ -1129,6 +1132,8 @@ fn prepare(in_ds: &Dataset, out_path: &Path, opts: &CopyOptions) -> Result<Prepa
         &opts.shards,
     )
     .map_err(Failure::usage)?;
+    let notes = crate::quantize::apply_specs(&mut out, &opts.quantize).map_err(Failure::usage)?;
+    report.warnings.extend(notes);
     report.explain = explain_lines(&out, format, to_zarr, opts).map_err(Failure::usage)?;
     Ok(Prepared {
         out,

@@ -10,6 +10,7 @@ mod failure;
 mod kind;
 mod open;
 mod process;
+mod quantize;
 
 pub use about::{exit, set_threads, version_text, THREADS_ENV};
 pub use cleanup::{

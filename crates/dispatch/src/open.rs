@@ -353,6 +353,16 @@ pub fn create(
             });
         }
     }
+    // quantization (CDL _Quantize*, nccopy-rs -Q) happens as the data is read, before filters
+    let quantizing =
+        crate::quantize::Quantizing::wrap(ds, src).map_err(|why| DispatchError::ModelConflict {
+            path: path.to_path_buf(),
+            why,
+        })?;
+    let src: &dyn DataSource = match &quantizing {
+        Some(q) => q,
+        None => src,
+    };
     if let Some(loc) = zarr {
         return create_zarr(&loc, ds, src, opts.force);
     }

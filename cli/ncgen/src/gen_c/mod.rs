@@ -405,7 +405,13 @@ impl Gen<'_> {
                 "a classic-format file cannot hold it",
             ));
         }
-        for a in &var.atts {
+        // nc_def_var_quantize writes the _Quantize* attribute itself
+        let quantized = var.storage.quantize.is_some();
+        for a in var
+            .atts
+            .iter()
+            .filter(|a| !(quantized && a.name.starts_with("_Quantize")))
+        {
             self.put_att(
                 &format!("grp[{g}]"),
                 &format!("var[{i}]"),

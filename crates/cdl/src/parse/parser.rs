@@ -832,6 +832,30 @@ impl<R: Read> Parser<R> {
                 );
                 chain.apply(&mut self.ds.vars[v.0].storage);
                 self.chains.insert(v.0, chain);
+                // quantization: digits or bits in the range of the variable's type
+                let r = r.and_then(|()| match self.ds.vars[v.0].storage.quantize {
+                    Some((mode, nsd)) if name.starts_with("_Quantize") => {
+                        let ty = match self.ds.vars[v.0].ty {
+                            NcType::Atomic(t) => t,
+                            _ => AtomicType::Char,
+                        };
+                        nc_dataset::quantize::check(mode, nsd, ty)
+                            .map_err(|m| (items.first().map_or(np, |i| i.pos), m))
+                    }
+                    _ => Ok(()),
+                });
+                if let (Ok(()), Some((mode, nsd))) = (&r, self.ds.vars[v.0].storage.quantize) {
+                    if name.starts_with("_Quantize") {
+                        // a real attribute of the file too, where the CDL puts it (netCDF-C
+                        // writes it with the variable); other _Quantize* ones give way
+                        self.ds.vars[v.0]
+                            .atts
+                            .retain(|a| !a.name.starts_with("_Quantize") || a.name == name);
+                        let att =
+                            Attribute::new(mode.attribute_name(), Values::Int(vec![nsd as i32]));
+                        self.push_attr(g, var, att);
+                    }
+                }
                 return r.map_err(|(p, m)| {
                     self.semantic(p, format!("variable '{}': {m}", self.ds.vars[v.0].name))
                 });

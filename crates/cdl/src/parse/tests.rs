@@ -782,7 +782,14 @@ variables:
         d.vars[4].storage.codecs.as_deref(),
         Some("[{\"id\": \"zlib\"}]")
     );
-    assert!(d.vars.iter().all(|v| v.atts.is_empty()));
+    // a quantize attribute is also a real attribute (netCDF-C writes it with the variable)
+    assert!(d.vars[..4].iter().all(|v| v.atts.is_empty()));
+    assert_eq!(d.vars[4].atts.len(), 1);
+    assert_eq!(
+        d.vars[4].atts[0].name,
+        "_QuantizeBitRoundNumberOfSignificantBits"
+    );
+    assert_eq!(d.vars[4].atts[0].values, Values::Int(vec![5]));
     assert!(d.groups[0].atts.is_empty());
     assert_eq!(d.format, Some(nc_dataset::Format::Netcdf4));
     assert_eq!(d.info.nc_properties.as_deref(), Some("version=2"));
@@ -1357,4 +1364,35 @@ fn types_are_defined_in_ncgen_dependency_order() {
         .collect();
     // first the types that use no other user type, then pass by pass in CDL order
     assert_eq!(names, ["c_t", "vi_t", "e_t", "vc_t", "d_t", "vvi_t"]);
+}
+
+#[test]
+fn quantize_digits_in_the_range_of_the_type() {
+    for (decl, want) in [
+        (
+            "int i(x) ; i:_QuantizeBitRoundNumberOfSignificantBits = 5 ;",
+            "variable 'i': _QuantizeBitRoundNumberOfSignificantBits applies to float and double variables only, not int",
+        ),
+        (
+            "float f(x) ; f:_QuantizeBitGroomNumberOfSignificantDigits = 7 ;",
+            "variable 'f': _QuantizeBitGroomNumberOfSignificantDigits = 7 is out of range: a float variable keeps 1 to 6 significant digits",
+        ),
+        (
+            "double d(x) ; d:_QuantizeBitRoundNumberOfSignificantBits = 53 ;",
+            "a double variable keeps 1 to 52 significant bits",
+        ),
+        (
+            "double d(x) ; d:_QuantizeGranularBitRoundNumberOfSignificantDigits = 0 ;",
+            "a double variable keeps 1 to 15 significant digits",
+        ),
+    ] {
+        let e = err(&format!("netcdf q {{ dimensions: x = 2 ; variables: {decl} }}"));
+        assert!(e.contains(want), "{decl}: {e}");
+    }
+    let d = p("netcdf q { dimensions: x = 2 ; variables: double d(x) ; \
+               d:_QuantizeGranularBitRoundNumberOfSignificantDigits = 15 ; }");
+    assert_eq!(
+        d.vars[0].storage.quantize,
+        Some((nc_dataset::QuantizeMode::GranularBitRound, 15))
+    );
 }
