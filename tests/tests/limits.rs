@@ -74,7 +74,7 @@ fn quantize_digits_out_of_range_are_refused() {
             format!(
                 "ncgen: cannot read CDL: q.cdl:5:{}: variable 'v': {att} = {n} is out of range: \
                  a float variable keeps {range}\n",
-                6 + att.len()
+                8 + att.len()
             )
         );
         assert!(!d.join("q.nc").exists(), "{att}");
