@@ -593,15 +593,13 @@ print('ok')
     };
     assert_eq!(out.trim(), "ok");
     let url = |name: &str| format!("file://{}#mode=zarr,v3,file", d.join(name).display());
-    // fletcher32 has no v3 codec: refused, naming the variable and the cure
-    let o = run("nccopy-rs", &["in.nc", &url("bad.zarr")], &d);
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success());
-    assert!(
-        e.contains("variable \"/f\"") && e.contains("fletcher32 has no Zarr v3 codec"),
-        "{e}"
-    );
-    assert!(!d.join("bad.zarr").exists());
+    // fletcher32 is written as numcodecs.fletcher32 (HDF5's checksum, which numcodecs
+    // implements), never as a silent crc32c; zarr-python 3 verifies and reads it
+    let o = run("nccopy-rs", &["in.nc", &url("f32.zarr")], &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let meta = std::fs::read_to_string(d.join("f32.zarr/f/zarr.json")).unwrap();
+    assert!(meta.contains("\"numcodecs.fletcher32\""), "{meta}");
+    assert!(!meta.contains("crc32c"), "{meta}");
     // --shard needs a v3 output
     let o = run("nccopy-rs", &["--shard", "auto", "in.nc", "x.nc"], &d);
     assert_eq!(
@@ -642,6 +640,9 @@ warnings.simplefilter('ignore')
 src = netCDF4.Dataset('in.nc'); src.set_auto_mask(False)
 back = netCDF4.Dataset('back.nc'); back.set_auto_mask(False)
 g = zarr.open_group('v3.zarr', mode='r')
+f32 = zarr.open_group('f32.zarr', mode='r')
+assert np.array_equal(np.asarray(f32['f'][...]), src['f'][...])
+assert np.array_equal(np.asarray(f32['v'][...]), src['v'][...])
 assert g['v'].shards == (5, 40, 30) and g['v'].chunks == (1, 10, 10), g['v'].shards
 assert g['w'].shards == (20, 30), g['w'].shards
 for name in ['v', 'w', 's', 'f']:
