@@ -11,7 +11,7 @@ const LAYOUT: &str = "How data is written";
 const ACCESS: &str = "Access and diagnostics";
 const TOOL: &str = "This tool";
 
-/// Print a netCDF dataset as CDL text (or NcML with -x), as netCDF-C's ncdump does.
+/// Print a netCDF dataset as CDL text (or NcML with -x, JSON with -j), as netCDF-C's ncdump does.
 #[derive(Parser, Debug)]
 #[command(
     name = "ncdump-rs",
@@ -50,6 +50,9 @@ pub struct Args {
     /// Output NcML (XML) instead of CDL (classic data model only)
     #[arg(short = 'x', help_heading = SHOW)]
     pub ncml: bool,
+    /// Output JSON instead of CDL: every type, exact values (schema: docs/json.md)
+    #[arg(short = 'j', long = "json", help_heading = SHOW)]
+    pub json: bool,
     /// -Xp: never print _NCProperties; -XF: print the type of every _FillValue; -Xm: accepted
     #[arg(short = 'X', value_name = "p|F|m", action = ArgAction::Append, help_heading = SHOW)]
     pub extra: Vec<String>,

@@ -184,6 +184,17 @@ fn run(
             .context("writing NcML")?;
         return Ok(());
     }
+    if args.json {
+        nc_cdl::print::print_json(opened.dataset(), opened.source(), &opts, out).map_err(|e| {
+            match e {
+                e @ (PrintError::NoSuchVariable { .. } | PrintError::NoSuchGroup { .. }) => {
+                    anyhow::Error::new(e)
+                }
+                e => anyhow::Error::new(e).context("writing JSON"),
+            }
+        })?;
+        return Ok(());
+    }
     if opts.name.is_none() {
         opts.name = Some(name_from_path(file));
     }

@@ -136,6 +136,9 @@ pub fn dump_options(args: &Args) -> anyhow::Result<DumpOptions> {
     if args.iso_time {
         o.time = TimeMode::IsoT;
     }
+    if args.json {
+        json_conflicts(args)?;
+    }
     for x in &args.extra {
         // ncdump reads only the first letter, case-insensitively
         match x.chars().next().map(|c| c.to_ascii_lowercase()) {
@@ -146,6 +149,34 @@ pub fn dump_options(args: &Args) -> anyhow::Result<DumpOptions> {
         }
     }
     Ok(o)
+}
+
+/// `-j` with an option that only shapes CDL or NcML text is a usage error, not silently
+/// ignored: JSON values are always complete and exact.
+fn json_conflicts(args: &Args) -> anyhow::Result<()> {
+    let flags: [(bool, &str); 10] = [
+        (args.ncml, "-x"),
+        (args.brief.is_some(), "-b"),
+        (args.full.is_some(), "-f"),
+        (args.line_len.is_some(), "-l"),
+        (args.name.is_some(), "-n"),
+        (args.precision.is_some(), "-p"),
+        (args.sigdigs.is_some(), "-d"),
+        (args.time, "-t"),
+        (args.iso_time, "-i"),
+        (
+            args.extra
+                .iter()
+                .any(|x| x.starts_with('F') || x.starts_with('f')),
+            "-XF",
+        ),
+    ];
+    match flags.iter().find(|(set, _)| *set) {
+        Some((_, flag)) => bad(format!(
+            "{flag} has no meaning with -j (JSON output is always complete and exact; see docs/json.md)"
+        )),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

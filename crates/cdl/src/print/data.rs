@@ -351,6 +351,101 @@ impl Lay {
     }
 }
 
+/// The hyperslabs, in row-major order, that read a variable of `shape` at most about
+/// `slab_bytes` at a time: the first dimension whose inner block fits the budget is split, the
+/// dimensions before it are stepped one index at a time. A char variable never splits its
+/// string (last) dimension. Shared by the CDL and JSON data writers.
+pub(super) struct SlabPlan {
+    shape: Vec<u64>,
+    /// the dimension that is split
+    level: usize,
+    /// indices of the dimensions before `level`
+    outer: Vec<u64>,
+    /// next start along `level`
+    s: u64,
+    /// indices along `level` per slab
+    step: u64,
+    /// a scalar (or a scalar string): one slab of everything
+    whole: bool,
+    done: bool,
+}
+
+impl SlabPlan {
+    /// The plan for a variable of `shape` with elements of `esize` bytes.
+    pub(super) fn new(shape: &[u64], is_char: bool, esize: u64, slab_bytes: u64) -> SlabPlan {
+        let rank = shape.len();
+        let budget = (slab_bytes / esize.max(1)).max(1);
+        let max_level = if is_char {
+            rank.saturating_sub(2)
+        } else {
+            rank.saturating_sub(1)
+        };
+        let mut level = 0;
+        let mut inner: u64 = shape.iter().skip(1).product();
+        while level < max_level && inner > budget {
+            level += 1;
+            inner /= shape[level].max(1);
+        }
+        let whole = rank == 0 || (is_char && rank == 1);
+        SlabPlan {
+            shape: shape.to_vec(),
+            level,
+            outer: vec![0; level],
+            s: 0,
+            step: (budget / inner.max(1)).max(1),
+            whole,
+            done: false,
+        }
+    }
+}
+
+impl Iterator for SlabPlan {
+    /// `(start, count)` of the next hyperslab.
+    type Item = (Vec<u64>, Vec<u64>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if self.whole {
+            self.done = true;
+            return Some((vec![0; self.shape.len()], self.shape.clone()));
+        }
+        let rank = self.shape.len();
+        let level = self.level;
+        loop {
+            if self.s < self.shape[level] {
+                let c = self.step.min(self.shape[level] - self.s);
+                let mut start = self.outer.clone();
+                start.push(self.s);
+                start.extend(std::iter::repeat_n(0, rank - level - 1));
+                let mut count = vec![1u64; level];
+                count.push(c);
+                count.extend_from_slice(&self.shape[level + 1..]);
+                self.s += c;
+                return Some((start, count));
+            }
+            // next outer index
+            self.s = 0;
+            let mut k = level;
+            let mut more = false;
+            while k > 0 {
+                k -= 1;
+                self.outer[k] += 1;
+                if self.outer[k] < self.shape[k] {
+                    more = true;
+                    break;
+                }
+                self.outer[k] = 0;
+            }
+            if !more {
+                self.done = true;
+                return None;
+            }
+        }
+    }
+}
+
 impl Printer<'_> {
     pub(super) fn var_data(&mut self, v: VarId, depth: usize) -> Result<(), PrintError> {
         let ds = self.ds;
@@ -448,59 +543,11 @@ impl Printer<'_> {
             split,
         };
 
-        // slabs: split at the first dimension whose inner block fits the budget; a char
-        // variable never splits its string dimension
         let esize = (ds.type_size(var.ty).max(1)) as u64;
-        let budget = (self.slab_bytes / esize).max(1);
-        let max_level = if is_char {
-            rank.saturating_sub(2)
-        } else {
-            rank.saturating_sub(1)
-        };
-        let mut level = 0;
-        let mut inner: u64 = shape.iter().skip(1).product();
-        while level < max_level && inner > budget {
-            level += 1;
-            inner /= shape[level].max(1);
-        }
         // formatted text of the previous slab, laid out while the next one is formatted
         let mut pending: Option<Pieces> = None;
-        if rank == 0 || (is_char && rank == 1) {
-            let count = shape.clone();
-            let start = vec![0u64; rank];
+        for (start, count) in SlabPlan::new(&shape, is_char, esize, self.slab_bytes) {
             self.slab(v, &start, &count, &fmt, &mut lay, &mut pending)?;
-        } else {
-            let step = (budget / inner.max(1)).max(1);
-            let mut outer = vec![0u64; level];
-            loop {
-                let mut s = 0u64;
-                while s < shape[level] {
-                    let c = step.min(shape[level] - s);
-                    let mut start = outer.clone();
-                    start.push(s);
-                    start.extend(std::iter::repeat_n(0, rank - level - 1));
-                    let mut count = vec![1u64; level];
-                    count.push(c);
-                    count.extend_from_slice(&shape[level + 1..]);
-                    self.slab(v, &start, &count, &fmt, &mut lay, &mut pending)?;
-                    s += c;
-                }
-                // next outer index
-                let mut k = level;
-                let mut more = false;
-                while k > 0 {
-                    k -= 1;
-                    outer[k] += 1;
-                    if outer[k] < shape[k] {
-                        more = true;
-                        break;
-                    }
-                    outer[k] = 0;
-                }
-                if !more {
-                    break;
-                }
-            }
         }
         if let Some(p) = pending.take() {
             self.emit_pieces(&mut lay, &p)?;

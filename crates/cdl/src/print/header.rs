@@ -1,10 +1,7 @@
 //! The header: `types:`, `dimensions:`, `variables:` with attributes, group attributes, and the
 //! `-s` special virtual attributes.
 
-use nc_dataset::{
-    AtomicType, Attribute, Format, GroupId, Layout, NcType, UserTypeKind, Values, VarId,
-    FILTER_DEFLATE, FILTER_FLETCHER32, FILTER_SHUFFLE,
-};
+use nc_dataset::{AtomicType, Attribute, Format, GroupId, NcType, UserTypeKind, Values, VarId};
 
 use super::values::{push_name, push_quoted, ValueFmt};
 use super::Printer;
@@ -12,11 +9,7 @@ use super::Printer;
 impl<'a> Printer<'a> {
     /// The effective file format: the dataset's, else the smallest that holds it.
     pub(super) fn format(&self) -> Format {
-        self.ds.format.unwrap_or(if self.ds.needs_enhanced_model() {
-            Format::Netcdf4
-        } else {
-            Format::Classic
-        })
+        super::special::effective_format(self.ds)
     }
 
     pub(super) fn value_fmt(&self) -> ValueFmt<'a> {
@@ -220,17 +213,11 @@ impl<'a> Printer<'a> {
         for a in &var.atts {
             self.attribute(Some(v), var.group, a, depth);
         }
-        if let Some((mode, n)) = var.storage.quantize {
-            if var.att(mode.attribute_name()).is_none() {
-                let a = Attribute::new(
-                    mode.attribute_name(),
-                    nc_dataset::Values::Int(vec![n as i32]),
-                );
-                self.attribute(Some(v), var.group, &a, depth);
-            }
+        if let Some(a) = super::special::quantize_att(ds, v) {
+            self.attribute(Some(v), var.group, &a, depth);
         }
-        if self.opts.special && !self.format().is_classic_file() {
-            self.var_specials(v, depth);
+        for a in super::special::var_specials(ds, v, self.opts) {
+            self.attribute(Some(v), var.group, &a, depth);
         }
     }
 
@@ -384,128 +371,22 @@ impl<'a> Printer<'a> {
         }
     }
 
-    fn special_text(&mut self, var: VarId, name: &str, value: &str, depth: usize) {
-        let a = Attribute::text(name, value);
-        let g = self.ds.var(var).group;
-        self.attribute(Some(var), g, &a, depth);
-    }
-
-    fn var_specials(&mut self, v: VarId, depth: usize) {
-        let ds = self.ds;
-        let var = ds.var(v);
-        let st = &var.storage;
-        let has_unlim = var.dims.iter().any(|&d| ds.dim(d).unlimited);
-        let layout = st.layout.unwrap_or(
-            if st.chunk_sizes.is_some() || !st.filters.is_empty() || has_unlim {
-                Layout::Chunked
-            } else {
-                Layout::Contiguous
-            },
-        );
-        self.special_text(v, "_Storage", layout.cdl_name(), depth);
-        if layout == Layout::Chunked {
-            if let Some(cs) = &st.chunk_sizes {
-                let vals: Vec<i32> = cs.iter().map(|&c| c.min(i32::MAX as u64) as i32).collect();
-                let a = Attribute::new("_ChunkSizes", nc_dataset::Values::Int(vals));
-                self.attribute(Some(v), var.group, &a, depth);
-            }
-            if let Some(ss) = &st.shard_sizes {
-                let vals: Vec<i32> = ss.iter().map(|&c| c.min(i32::MAX as u64) as i32).collect();
-                let a = Attribute::new("_ShardSizes", nc_dataset::Values::Int(vals));
-                self.attribute(Some(v), var.group, &a, depth);
-            }
-        }
-        let elem_size = ds.type_size(var.ty);
-        let spec = |f: &nc_dataset::FilterSpec| -> String {
-            let mut s = f.id.to_string();
-            let mut params = f.params.clone();
-            if f.id == FILTER_SHUFFLE && params.is_empty() {
-                params.push(elem_size as u32);
-            }
-            for p in params {
-                s.push(',');
-                s.push_str(&p.to_string());
-            }
-            s
-        };
-        if self.opts.all_filters {
-            if !st.filters.is_empty() {
-                let all: Vec<String> = st.filters.iter().map(spec).collect();
-                self.special_text(v, "_Filter", &all.join("|"), depth);
-            }
-        } else {
-            if st.has_fletcher32() {
-                self.special_text(v, "_Fletcher32", "true", depth);
-            }
-            if st.has_shuffle() {
-                self.special_text(v, "_Shuffle", "true", depth);
-            }
-            if let Some(level) = st.deflate_level() {
-                let a =
-                    Attribute::new("_DeflateLevel", nc_dataset::Values::Int(vec![level as i32]));
-                self.attribute(Some(v), var.group, &a, depth);
-            }
-            let others: Vec<String> = st
-                .filters
-                .iter()
-                .filter(|f| ![FILTER_DEFLATE, FILTER_SHUFFLE, FILTER_FLETCHER32].contains(&f.id))
-                .map(spec)
-                .collect();
-            if !others.is_empty() {
-                self.special_text(v, "_Filter", &others.join("|"), depth);
-            }
-        }
-        if let Some(c) = &st.codecs {
-            self.special_text(v, "_Codecs", c, depth);
-        }
-        // byte order only matters for multi-byte atomic types
-        let atomic_numeric =
-            matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String && a.size() > 1);
-        if atomic_numeric {
-            let e = st.endianness.unwrap_or(nc_dataset::Endianness::Little);
-            let e = if e == nc_dataset::Endianness::Native {
-                nc_dataset::Endianness::Little
-            } else {
-                e
-            };
-            self.special_text(v, "_Endianness", e.cdl_name(), depth);
-        }
-        if st.no_fill == Some(true) {
-            self.special_text(v, "_NoFill", "true", depth);
-        }
-    }
-
     fn global_specials(&mut self, depth: usize) {
-        let fmt = self.format();
-        if !fmt.is_classic_file() {
-            let info = self.ds.info.clone();
-            if let Some(p) = &info.nc_properties {
-                if !self.opts.no_nc_properties {
-                    self.special_text_global("_NCProperties", p, depth);
-                }
-            }
-            if let Some(sb) = info.superblock_version {
-                let a = Attribute::new(
-                    "_SuperblockVersion",
-                    nc_dataset::Values::Int(vec![sb as i32]),
-                );
-                self.attribute(None, nc_dataset::ROOT, &a, depth);
-            }
-            if let Some(n4) = info.is_netcdf4 {
-                let a = Attribute::new("_IsNetcdf4", nc_dataset::Values::Int(vec![i32::from(n4)]));
-                self.attribute(None, nc_dataset::ROOT, &a, depth);
+        for a in super::special::global_specials(self.ds, self.opts) {
+            match &a.values {
+                Values::Char(text) => self.special_text_global(&a.name, text, depth),
+                _ => self.attribute(None, nc_dataset::ROOT, &a, depth),
             }
         }
-        self.special_text_global("_Format", fmt.kind_name(), depth);
     }
 
-    fn special_text_global(&mut self, name: &str, value: &str, depth: usize) {
+    fn special_text_global(&mut self, name: &str, value: &[u8], depth: usize) {
         // virtual attributes never split at newlines
         self.indent(depth);
         self.s("\t\t:");
         self.s(name);
         self.s(" = ");
-        push_quoted(&mut self.buf, value.as_bytes(), None);
+        push_quoted(&mut self.buf, value, None);
         self.s(" ;\n");
     }
 }

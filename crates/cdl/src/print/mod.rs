@@ -9,7 +9,9 @@
 mod data;
 mod fmtnum;
 mod header;
+mod json;
 mod ncml;
+mod special;
 mod time;
 mod values;
 
@@ -18,6 +20,7 @@ mod tests;
 
 use nc_dataset::{DataSource, Dataset, GroupId, VarId};
 
+pub use json::print_json;
 pub use ncml::print_ncml;
 
 /// How `-b` / `-f` index comments number elements.
