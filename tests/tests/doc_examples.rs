@@ -1,4 +1,4 @@
-//! Every ```console block of the README and the user guide runs here, and its output is
+//! Every ```console block of the README, the user guide and the JSON page runs here, and its output is
 //! compared (issue 15: the docs cannot rot).
 //!
 //! In a block, `$ cmd` starts a command, `> ` lines continue it (heredocs), and every other
@@ -139,6 +139,11 @@ fn readme_examples_run_as_written() {
 #[test]
 fn guide_examples_run_as_written() {
     run_document("docs/guide.md");
+}
+
+#[test]
+fn json_page_examples_run_as_written() {
+    run_document("docs/json.md");
 }
 
 #[test]

@@ -429,10 +429,14 @@ impl Json<'_> {
             eshape,
             char_len,
         };
-        let n_elems: u64 = lay.eshape.iter().product();
+        let n_elems = lay
+            .eshape
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))
+            .ok_or_else(|| PrintError::TooLarge { var: path() })?;
         if n_elems == 0 || char_len == Some(0) {
             // nothing to read: nested empty arrays, or rows of empty strings
-            return self.without_reading(&lay, n_elems);
+            return self.without_reading(&lay, n_elems, v);
         }
         let esize = (ds.type_size(var.ty).max(1)) as u64;
         let mut next = 0u64;
@@ -444,7 +448,7 @@ impl Json<'_> {
 
     /// Data of a variable with no elements (`[]`, `[[], []]`, ...) or whose strings all have
     /// length 0.
-    fn without_reading(&mut self, lay: &Layout, n_elems: u64) -> Result<(), PrintError> {
+    fn without_reading(&mut self, lay: &Layout, n_elems: u64, v: VarId) -> Result<(), PrintError> {
         let (shape, item): (&[u64], &[u8]) = if n_elems == 0 {
             let z = lay.eshape.iter().position(|&d| d == 0).unwrap_or(0);
             (&lay.eshape[..z], b"[]")
@@ -452,7 +456,13 @@ impl Json<'_> {
             (&lay.eshape, b"\"\"")
         };
         let blocks = block_sizes(shape);
-        let n: u64 = shape.iter().product();
+        // the dimensions before the first zero-length one may multiply past 2^64
+        let n = shape
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))
+            .ok_or_else(|| PrintError::TooLarge {
+                var: self.ds.var_path(v),
+            })?;
         for k in 0..n {
             open_brackets(&mut self.buf, &blocks, k);
             self.buf.extend_from_slice(item);

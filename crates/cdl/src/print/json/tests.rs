@@ -586,3 +586,39 @@ fn names_are_escaped() {
     assert!(t.contains(r#""\u0001": {"#), "{t}");
     assert!(t.contains("\"t\\t\": \"\\\"q\\\"\u{7f}\""), "{t}");
 }
+
+#[test]
+fn empty_shapes_past_two_to_the_64_are_an_error_not_a_panic() {
+    let mut d = Dataset::new("e");
+    let big = d.add_dim(ROOT, "big", 1 << 40, false);
+    let zero = d.add_dim(ROOT, "zero", 0, false);
+    d.add_var(
+        ROOT,
+        "c",
+        NcType::Atomic(AtomicType::Char),
+        vec![big, big, zero],
+    );
+    let mut out = Vec::new();
+    let e = print_json(&d, &InMemory, &DumpOptions::default(), &mut out);
+    assert!(
+        matches!(&e, Err(PrintError::TooLarge { var }) if var == "/c"),
+        "{e:?}"
+    );
+    let mut d = Dataset::new("e");
+    let big = d.add_dim(ROOT, "big", 1 << 40, false);
+    let zero = d.add_dim(ROOT, "zero", 0, false);
+    d.add_var(
+        ROOT,
+        "i",
+        NcType::Atomic(AtomicType::Int),
+        vec![big, big, zero],
+    );
+    let e = print_json(&d, &InMemory, &DumpOptions::default(), &mut out);
+    assert!(matches!(&e, Err(PrintError::TooLarge { .. })), "{e:?}");
+    // header only: nothing to lay out, so it prints
+    let o = DumpOptions {
+        header_only: true,
+        ..DumpOptions::default()
+    };
+    assert!(json_with(&d, &o, SLAB_BYTES).contains("\"big\": 1099511627776"));
+}
