@@ -1,7 +1,7 @@
 //! Fuzz the netCDF-4 / HDF5 reader: the input is a whole file (superblock, object headers,
 //! B-trees, heaps, chunk indexes, chunks). It must open or give an error, and printing what
 //! opened (header, `-s` storage, and the data when it is small) must not panic, hang or
-//! allocate unboundedly. Seeds: `fuzz/make_seeds.sh` writes netCDF-4 files of the repository's
+//! allocate unboundedly, and the JSON of what prints (`ncdump-rs -j`) must parse. Seeds: `fuzz/make_seeds.sh` writes netCDF-4 files of the repository's
 //! CDL files (and h5py files when h5py is installed) into `fuzz/corpus/hdf5_file/`.
 #![no_main]
 
@@ -33,4 +33,10 @@ fuzz_target!(|data: &[u8]| {
         ..Default::default()
     };
     let _ = nc_cdl::print(ds, &f, &opts, &mut std::io::sink());
+    let mut json = Vec::new();
+    if nc_cdl::print::print_json(ds, &f, &opts, &mut json).is_ok() {
+        if let Err(e) = serde_json::from_slice::<serde_json::Value>(&json) {
+            panic!("ncdump -j wrote invalid JSON ({e}):\n{}", String::from_utf8_lossy(&json));
+        }
+    }
 });
