@@ -38,7 +38,8 @@ fn schema() -> PathBuf {
 }
 
 /// User-defined types in attributes, which netCDF4-python cannot write (and reads only in
-/// part): written by ncgen-rs, compared with h5py.
+/// part), and an opaque variable (netCDF4-python has no opaque types): written by ncgen-rs,
+/// compared with h5py.
 const USER_ATTS: &str = r#"netcdf uatt {
 types:
   ubyte enum color {red = 0, green = 1, blue = 2} ;
@@ -49,7 +50,13 @@ types:
     float xy(2) ;
     char name(3) ;
   }; // rec
+dimensions:
+	n = 2 ;
 variables:
+	blob ov(n) ;
+	rec rv(n) ;
+	ints vv(n) ;
+	color ev(n) ;
 	int v ;
 		color v:e = red, blue ;
 		blob v:o = 0XA0B1C2 ;
@@ -57,6 +64,10 @@ variables:
 		rec v:r = {1, {2.5, -1}, {"ab"}}, {2, {0, 1}, {"xyz"}} ;
 		string v:s = "x", "y" ;
 data:
+ ov = 0X000102, 0XFFFEFD ;
+ rv = {7, {1.5, -2}, {"abc"}}, {-8, {0, 1e30}, {"z"}} ;
+ vv = {1, 2, 3}, {} ;
+ ev = blue, green ;
  v = 1 ;
 }
 "#;
@@ -102,7 +113,7 @@ fn values_equal_the_python_clients() {
          cdf5.nc: 24 values\n\
          nonutf8.h5: 5 values\n\
          store.zarr: 12 values\n\
-         uatt.nc: 21 values\n"
+         uatt.nc: 40 values\n"
     );
 }
 
