@@ -97,6 +97,8 @@ enum Content {
         codecs: Vec<ZarrCodec>,
         /// The stored fill element.
         fill: Vec<u8>,
+        /// Where the chunks are (the placement planned).
+        chunks: StoredChunks,
     },
     /// Values read through the source, inline, little-endian, unfiltered.
     Inline { dtype: Dtype },
@@ -151,49 +153,48 @@ pub fn write_references(
         &mut warnings,
     )?;
     let registry = std::sync::OnceLock::new();
-    let mut w = RefWriter { out, first: true };
+    let mut w = RefWriter {
+        out,
+        buf: Vec::with_capacity(OUT_BLOCK + 4096),
+        first: true,
+    };
     w.raw(b"{\"version\":1,\"refs\":{")?;
-    w.meta(".zmetadata", &consolidated(&entries))?;
+    // the consolidated metadata (`.zmetadata`), gathered from the texts as they are written
+    // and written last: zarr-python 3 lists the members of a group below the root of a
+    // reference file system wrongly (a leading `/`), so without it a subgroup opens empty;
+    // with it xarray opens every group, and the default `consolidated=None` opens without a
+    // warning
+    let mut cons = String::from("{\"zarr_consolidated_format\":1,\"metadata\":{");
+    let mut meta = |w: &mut RefWriter<'_>, key: String, v: &Value| -> Result<(), ZarrError> {
+        let text = to_text(v);
+        if !cons.ends_with('{') {
+            cons.push(',');
+        }
+        cons.push_str(&serde_json::to_string(&key).map_err(json_output)?);
+        cons.push(':');
+        cons.push_str(&text);
+        w.meta_text(&key, &text)
+    };
     for e in &entries {
         match e {
             Entry::Group { key, zattrs } => {
-                w.meta(&join(key, ".zgroup"), &json!({"zarr_format": 2}))?;
+                meta(&mut w, join(key, ".zgroup"), &json!({"zarr_format": 2}))?;
                 if let Some(z) = zattrs {
-                    w.meta(&join(key, ".zattrs"), z)?;
+                    meta(&mut w, join(key, ".zattrs"), z)?;
                 }
             }
             Entry::Var(p) => {
-                w.meta(&join(&p.key, ".zarray"), &p.zarray)?;
-                w.meta(&join(&p.key, ".zattrs"), &p.zattrs)?;
+                meta(&mut w, join(&p.key, ".zarray"), &p.zarray)?;
+                meta(&mut w, join(&p.key, ".zattrs"), &p.zattrs)?;
                 write_chunks(ds, src, opts, p, &registry, &mut w)?;
             }
         }
     }
+    cons.push_str("}}");
+    w.meta_text(".zmetadata", &cons)?;
     w.raw(b"}}\n")?;
+    w.flush()?;
     Ok(warnings)
-}
-
-/// Zarr v2 consolidated metadata (`.zmetadata`) of every group and variable: zarr-python 3
-/// lists the members of a group below the root of a reference file system wrongly (a leading
-/// `/`), so without it a subgroup opens empty; with it xarray opens every group, and the
-/// default `consolidated=None` opens without a warning.
-fn consolidated(entries: &[Entry]) -> Value {
-    let mut m = serde_json::Map::new();
-    for e in entries {
-        match e {
-            Entry::Group { key, zattrs } => {
-                m.insert(join(key, ".zgroup"), json!({"zarr_format": 2}));
-                if let Some(z) = zattrs {
-                    m.insert(join(key, ".zattrs"), z.clone());
-                }
-            }
-            Entry::Var(p) => {
-                m.insert(join(&p.key, ".zarray"), p.zarray.clone());
-                m.insert(join(&p.key, ".zattrs"), p.zattrs.clone());
-            }
-        }
-    }
-    json!({"zarr_consolidated_format": 1, "metadata": m})
 }
 
 /// The variables named by `names` (all when empty).
@@ -237,14 +238,21 @@ fn join(prefix: &str, name: &str) -> String {
 
 /// A group or variable name as a key segment: a safe key, not a Zarr metadata name.
 fn check_name(name: &str, what: impl Fn() -> String) -> Result<(), ZarrError> {
-    crate::store::check_key(name)?;
-    if matches!(name, ".zarray" | ".zattrs" | ".zgroup" | ".zmetadata") || name.contains('/') {
-        return Err(ZarrError::NotRepresentable {
+    let why = match crate::store::check_key(name) {
+        Err(ZarrError::BadKey { reason, .. }) => Some(reason.to_string()),
+        _ if name.contains('/') => Some("a '/' in it".to_string()),
+        _ if matches!(name, ".zarray" | ".zattrs" | ".zgroup" | ".zmetadata") => {
+            Some("it is a Zarr metadata key".to_string())
+        }
+        _ => None,
+    };
+    match why {
+        Some(why) => Err(ZarrError::NotRepresentable {
             what: what(),
-            why: format!("its name {name:?} is a Zarr metadata key"),
-        });
+            why: format!("its name {name:?} is no Zarr key ({why}); leave it out with -v"),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -547,6 +555,7 @@ fn plan_var(
             es,
             codecs,
             fill: stored_fill,
+            chunks: map.chunks,
         },
     })
 }
@@ -797,45 +806,98 @@ fn fill_from_values(values: &Values, d: &Dtype) -> Result<Value, ZarrError> {
     })
 }
 
-/// The output: keys and values of the `refs` object, comma-separated.
+/// The output: keys and values of the `refs` object, comma-separated, gathered in a buffer
+/// written out in blocks (a file has one entry per chunk: millions of small pieces).
 struct RefWriter<'a> {
     out: &'a mut dyn Write,
+    buf: Vec<u8>,
     first: bool,
 }
 
+/// Bytes gathered before they are written out.
+const OUT_BLOCK: usize = 1 << 16;
+
 impl RefWriter<'_> {
     fn raw(&mut self, b: &[u8]) -> Result<(), ZarrError> {
-        self.out.write_all(b).map_err(output)
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= OUT_BLOCK {
+            self.flush()?;
+        }
+        Ok(())
     }
 
-    fn key(&mut self, key: &str) -> Result<(), ZarrError> {
+    fn flush(&mut self) -> Result<(), ZarrError> {
+        self.out.write_all(&self.buf).map_err(output)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// A JSON string (escaped by serde_json; writing to a vector cannot fail).
+    fn string(&mut self, s: &str) -> Result<(), ZarrError> {
+        serde_json::to_writer(&mut self.buf, s).map_err(json_output)
+    }
+
+    fn sep(&mut self) {
         if !self.first {
-            self.raw(b",\n")?;
+            self.buf.extend_from_slice(b",\n");
         }
         self.first = false;
-        serde_json::to_writer(&mut *self.out, key).map_err(json_output)?;
-        self.raw(b":")
     }
 
-    /// A metadata object, as JSON text inside a JSON string.
-    fn meta(&mut self, key: &str, v: &Value) -> Result<(), ZarrError> {
-        self.key(key)?;
-        serde_json::to_writer(&mut *self.out, &to_text(v)).map_err(json_output)
+    /// A metadata object's JSON text, inside a JSON string.
+    fn meta_text(&mut self, key: &str, text: &str) -> Result<(), ZarrError> {
+        self.sep();
+        self.string(key)?;
+        self.buf.push(b':');
+        self.string(text)?;
+        self.raw(b"")
     }
 
-    /// `[url, offset, length]`.
-    fn range(&mut self, key: &str, url: &str, offset: u64, len: u64) -> Result<(), ZarrError> {
-        self.key(key)?;
-        self.raw(b"[")?;
-        serde_json::to_writer(&mut *self.out, url).map_err(json_output)?;
-        write!(self.out, ",{offset},{len}]").map_err(output)
+    /// The key of the chunk at grid index `idx` of the array at `prefix` (`prefix/0` for a
+    /// scalar), then `:`.
+    fn chunk_key(&mut self, prefix: &str, idx: &[u64]) -> Result<(), ZarrError> {
+        self.sep();
+        let mut k = String::with_capacity(prefix.len() + 2 + 4 * idx.len());
+        k.push_str(prefix);
+        k.push('/');
+        if idx.is_empty() {
+            k.push('0');
+        }
+        for (i, x) in idx.iter().enumerate() {
+            if i > 0 {
+                k.push('.');
+            }
+            // digits need no escaping; the prefix does (names are any text)
+            use std::fmt::Write as _;
+            let _ = write!(k, "{x}");
+        }
+        self.string(&k)?;
+        self.buf.push(b':');
+        Ok(())
+    }
+
+    /// `[url, offset, length]`; `url_json` is the URL as a JSON string.
+    fn range(
+        &mut self,
+        prefix: &str,
+        idx: &[u64],
+        url_json: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<(), ZarrError> {
+        self.chunk_key(prefix, idx)?;
+        self.buf.push(b'[');
+        self.buf.extend_from_slice(url_json.as_bytes());
+        let _ = write!(self.buf, ",{offset},{len}]");
+        self.raw(b"")
     }
 
     /// Bytes inline, `"base64:..."`.
-    fn inline(&mut self, key: &str, bytes: &[u8]) -> Result<(), ZarrError> {
-        self.key(key)?;
-        self.raw(b"\"base64:")?;
-        self.raw(crate::v3write::base64(bytes).as_bytes())?;
+    fn inline(&mut self, prefix: &str, idx: &[u64], bytes: &[u8]) -> Result<(), ZarrError> {
+        self.chunk_key(prefix, idx)?;
+        self.buf.extend_from_slice(b"\"base64:");
+        self.buf
+            .extend_from_slice(crate::v3write::base64(bytes).as_bytes());
         self.raw(b"\"")
     }
 }
@@ -846,23 +908,6 @@ fn output(source: std::io::Error) -> ZarrError {
 
 fn json_output(e: serde_json::Error) -> ZarrError {
     output(std::io::Error::other(e))
-}
-
-/// The key of the chunk at grid index `idx` (`0` for a scalar).
-fn chunk_key(prefix: &str, idx: &[u64]) -> String {
-    let mut k = String::with_capacity(prefix.len() + 2 + 4 * idx.len());
-    k.push_str(prefix);
-    k.push('/');
-    if idx.is_empty() {
-        k.push('0');
-    }
-    for (i, x) in idx.iter().enumerate() {
-        if i > 0 {
-            k.push('.');
-        }
-        k.push_str(&x.to_string());
-    }
-    k
 }
 
 /// The hyperslab of chunk `idx`, clipped to the shape.
@@ -925,10 +970,7 @@ fn write_chunks(
                 let n = p.chunk.iter().product::<u64>() as usize;
                 let mut slots: Vec<Option<&nc_dataset::NcString>> = vec![None; n];
                 scatter(&s, &count, &p.chunk, &mut slots);
-                w.inline(
-                    &chunk_key(&p.key, &idx),
-                    &crate::v3write::vlen_utf8(&slots, &p.path)?,
-                )?;
+                w.inline(&p.key, &idx, &crate::v3write::vlen_utf8(&slots, &p.path)?)?;
             }
         }
         Content::Inline { dtype } => {
@@ -937,7 +979,7 @@ fn write_chunks(
                 let vals = src.read(ds, p.var, &start, &count).map_err(read_err)?;
                 let mut b = Vec::new();
                 convert::encode(&vals, dtype, &mut b);
-                w.inline(&chunk_key(&p.key, &idx), &b)?;
+                w.inline(&p.key, &idx, &b)?;
             }
         }
         Content::Refs {
@@ -946,24 +988,17 @@ fn write_chunks(
             es,
             codecs,
             fill,
+            chunks,
         } => {
-            let map = match src.placement(ds, p.var) {
-                Some(Ok(Placement::Chunks(m))) => m,
-                Some(Err(e)) => return Err(read_err(e)),
-                _ => {
-                    return Err(ZarrError::Source {
-                        var: p.path.clone(),
-                        msg: "its storage changed while being referenced".into(),
-                    })
-                }
-            };
+            let url = serde_json::to_string(url).map_err(json_output)?;
             let mut pipe: Option<Pipeline> = None;
-            match &map.chunks {
+            match chunks {
                 StoredChunks::List(list) => {
                     for c in list {
-                        let key = chunk_key(&p.key, &c.index);
                         match c.bytes {
-                            ChunkBytes::Range { offset, len } => w.range(&key, url, offset, len)?,
+                            ChunkBytes::Range { offset, len } => {
+                                w.range(&p.key, &c.index, &url, offset, len)?;
+                            }
                             ChunkBytes::Decoded => {
                                 let Some(d) = dtype else {
                                     return Err(ZarrError::NotReferenceable {
@@ -1012,7 +1047,7 @@ fn write_chunks(
                                     })?,
                                     None => buf,
                                 };
-                                w.inline(&key, &bytes)?;
+                                w.inline(&p.key, &c.index, &bytes)?;
                             }
                         }
                     }
@@ -1023,13 +1058,11 @@ fn write_chunks(
                     len,
                     count,
                 } => {
-                    let rest = vec![0u64; p.chunk.len().saturating_sub(1)];
+                    let mut idx = vec![0u64; p.chunk.len().max(1)];
                     for i in 0..*count {
-                        let mut idx = Vec::with_capacity(p.chunk.len());
-                        idx.push(i);
-                        idx.extend_from_slice(&rest);
+                        idx[0] = i;
                         let at = offset.saturating_add(i.saturating_mul(*stride));
-                        w.range(&chunk_key(&p.key, &idx), url, at, *len)?;
+                        w.range(&p.key, &idx, &url, at, *len)?;
                     }
                 }
             }
@@ -1066,5 +1099,476 @@ fn scatter<'a>(
         if let Some(slot) = slots.get_mut(off as usize) {
             *slot = s.as_ref();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use nc_dataset::{
+        CompoundField, DataError, FilterSpec, InMemory, NcString, StoredChunk, StoredField,
+    };
+    use serde_json::Map;
+    use std::collections::HashMap;
+
+    /// Data in memory, placements as the test says.
+    struct Mock(HashMap<usize, Placement>);
+
+    impl DataSource for Mock {
+        fn read(
+            &self,
+            ds: &Dataset,
+            var: VarId,
+            start: &[u64],
+            count: &[u64],
+        ) -> Result<Values, DataError> {
+            InMemory.read(ds, var, start, count)
+        }
+
+        fn placement(&self, _: &Dataset, var: VarId) -> Option<Result<Placement, DataError>> {
+            self.0.get(&var.0).cloned().map(Ok)
+        }
+    }
+
+    fn int4(big: bool) -> StoredType {
+        StoredType::Int {
+            size: 4,
+            signed: true,
+            big_endian: big,
+        }
+    }
+
+    fn range(index: Vec<u64>, offset: u64, len: u64) -> StoredChunk {
+        StoredChunk {
+            index,
+            bytes: ChunkBytes::Range { offset, len },
+        }
+    }
+
+    fn chunks(elem: StoredType, chunk: Vec<u64>, list: Vec<StoredChunk>) -> Placement {
+        Placement::Chunks(ChunkMap {
+            elem,
+            chunk,
+            filters: Vec::new(),
+            fill: None,
+            file: None,
+            chunks: StoredChunks::List(list),
+        })
+    }
+
+    /// The reference file of `ds`, parsed strictly (serde_json refuses bare NaN), with the
+    /// warnings; every metadata text parses too (NaN allowed there, as Python writes it).
+    fn run_refs(
+        ds: &Dataset,
+        src: &Mock,
+        vars: &[&str],
+    ) -> Result<(Map<String, Value>, Vec<String>), ZarrError> {
+        let opts = ReferenceOptions {
+            url: "/data/in.nc".into(),
+            vars: vars.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        let warnings = write_references(ds, src, &opts, &mut out);
+        let warnings = match warnings {
+            Ok(w) => w,
+            Err(e) => {
+                assert!(out.is_empty(), "output written before the refusal");
+                return Err(e);
+            }
+        };
+        let doc: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(doc["version"], 1);
+        let refs = doc["refs"].as_object().unwrap().clone();
+        for (k, v) in &refs {
+            if k.rsplit('/').next().unwrap().starts_with(".z") {
+                crate::json::parse(k, v.as_str().unwrap().as_bytes()).unwrap();
+            }
+        }
+        Ok((refs, warnings))
+    }
+
+    fn meta(refs: &Map<String, Value>, key: &str) -> Value {
+        crate::json::parse(key, refs[key].as_str().unwrap().as_bytes()).unwrap()
+    }
+
+    fn base64_of(v: &Value) -> Vec<u8> {
+        let s = v.as_str().unwrap().strip_prefix("base64:").unwrap();
+        crate::meta::base64_decode(s).unwrap()
+    }
+
+    #[test]
+    fn names_and_attributes_are_escaped_and_typed() {
+        let mut ds = Dataset::new("t");
+        let x = ds.add_dim(ROOT, "x", 4, false);
+        let g = ds.add_group(ROOT, "grüppe \"1\"");
+        let v = ds.add_var(
+            g,
+            "we\"ird name ✓",
+            NcType::Atomic(AtomicType::Int),
+            vec![x],
+        );
+        ds.var_mut(v)
+            .atts
+            .push(Attribute::text("units", "m s-1\n\"quoted\""));
+        ds.var_mut(v).atts.push(Attribute::new(
+            "range",
+            Values::Double(vec![f64::NAN, -1.5]),
+        ));
+        ds.var_mut(v).atts.push(Attribute::new(
+            "latin1",
+            Values::String(vec![Some(NcString::from_bytes(vec![0xe9]))]),
+        ));
+        let cmp = ds.add_type(
+            ROOT,
+            "pair_t",
+            UserTypeKind::Compound {
+                size: 8,
+                fields: vec![CompoundField {
+                    name: "a".into(),
+                    ty: NcType::Atomic(AtomicType::Double),
+                    dims: vec![],
+                    offset: 0,
+                }],
+            },
+        );
+        ds.group_mut(ROOT).atts.push(Attribute {
+            name: "pair".into(),
+            ty: NcType::User(cmp),
+            values: Values::Compound(vec![vec![Values::Double(vec![1.0])]]),
+        });
+        ds.group_mut(ROOT)
+            .atts
+            .push(Attribute::new("inf", Values::Float(vec![f32::INFINITY])));
+        let src = Mock(HashMap::from([(
+            v.0,
+            chunks(
+                int4(false),
+                vec![2],
+                vec![range(vec![0], 10, 8), range(vec![1], 18, 8)],
+            ),
+        )]));
+        let (refs, warnings) = run_refs(&ds, &src, &[]).unwrap();
+        let key = "grüppe \"1\"/we\"ird name ✓";
+        assert_eq!(
+            refs[&format!("{key}/1")],
+            json!(["/data/in.nc", 18, 8]),
+            "{refs:?}"
+        );
+        let z = meta(&refs, &format!("{key}/.zattrs"));
+        assert_eq!(z["units"], "m s-1\n\"quoted\"");
+        assert!(crate::json::as_f64(&z["range"][0]).unwrap().is_nan());
+        assert_eq!(z["_ARRAY_DIMENSIONS"], json!(["x"]));
+        assert!(z.get("latin1").is_none());
+        let root = meta(&refs, ".zattrs");
+        assert_eq!(crate::json::as_f64(&root["inf"]), Some(f64::INFINITY));
+        assert!(root.get("pair").is_none());
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("attribute \"pair\" of group / left out"));
+        assert!(warnings[1].contains("attribute \"latin1\""));
+        // consolidated metadata holds every metadata object
+        let zm = meta(&refs, ".zmetadata");
+        assert_eq!(zm["zarr_consolidated_format"], 1);
+        assert_eq!(
+            zm["metadata"][format!("{key}/.zarray")]["chunks"],
+            json!([2])
+        );
+        assert_eq!(zm["metadata"]["grüppe \"1\"/.zgroup"]["zarr_format"], 2);
+        // a name that is no key is refused, named
+        ds.var_mut(v).name = "back\\slash".into();
+        let e = run_refs(&ds, &src, &[]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "variable \"/grüppe \"1\"/back\\slash\" cannot be stored in Zarr: its name \"back\\\\slash\" is no Zarr key (backslash or NUL in key); leave it out with -v"
+        );
+    }
+
+    #[test]
+    fn fill_value_is_the_stored_fill_only_when_chunks_are_missing() {
+        let mut ds = Dataset::new("t");
+        let x = ds.add_dim(ROOT, "x", 4, false);
+        let mk = |ds: &mut Dataset, name: &str| {
+            ds.add_var(ROOT, name, NcType::Atomic(AtomicType::Int), vec![x])
+        };
+        let (a, b, c) = (mk(&mut ds, "a"), mk(&mut ds, "b"), mk(&mut ds, "c"));
+        for v in [a, b] {
+            ds.var_mut(v)
+                .atts
+                .push(Attribute::new("_FillValue", Values::Int(vec![-7])));
+        }
+        let stored = |list| {
+            let Placement::Chunks(mut m) = chunks(int4(true), vec![2], list) else {
+                unreachable!()
+            };
+            m.fill = Some((-9i32).to_be_bytes().to_vec());
+            Placement::Chunks(m)
+        };
+        let both = || vec![range(vec![0], 0, 8), range(vec![1], 8, 8)];
+        let src = Mock(HashMap::from([
+            (a.0, stored(vec![range(vec![1], 8, 8)])),
+            (b.0, stored(both())),
+            (c.0, stored(both())),
+        ]));
+        let (refs, _) = run_refs(&ds, &src, &[]).unwrap();
+        assert_eq!(meta(&refs, "a/.zarray")["fill_value"], -9);
+        assert_eq!(meta(&refs, "a/.zarray")["dtype"], ">i4");
+        assert!(
+            refs.get("a/0").is_none(),
+            "a chunk never written has no key"
+        );
+        assert_eq!(meta(&refs, "b/.zarray")["fill_value"], -7);
+        assert_eq!(meta(&refs, "c/.zarray")["fill_value"], Value::Null);
+    }
+
+    #[test]
+    fn filters_map_to_numcodecs_or_are_refused_with_the_variable_named() {
+        let mut ds = Dataset::new("t");
+        let x = ds.add_dim(ROOT, "x", 4, false);
+        let f8 = ds.add_var(ROOT, "d", NcType::Atomic(AtomicType::Double), vec![x]);
+        let f4 = ds.add_var(ROOT, "f", NcType::Atomic(AtomicType::Float), vec![x]);
+        let with = |elem: StoredType, ids: &[(u32, &[u32])]| {
+            let Placement::Chunks(mut m) = chunks(elem, vec![4], vec![range(vec![0], 0, 9)]) else {
+                unreachable!()
+            };
+            m.filters = ids
+                .iter()
+                .map(|(id, p)| FilterSpec {
+                    id: *id,
+                    params: p.to_vec(),
+                })
+                .collect();
+            Placement::Chunks(m)
+        };
+        let float = |size| StoredType::Float {
+            size,
+            big_endian: false,
+        };
+        // netCDF-C's order: fletcher32, shuffle, deflate. On 4-byte floats numcodecs' shuffle
+        // sees whole elements (data + checksum); on doubles it does not
+        let chain: &[(u32, &[u32])] = &[(3, &[]), (2, &[4]), (1, &[5])];
+        let src = Mock(HashMap::from([(f4.0, with(float(4), chain))]));
+        let (refs, _) = run_refs(&ds, &src, &["f"]).unwrap();
+        assert_eq!(
+            meta(&refs, "f/.zarray")["filters"],
+            json!([{"id": "fletcher32"}, {"id": "shuffle", "elementsize": 4}, {"id": "zlib", "level": 5}])
+        );
+        let chain8: &[(u32, &[u32])] = &[(3, &[]), (2, &[8]), (1, &[5])];
+        let src = Mock(HashMap::from([(f8.0, with(float(8), chain8))]));
+        let e = run_refs(&ds, &src, &["d"]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("variable \"/d\" cannot be referenced as Zarr chunks: its shuffle filter runs on a buffer that is not whole 8-byte elements"),
+            "{e}"
+        );
+        // shuffle first is fine on doubles; szip is not
+        let src = Mock(HashMap::from([(
+            f8.0,
+            with(float(8), &[(2, &[8]), (3, &[])]),
+        )]));
+        assert!(run_refs(&ds, &src, &["d"]).is_ok());
+        let src = Mock(HashMap::from([(f8.0, with(float(8), &[(4, &[141, 32])]))]));
+        let e = run_refs(&ds, &src, &["d"]).unwrap_err().to_string();
+        assert!(
+            e.contains("its filter 4 (szip) cannot be referenced: numcodecs has no szip codec; rewrite it with filters numcodecs decodes (e.g. nccopy-rs -F 'd,zstd,3' in.nc out.nc"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn compounds_are_structured_dtypes_when_packed_with_scalar_fields() {
+        let mut ds = Dataset::new("t");
+        let x = ds.add_dim(ROOT, "x", 2, false);
+        let t = ds.add_type(
+            ROOT,
+            "rec_t",
+            UserTypeKind::Compound {
+                size: 0,
+                fields: vec![],
+            },
+        );
+        let v = ds.add_var(ROOT, "r", NcType::User(t), vec![x]);
+        let field = |name: &str, offset, dims: Vec<usize>, ty| StoredField {
+            name: name.into(),
+            offset,
+            dims,
+            ty,
+        };
+        let i2 = StoredType::Int {
+            size: 2,
+            signed: true,
+            big_endian: false,
+        };
+        let packed = StoredType::Compound {
+            size: 8,
+            fields: vec![
+                field("a", 0, vec![], i2.clone()),
+                field("s", 2, vec![], StoredType::Text { size: 2 }),
+                field("o", 4, vec![], StoredType::Opaque { size: 4 }),
+            ],
+        };
+        let src = Mock(HashMap::from([(
+            v.0,
+            chunks(packed, vec![2], vec![range(vec![0], 0, 16)]),
+        )]));
+        let (refs, _) = run_refs(&ds, &src, &[]).unwrap();
+        assert_eq!(
+            meta(&refs, "r/.zarray")["dtype"],
+            json!([["a", "<i2"], ["s", "|S2"], ["o", "|V4"]])
+        );
+        let padded = StoredType::Compound {
+            size: 16,
+            fields: vec![
+                field("a", 0, vec![], i2.clone()),
+                field(
+                    "b",
+                    8,
+                    vec![],
+                    StoredType::Float {
+                        size: 8,
+                        big_endian: false,
+                    },
+                ),
+            ],
+        };
+        let src = Mock(HashMap::from([(
+            v.0,
+            chunks(padded, vec![2], vec![range(vec![0], 0, 32)]),
+        )]));
+        let e = run_refs(&ds, &src, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("its compound type \"rec_t\" has 6 padding bytes before field \"b\""),
+            "{e}"
+        );
+        let array = StoredType::Compound {
+            size: 6,
+            fields: vec![field("a", 0, vec![3], i2)],
+        };
+        let src = Mock(HashMap::from([(
+            v.0,
+            chunks(array, vec![2], vec![range(vec![0], 0, 12)]),
+        )]));
+        let e = run_refs(&ds, &src, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("field \"a\" that is an array or a compound"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn decoded_chunks_are_re_encoded_with_the_filters_and_padded_with_fill() {
+        let mut ds = Dataset::new("t");
+        let x = ds.add_dim(ROOT, "x", 5, false);
+        let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Short), vec![x]);
+        ds.var_mut(v).data = Some(Values::Short(vec![1, 2, 3, 4, 5]));
+        let Placement::Chunks(mut m) = chunks(
+            StoredType::Int {
+                size: 2,
+                signed: true,
+                big_endian: true,
+            },
+            vec![3],
+            vec![
+                range(vec![0], 100, 7),
+                StoredChunk {
+                    index: vec![1],
+                    bytes: ChunkBytes::Decoded,
+                },
+            ],
+        ) else {
+            unreachable!()
+        };
+        m.filters = vec![FilterSpec {
+            id: 1,
+            params: vec![4],
+        }];
+        m.fill = Some(vec![0x7f, 0xff]);
+        let src = Mock(HashMap::from([(v.0, Placement::Chunks(m))]));
+        let (refs, _) = run_refs(&ds, &src, &[]).unwrap();
+        assert_eq!(refs["v/0"], json!(["/data/in.nc", 100, 7]));
+        let packed = base64_of(&refs["v/1"]);
+        let mut z = flate2::read::ZlibDecoder::new(packed.as_slice());
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(&mut z, &mut raw).unwrap();
+        // elements 3 and 4 big-endian, then the edge padded with the stored fill
+        assert_eq!(raw, [0, 4, 0, 5, 0x7f, 0xff]);
+    }
+
+    #[test]
+    fn strided_records_strings_and_inlined_variables() {
+        let mut ds = Dataset::new("t");
+        let t = ds.add_dim(ROOT, "t", 3, true);
+        let x = ds.add_dim(ROOT, "x", 3, false);
+        let r = ds.add_var(ROOT, "r", NcType::Atomic(AtomicType::Float), vec![t, x]);
+        let s = ds.add_var(ROOT, "s", NcType::Atomic(AtomicType::String), vec![x]);
+        ds.var_mut(s).storage.chunk_sizes = Some(vec![2]);
+        ds.var_mut(s).data = Some(Values::String(vec![
+            Some(NcString::from_bytes("é".as_bytes().to_vec())),
+            None,
+            Some(NcString::from_bytes(b"end".to_vec())),
+        ]));
+        let c = ds.add_var(ROOT, "c", NcType::Atomic(AtomicType::Int), vec![x]);
+        ds.var_mut(c).data = Some(Values::Int(vec![7, -8, 9]));
+        let big = ds.add_var(ROOT, "big", NcType::Atomic(AtomicType::Double), vec![t, x]);
+        let elsewhere = || Placement::Elsewhere {
+            why: "compact storage (inside the object header)".into(),
+        };
+        let src = Mock(HashMap::from([
+            (
+                r.0,
+                Placement::Chunks(ChunkMap {
+                    elem: StoredType::Float {
+                        size: 4,
+                        big_endian: true,
+                    },
+                    chunk: vec![1, 3],
+                    filters: vec![],
+                    fill: None,
+                    file: None,
+                    chunks: StoredChunks::Strided {
+                        offset: 1000,
+                        stride: 40,
+                        len: 12,
+                        count: 3,
+                    },
+                }),
+            ),
+            (c.0, elsewhere()),
+            (big.0, elsewhere()),
+        ]));
+        let (refs, _) = run_refs(&ds, &src, &["r", "/s", "c"]).unwrap();
+        assert_eq!(refs["r/2.0"], json!(["/data/in.nc", 1080, 12]));
+        assert!(refs.get("big/.zarray").is_none());
+        // strings: vlen-utf8, the edge chunk padded with empty strings
+        assert_eq!(meta(&refs, "s/.zarray")["dtype"], "|O");
+        assert_eq!(
+            base64_of(&refs["s/1"]),
+            [2, 0, 0, 0, 3, 0, 0, 0, b'e', b'n', b'd', 0, 0, 0, 0]
+        );
+        assert_eq!(
+            &base64_of(&refs["s/0"])[..10],
+            [2, 0, 0, 0, 2, 0, 0, 0, 0xc3, 0xa9]
+        );
+        // a small variable without a byte range: inline, little-endian
+        assert_eq!(meta(&refs, "c/.zarray")["dtype"], "<i4");
+        assert_eq!(
+            base64_of(&refs["c/0"]),
+            [7, 0, 0, 0, 0xf8, 0xff, 0xff, 0xff, 9, 0, 0, 0]
+        );
+        // a larger one is refused; a name that is no variable too
+        let opts = ReferenceOptions {
+            inline_limit: 8,
+            vars: vec!["big".into()],
+            ..Default::default()
+        };
+        let e = write_references(&ds, &src, &opts, &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("stored as compact storage (inside the object header), which has no byte range to reference, and its 72 bytes are more than the 8 that are inlined"),
+            "{e}"
+        );
+        let e = run_refs(&ds, &src, &["/nosuch"]).unwrap_err().to_string();
+        assert_eq!(e, "/nosuch: No such variable");
     }
 }
