@@ -54,6 +54,12 @@ use crate::write::{attrs_object, non_utf8_text, place, MetaStyle, NczarrLayout};
 /// shuffle, fletcher32, bzip2 (`bz2`), blosc, zstd.
 const REFERENCEABLE: [u32; 6] = [1, 2, 3, 307, 32001, 32015];
 
+/// Largest chunk (decoded bytes) re-encoded inline.
+const MAX_REENCODED: u64 = 1 << 30;
+
+/// Largest number of strings in one inline `vlen-utf8` chunk.
+const MAX_STRINGS_PER_CHUNK: u64 = 1 << 20;
+
 /// Options of [`write_references`].
 #[derive(Debug, Clone)]
 pub struct ReferenceOptions {
@@ -406,10 +412,23 @@ fn plan_var(
 
     // strings: the stored bytes are heap references; the values go inline
     if var.ty == NcType::Atomic(AtomicType::String) {
-        let chunk = match &var.storage.chunk_sizes {
-            Some(c) if c.len() == rank && !c.contains(&0) => c.clone(),
+        // our own chunking of the inline copy: the stored one clamped to the shape (no edge
+        // padding), halved along its longest dimension while over MAX_STRINGS_PER_CHUNK
+        let mut chunk = match &var.storage.chunk_sizes {
+            Some(c) if c.len() == rank && !c.contains(&0) => {
+                c.iter().zip(&whole).map(|(&c, &n)| c.min(n)).collect()
+            }
             _ => whole,
         };
+        while chunk
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b))
+            .is_none_or(|n| n > MAX_STRINGS_PER_CHUNK)
+        {
+            if let Some(c) = chunk.iter_mut().max() {
+                *c = c.div_ceil(2);
+            }
+        }
         let fill = match att_fill.map(|a| &a.values) {
             Some(Values::String(s)) => match s.first().and_then(Option::as_ref) {
                 Some(x) => x.as_str().map_or(Value::Null, |t| Value::String(t.into())),
@@ -505,6 +524,18 @@ fn plan_var(
             c.index
         )));
     }
+    let chunk_bytes = map
+        .chunk
+        .iter()
+        .try_fold(map.elem.size() as u64, |a, &b| a.checked_mul(b))
+        .filter(|&b| b <= MAX_REENCODED);
+    if let (Some(c), None) = (decoded, chunk_bytes) {
+        return Err(refuse(format!(
+            "its chunk {:?} is stored unlike the others and must be re-encoded, but its chunks \
+             of {:?} elements are larger than the {MAX_REENCODED} bytes re-encoded; {LEAVE_OUT}",
+            c.index, map.chunk
+        )));
+    }
     let es = map.elem.size();
     let codecs = referenced_codecs(ds, v, &map).map_err(&refuse)?;
     let filters = if codecs.is_empty() {
@@ -517,7 +548,11 @@ fn plan_var(
         .zip(&map.chunk)
         .map(|(&n, &c)| n.div_ceil(c))
         .product();
-    let stored_fill = map.fill.clone().unwrap_or_else(|| vec![0u8; es]);
+    let stored_fill = map
+        .fill
+        .clone()
+        .filter(|f| f.len() == es)
+        .unwrap_or_else(|| vec![0u8; es]);
     let dtype = atomic_stored(&map.elem);
     // chunks never written read as the stored fill: that is the Zarr fill then
     let fill = if map.chunks.len() < grid && !shape.contains(&0) {
@@ -1015,10 +1050,22 @@ fn write_chunks(
                                 let vals = src.read(ds, p.var, &start, &count).map_err(read_err)?;
                                 let mut region_bytes = Vec::new();
                                 convert::encode(&vals, d, &mut region_bytes);
+                                let want: u64 = count.iter().product::<u64>() * *es as u64;
+                                if region_bytes.len() as u64 != want {
+                                    return Err(ZarrError::Source {
+                                        var: p.path.clone(),
+                                        msg: format!(
+                                            "chunk {:?} read as {} bytes, expected {want}",
+                                            c.index,
+                                            region_bytes.len()
+                                        ),
+                                    });
+                                }
+                                // bounded by MAX_REENCODED at planning
                                 let n = p.chunk.iter().product::<u64>() as usize;
                                 let mut buf = fill.repeat(n);
                                 if start.is_empty() {
-                                    buf.copy_from_slice(&region_bytes[..*es]);
+                                    buf.copy_from_slice(&region_bytes);
                                 } else {
                                     place(&region_bytes, &count, &p.chunk, *es, &mut buf);
                                 }
