@@ -10,6 +10,7 @@ const SHOW: &str = "What to show";
 const LAYOUT: &str = "How data is written";
 const ACCESS: &str = "Access and diagnostics";
 const TOOL: &str = "This tool";
+const REFS: &str = "Virtual Zarr (kerchunk references)";
 
 /// Print a netCDF dataset as CDL text (or NcML with -x, JSON with -j), as netCDF-C's ncdump does.
 #[derive(Parser, Debug)]
@@ -56,6 +57,23 @@ pub struct Args {
     /// -Xp: never print _NCProperties; -XF: print the type of every _FillValue; -Xm: accepted
     #[arg(short = 'X', value_name = "p|F|m", action = ArgAction::Append, help_heading = SHOW)]
     pub extra: Vec<String>,
+    /// Print a kerchunk reference file (JSON) instead of CDL: Zarr v2 metadata and the byte
+    /// range of every chunk, so that fsspec/xarray read the file as Zarr in place (-v selects
+    /// variables)
+    #[arg(
+        long = "kerchunk",
+        help_heading = REFS,
+        conflicts_with_all = [
+            "coords", "header", "groups", "kind", "kind_ext", "special", "filters", "ncml",
+            "extra", "brief", "full", "line_len", "name", "precision", "sigdigs", "time",
+            "iso_time",
+        ]
+    )]
+    pub kerchunk: bool,
+    /// With --kerchunk: the URL the references point at (default: the input's absolute path,
+    /// or its URL as given)
+    #[arg(long = "kerchunk-url", value_name = "URL", requires = "kerchunk", help_heading = REFS)]
+    pub kerchunk_url: Option<String>,
     /// Brief index annotations in the data, C (0-based) or Fortran (1-based) order
     #[arg(short = 'b', value_name = "c|f", help_heading = LAYOUT)]
     pub brief: Option<String>,

@@ -163,6 +163,18 @@ fn run(
     for w in opened.warnings() {
         eprintln!("ncdump: warning: {}: {w}", file.display());
     }
+    if args.kerchunk {
+        let req = nc_dispatch::ReferenceRequest {
+            url: args.kerchunk_url.clone(),
+            vars: opts.vars.clone(),
+        };
+        let warnings = nc_dispatch::write_references(&opened, file, &req, out)
+            .context("writing kerchunk references")?;
+        for w in warnings {
+            eprintln!("ncdump: warning: {}: {w}", file.display());
+        }
+        return Ok(());
+    }
     if args.kind {
         let f = opened
             .dataset()

@@ -9,7 +9,8 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use nc_dataset::{
-    AtomicType, Attribute, DataError, DataSource, Dataset, Format, NcType, Values, VarId, ROOT,
+    AtomicType, Attribute, ChunkBytes, ChunkMap, DataError, DataSource, Dataset, Format, NcType,
+    Placement, StoredChunk, StoredChunks, StoredType, Values, VarId, ROOT,
 };
 
 use crate::cursor::Cursor;
@@ -738,9 +739,117 @@ impl DataSource for ClassicFile {
                 .map_err(DataError::from),
         )
     }
+
+    fn placement(&self, ds: &Dataset, var: VarId) -> Option<Result<Placement, DataError>> {
+        let own = self.own_var(ds, var);
+        Some(
+            self.chunk_map(own)
+                .map(Placement::Chunks)
+                .map_err(DataError::from),
+        )
+    }
 }
 
+/// Records of one record variable are grouped into chunks of about this many bytes when
+/// they lie back to back (a file with a single record variable).
+const RECORD_CHUNK_TARGET: u64 = 8 << 20;
+
 impl ClassicFile {
+    /// Where variable `var`'s data is: a non-record variable is one chunk of its whole shape at
+    /// `begin`; a record variable is one chunk per record at `begin + r * recsize`, or, when
+    /// its records lie back to back (a single record variable), chunks of as many whole records
+    /// as divide the record count and stay near [`RECORD_CHUNK_TARGET`] bytes. Elements are
+    /// big-endian, unfiltered; nothing is unwritten.
+    ///
+    /// # Errors
+    /// Unknown variable, or data past the end of the file.
+    pub fn chunk_map(&self, var: VarId) -> Result<ChunkMap, ClassicError> {
+        let vh = self
+            .header
+            .vars
+            .get(var.0)
+            .ok_or(ClassicError::NoSuchVar(var.0))?;
+        let name = self.ds.vars[var.0].name.as_str();
+        let size = ext_size(vh.ty) as usize;
+        let big_endian = size > 1;
+        let elem = match vh.ty {
+            AtomicType::Char => StoredType::Text { size: 1 },
+            AtomicType::Float | AtomicType::Double => StoredType::Float { size, big_endian },
+            t => StoredType::Int {
+                size,
+                signed: matches!(
+                    t,
+                    AtomicType::Byte | AtomicType::Short | AtomicType::Int | AtomicType::Int64
+                ),
+                big_endian,
+            },
+        };
+        let past = |end: u64| ClassicError::DataPastEof {
+            var: name.to_string(),
+            end,
+            file_len: self.backing.len(),
+        };
+        let check = |end: Option<u64>| match end {
+            Some(e) if e <= self.backing.len() => Ok(()),
+            e => Err(past(e.unwrap_or(u64::MAX))),
+        };
+        let whole: Vec<u64> = vh.shape.iter().map(|&n| n.max(1)).collect();
+        let empty = vh.bytes == 0 || vh.shape.contains(&0);
+        let (chunk, chunks) = if !vh.record {
+            let chunks = if empty {
+                Vec::new()
+            } else {
+                check(vh.begin.checked_add(vh.bytes))?;
+                vec![StoredChunk {
+                    index: vec![0; vh.shape.len()],
+                    bytes: ChunkBytes::Range {
+                        offset: vh.begin,
+                        len: vh.bytes,
+                    },
+                }]
+            };
+            (whole, StoredChunks::List(chunks))
+        } else {
+            let numrecs = vh.shape.first().copied().unwrap_or(0);
+            // records back to back: several per chunk, a divisor of the record count so that
+            // the last chunk is whole (a Zarr edge chunk is stored whole)
+            let per = if vh.bytes == self.header.recsize && vh.bytes > 0 {
+                let most = (RECORD_CHUNK_TARGET / vh.bytes).clamp(1, numrecs.max(1));
+                (1..=most).rev().find(|k| numrecs % k == 0).unwrap_or(1)
+            } else {
+                1
+            };
+            let mut chunk = whole;
+            if let Some(c) = chunk.first_mut() {
+                *c = per;
+            }
+            let count = if empty { 0 } else { numrecs / per };
+            if count > 0 {
+                let last = (count - 1)
+                    .checked_mul(per)
+                    .and_then(|r| r.checked_mul(self.header.recsize))
+                    .and_then(|o| o.checked_add(vh.begin))
+                    .and_then(|o| o.checked_add(vh.bytes.checked_mul(per)?));
+                check(last)?;
+            }
+            let chunks = StoredChunks::Strided {
+                offset: vh.begin,
+                stride: self.header.recsize.saturating_mul(per),
+                len: vh.bytes.saturating_mul(per),
+                count,
+            };
+            (chunk, chunks)
+        };
+        Ok(ChunkMap {
+            elem,
+            chunk,
+            filters: Vec::new(),
+            fill: None,
+            file: None,
+            chunks,
+        })
+    }
+
     /// `var` of `ds` as a variable of this file: the same index when the names agree, else
     /// found by name (a subset or modified copy of this file's dataset).
     fn own_var(&self, ds: &Dataset, var: VarId) -> VarId {

@@ -8,6 +8,7 @@
 mod fill;
 mod model;
 mod ncstring;
+mod placement;
 pub mod quantize;
 mod source;
 mod storage;
@@ -17,6 +18,7 @@ mod values;
 pub use fill::*;
 pub use model::*;
 pub use ncstring::*;
+pub use placement::*;
 pub use source::*;
 pub use storage::*;
 pub use types::*;

@@ -60,6 +60,15 @@ pub trait DataSource: Sync {
         let _ = (ds, var, start, count);
         false
     }
+
+    /// Where variable `var`'s values are stored ([`crate::Placement`]: chunks as byte ranges of
+    /// a file, or why they have none), for a writer of references that points at the bytes in
+    /// place (`ncdump-rs --kerchunk`). `None`: this source cannot say (data in memory, a Zarr
+    /// store, a source that transforms what it reads).
+    fn placement(&self, ds: &Dataset, var: VarId) -> Option<Result<crate::Placement, DataError>> {
+        let _ = (ds, var);
+        None
+    }
 }
 
 /// Data held in memory in [`crate::Variable::data`]; missing data and missing tails read as fill.

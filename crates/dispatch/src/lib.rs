@@ -11,6 +11,7 @@ mod kind;
 mod open;
 mod process;
 mod quantize;
+mod references;
 
 pub use about::{exit, set_threads, version_text, THREADS_ENV};
 pub use cleanup::{
@@ -24,3 +25,4 @@ pub use failure::{Failure, Side};
 pub use kind::*;
 pub use open::*;
 pub use process::tune_allocator;
+pub use references::{reference_url, write_references, ReferenceRequest};

@@ -73,6 +73,8 @@ pub(crate) struct H5 {
     /// The directory of the file when opened from a path: where relative external raw data
     /// file names are looked for first.
     pub dir: Option<std::path::PathBuf>,
+    /// The file's path when opened from one (as given): where references to its bytes point.
+    pub path: Option<std::path::PathBuf>,
     gheaps: Mutex<HashMap<u64, Arc<GlobalHeapCollection>>>,
     own_headers: Mutex<HashMap<u64, Arc<ObjectHeader>>>,
     /// The shared message indexes (message type flags, fractal heap address) of the file's
@@ -179,6 +181,7 @@ impl H5 {
         let mut h5 = H5::from_file(file)?;
         let base = h5.file.superblock().base_address;
         h5.dir = path.parent().map(Path::to_path_buf);
+        h5.path = Some(path.to_path_buf());
         h5.direct = std::fs::File::open(path)
             .ok()
             .map(|file| direct::Direct { file, base });
@@ -205,6 +208,7 @@ impl H5 {
             file,
             direct: None,
             dir: None,
+            path: None,
             os,
             ls,
             gheaps: Mutex::new(HashMap::new()),
@@ -224,6 +228,12 @@ impl H5 {
             })?;
         }
         Ok(h5)
+    }
+
+    /// The base address: HDF5 addresses are relative to it (it is the superblock's offset
+    /// when the file has a user block), so file offset = base + address.
+    pub fn base(&self) -> u64 {
+        self.file.superblock().base_address
     }
 
     pub fn superblock_version(&self) -> u8 {

@@ -265,6 +265,29 @@ impl DataSource for Nc4File {
             .raw_chunk(var, name, info, offsets, chunk, chain)
     }
 
+    fn placement(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+    ) -> Option<Result<nc_dataset::Placement, DataError>> {
+        let info = self.vars.get(var.0).and_then(Option::as_ref)?;
+        let name = &ds.vars.get(var.0)?.name;
+        let placement = self
+            .reader(info)
+            .placement(var, name, info, &ds.shape(var))
+            .map(|p| match p {
+                // bytes in another file (an external link's target): say which
+                nc_dataset::Placement::Chunks(mut m) if m.file.is_none() => {
+                    if info.file.path.is_some() && info.file.path != self.path {
+                        m.file.clone_from(&info.file.path);
+                    }
+                    nc_dataset::Placement::Chunks(m)
+                }
+                p => p,
+            });
+        Some(placement.map_err(|e| DataError::from(self.in_file(e))))
+    }
+
     fn unwritten(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> bool {
         let Some(info) = self.vars.get(var.0).and_then(Option::as_ref) else {
             return false;

@@ -10,7 +10,10 @@ use hdf5_reader::io::Cursor;
 use hdf5_reader::messages::datatype::{Datatype, StringSize};
 use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
 use hdf5_reader::ByteOrder;
-use nc_dataset::{Dataset, FilterSpec, VarId};
+use nc_dataset::{
+    ChunkBytes, ChunkMap, Dataset, FilterSpec, Placement, StoredChunk, StoredChunks, StoredField,
+    StoredType, VarId,
+};
 use rayon::prelude::*;
 
 use crate::convert::Decoder;
@@ -732,6 +735,176 @@ impl Reader<'_> {
         })
     }
 
+    /// Where variable `var`'s stored bytes are, for references to them in place
+    /// ([`nc_dataset::Placement`]); `shape` is its netCDF shape (longer than the HDF5 extent
+    /// along an unlimited dimension that grew through another variable: fill there).
+    pub(crate) fn placement(
+        &self,
+        var: VarId,
+        name: &str,
+        info: &VarInfo,
+        shape: &[u64],
+    ) -> Result<Placement, Hdf5Error> {
+        let what = format!("variable \"{name}\"");
+        let elsewhere = |why: &str| {
+            Ok(Placement::Elsewhere {
+                why: why.to_string(),
+            })
+        };
+        if info.virt.is_some() {
+            return elsewhere("a virtual dataset (its values come from other datasets)");
+        }
+        let Some(elem) = stored_type(&info.dt, 0) else {
+            return elsewhere(
+                "variable-length data (references into the file's global heap, not the values)",
+            );
+        };
+        if elem.size() != info.elem_size || shape.len() != info.shape.len() {
+            return elsewhere("elements stored otherwise than netCDF reads them");
+        }
+        let file_len = self.h5.storage().len();
+        let base = self.h5.base();
+        let rank = shape.len();
+        let whole: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
+        let elems = info.shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
+        let bytes = elems.and_then(|n| n.checked_mul(info.elem_size as u64));
+        let Some(bytes) = bytes else {
+            return Err(Hdf5Error::invalid(what, "size overflows"));
+        };
+        let map = |chunk: Vec<u64>, chunks: Vec<StoredChunk>, file| {
+            Placement::Chunks(ChunkMap {
+                elem: elem.clone(),
+                chunk,
+                filters: info.filters.clone(),
+                fill: info.fill.clone(),
+                file,
+                chunks: StoredChunks::List(chunks),
+            })
+        };
+        // one chunk of the whole variable (contiguous storage), whose bytes are `range`
+        let one = |range: Option<(u64, u64)>, file| {
+            let chunks = match range {
+                _ if bytes == 0 => Vec::new(),
+                None => Vec::new(),
+                // a dimension longer than the stored extent reads as fill past it
+                Some(_) if shape != info.shape.as_slice() => vec![StoredChunk {
+                    index: vec![0; rank],
+                    bytes: ChunkBytes::Decoded,
+                }],
+                Some((offset, len)) => vec![StoredChunk {
+                    index: vec![0; rank],
+                    bytes: ChunkBytes::Range { offset, len },
+                }],
+            };
+            map(whole.clone(), chunks, file)
+        };
+        match &info.layout {
+            DataLayout::Compact { .. } => elsewhere("compact storage (inside the object header)"),
+            DataLayout::Contiguous { .. } if info.external.is_some() => {
+                let slots = info.external.as_deref().unwrap_or_default();
+                match slots {
+                    [(file, offset, size)] if *size >= bytes => {
+                        let path = self.external_path(file);
+                        Ok(one(Some((*offset, bytes)), Some(path)))
+                    }
+                    _ => elsewhere("external raw data in more than one segment"),
+                }
+            }
+            DataLayout::Contiguous { address, .. } => {
+                if Cursor::is_undefined_offset(*address, self.h5.os) {
+                    return Ok(one(None, None));
+                }
+                let offset = base
+                    .checked_add(*address)
+                    .filter(|&o| o.checked_add(bytes).is_some_and(|e| e <= file_len + base))
+                    .ok_or_else(|| {
+                        Hdf5Error::invalid(
+                            &what,
+                            format!(
+                                "{bytes} bytes at {address:#x} run past the end of the \
+                                 {file_len}-byte file (truncated?)"
+                            ),
+                        )
+                    })?;
+                Ok(one(Some((offset, bytes)), None))
+            }
+            DataLayout::Chunked {
+                address,
+                dims,
+                chunk_indexing,
+                ..
+            } => {
+                if dims.len() != rank || dims.contains(&0) {
+                    return Err(Hdf5Error::invalid(
+                        what,
+                        format!("chunk shape {dims:?} does not fit rank {rank}"),
+                    ));
+                }
+                let chunk: Vec<u64> = dims.iter().map(|&c| u64::from(c)).collect();
+                if Cursor::is_undefined_offset(*address, self.h5.os) {
+                    return Ok(map(chunk, Vec::new(), None));
+                }
+                let chunk_bytes = chunk
+                    .iter()
+                    .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(b))
+                    .ok_or_else(|| Hdf5Error::invalid(&what, "chunk size overflows"))?;
+                let entries = self.entries(
+                    var,
+                    info,
+                    *address,
+                    dims,
+                    chunk_indexing.as_ref(),
+                    chunk_bytes,
+                    &what,
+                )?;
+                let ext = &info.shape;
+                let nfilters = info.filters.len().min(32);
+                let mut chunks = Vec::with_capacity(entries.len());
+                for e in entries.iter() {
+                    if e.offsets.len() != rank || (0..rank).any(|d| e.offsets[d] % chunk[d] != 0) {
+                        return Err(Hdf5Error::invalid(
+                            what,
+                            format!(
+                                "chunk at {:?} is not on the chunk grid {chunk:?}",
+                                e.offsets
+                            ),
+                        ));
+                    }
+                    // past the stored extent: HDF5 reads fill there, whatever the chunk holds
+                    if (0..rank).any(|d| e.offsets[d] >= ext[d] || e.offsets[d] >= shape[d]) {
+                        continue;
+                    }
+                    let index = (0..rank).map(|d| e.offsets[d] / chunk[d]).collect();
+                    let skipped = e.filter_mask & ((1u64 << nfilters) - 1) as u32 != 0;
+                    // partly past the stored extent inside the netCDF shape: fill there
+                    let straddles =
+                        (0..rank).any(|d| e.offsets[d] + chunk[d] > ext[d] && shape[d] > ext[d]);
+                    let bytes = if skipped || straddles {
+                        ChunkBytes::Decoded
+                    } else {
+                        let end = e.address.checked_add(e.size);
+                        if end.is_none_or(|end| end > file_len) {
+                            return Err(Hdf5Error::invalid(
+                                what,
+                                format!(
+                                    "chunk at {:?}: {} bytes at {:#x} run past the end of the \
+                                     {file_len}-byte file (truncated?)",
+                                    e.offsets, e.size, e.address
+                                ),
+                            ));
+                        }
+                        ChunkBytes::Range {
+                            offset: base.saturating_add(e.address),
+                            len: e.size,
+                        }
+                    };
+                    chunks.push(StoredChunk { index, bytes });
+                }
+                Ok(map(chunk, chunks, None))
+            }
+        }
+    }
+
     /// A decoded chunk from the cache.
     fn cached(&self, key: (usize, u64)) -> Option<Arc<Vec<u8>>> {
         self.cache
@@ -1133,6 +1306,64 @@ fn unpack_int_bits(
             }
         }
     }
+}
+
+/// The stored layout of an HDF5 datatype ([`StoredType`]), `None` for what has no fixed-size
+/// representation of its values (variable-length strings and sequences, references) or no
+/// netCDF meaning (bitfields).
+fn stored_type(dt: &Datatype, depth: usize) -> Option<StoredType> {
+    if depth > 32 {
+        return None;
+    }
+    Some(match dt {
+        Datatype::FixedPoint {
+            size,
+            signed,
+            byte_order,
+        } if matches!(size, 1 | 2 | 4 | 8) => StoredType::Int {
+            size: usize::from(*size),
+            signed: *signed,
+            big_endian: *size > 1 && *byte_order == ByteOrder::BigEndian,
+        },
+        Datatype::FloatingPoint { size, byte_order } if matches!(size, 2 | 4 | 8) => {
+            StoredType::Float {
+                size: usize::from(*size),
+                big_endian: *byte_order == ByteOrder::BigEndian,
+            }
+        }
+        Datatype::String {
+            size: StringSize::Fixed(n),
+            ..
+        } => StoredType::Text { size: *n as usize },
+        Datatype::Enum { base, .. } => stored_type(base, depth + 1)?,
+        Datatype::Opaque { size, .. } => StoredType::Opaque {
+            size: *size as usize,
+        },
+        Datatype::Compound { size, fields } => StoredType::Compound {
+            size: *size as usize,
+            fields: fields
+                .iter()
+                .map(|f| {
+                    let (base, dims) = match &f.datatype {
+                        Datatype::Array { base, dims } => (
+                            base.as_ref(),
+                            dims.iter()
+                                .map(|&d| usize::try_from(d).ok())
+                                .collect::<Option<Vec<usize>>>()?,
+                        ),
+                        other => (other, Vec::new()),
+                    };
+                    Some(StoredField {
+                        name: f.name.clone(),
+                        offset: f.byte_offset as usize,
+                        dims,
+                        ty: stored_type(base, depth + 1)?,
+                    })
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+        _ => return None,
+    })
 }
 
 /// Where plugins were looked for, and what to do: the cure of a missing-filter error.

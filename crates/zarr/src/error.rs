@@ -164,6 +164,27 @@ pub enum ZarrError {
         /// The value, shown with its bytes that are not UTF-8 escaped.
         value: NcString,
     },
+    /// A variable whose stored bytes a reference file cannot point at.
+    #[error("variable \"{var}\" cannot be referenced as Zarr chunks: {why}")]
+    NotReferenceable {
+        /// Full variable path.
+        var: String,
+        /// Why, and the cure.
+        why: String,
+    },
+    /// A variable named for selection (`-v`) that the dataset does not have.
+    #[error("{name}: No such variable")]
+    NoSuchVariable {
+        /// The name as given.
+        name: String,
+    },
+    /// Writing the output failed.
+    #[error("writing the references: {source}")]
+    Output {
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Reading data from the source dataset failed while writing.
     #[error("variable \"{var}\": reading source data: {msg}")]
     Source {

@@ -7,6 +7,8 @@
 //! - [`Store`], [`DirStore`], [`ZipStore`]: the key → bytes map.
 //! - [`ZarrFile`]: open, [`ZarrFile::dataset`], and [`nc_dataset::DataSource`] reads.
 //! - [`write_store`] with [`ZarrWriteOptions`]: write a dataset as NCZarr or pure Zarr.
+//! - [`write_references`] with [`ReferenceOptions`]: a kerchunk reference file (virtual Zarr)
+//!   pointing at the bytes of a classic or netCDF-4 file in place.
 //!
 //! Specification: netCDF-C "The NetCDF NCZarr Implementation" (`/work/shared/spec/nczarr.txt`),
 //! the Zarr v2 storage specification, and the NCZarr filter proposal.
@@ -17,6 +19,7 @@ mod convert;
 mod dtype;
 mod error;
 pub mod json;
+mod kerchunk;
 mod location;
 mod meta;
 mod read;
@@ -26,6 +29,7 @@ mod v3write;
 mod write;
 
 pub use error::ZarrError;
+pub use kerchunk::{write_references, ReferenceOptions};
 pub use location::{check_mode_words, parse_location, StorageKind, ZarrLocation, KNOWN_MODE_WORDS};
 pub use read::ZarrFile;
 pub use store::{copy_store, DirStore, MemStore, Store, ZipStore};

@@ -108,9 +108,18 @@ struct Ctx<'a> {
     registry: std::sync::Arc<Registry>,
 }
 
-impl Ctx<'_> {
+/// How metadata is spelled: pure Zarr or NCZarr, and which NCZarr layout.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MetaStyle {
+    /// Pure Zarr (no NCZarr keys, char as `|S1`).
+    pub pure: bool,
+    /// NCZarr metadata spelling.
+    pub layout: NczarrLayout,
+}
+
+impl MetaStyle {
     fn key(&self, lower: &str) -> String {
-        match self.opts.layout {
+        match self.layout {
             NczarrLayout::NetcdfC490 => lower.to_ascii_uppercase(),
             NczarrLayout::Documented | NczarrLayout::NetcdfC410 => lower.to_string(),
         }
@@ -120,7 +129,7 @@ impl Ctx<'_> {
         if self.pure {
             "|S1"
         } else {
-            match self.opts.layout {
+            match self.layout {
                 NczarrLayout::NetcdfC490 => "<U1",
                 NczarrLayout::Documented | NczarrLayout::NetcdfC410 => ">S1",
             }
@@ -129,7 +138,29 @@ impl Ctx<'_> {
 
     /// 4.10: the NCZarr keys live in `.zattrs`.
     fn in_zattrs(&self) -> bool {
-        self.opts.layout == NczarrLayout::NetcdfC410
+        self.layout == NczarrLayout::NetcdfC410
+    }
+}
+
+impl Ctx<'_> {
+    fn style(&self) -> MetaStyle {
+        MetaStyle {
+            pure: self.pure,
+            layout: self.opts.layout,
+        }
+    }
+
+    fn key(&self, lower: &str) -> String {
+        self.style().key(lower)
+    }
+
+    fn char_dtype(&self) -> &'static str {
+        self.style().char_dtype()
+    }
+
+    /// 4.10: the NCZarr keys live in `.zattrs`.
+    fn in_zattrs(&self) -> bool {
+        self.style().in_zattrs()
     }
 
     fn put_json(&self, key: &str, v: &Value) -> Result<(), ZarrError> {
@@ -260,7 +291,7 @@ fn check_model(ds: &Dataset) -> Result<(), ZarrError> {
 }
 
 /// The first text of `v` that is not UTF-8: a char attribute's text, or one of its strings.
-fn non_utf8_text(v: &Values) -> Option<NcString> {
+pub(crate) fn non_utf8_text(v: &Values) -> Option<NcString> {
     match v {
         Values::Char(b) => {
             let b = char_att_text(b);
@@ -291,8 +322,8 @@ fn check_utf8(a: &nc_dataset::Attribute, what: impl Fn() -> String) -> Result<()
 }
 
 /// `.zattrs` content: attributes, then extra keys; `None` when there is nothing to write.
-fn attrs_object(
-    cx: &Ctx,
+pub(crate) fn attrs_object(
+    style: MetaStyle,
     owner: &str,
     atts: &[nc_dataset::Attribute],
     extra: Vec<(String, Value)>,
@@ -313,9 +344,9 @@ fn attrs_object(
                     what: format!("attribute \"{}\" of {owner}", a.name),
                     value: NcString::from(b),
                 })?;
-                (v, cx.char_dtype().replace('|', "<"))
+                (v, style.char_dtype().replace('|', "<"))
             }
-            AtomicType::String if cx.opts.layout == NczarrLayout::NetcdfC490 && !cx.pure => {
+            AtomicType::String if style.layout == NczarrLayout::NetcdfC490 && !style.pure => {
                 // 4.9.0 has no string type in NCZarr and refuses the whole store on an `|Sn`
                 // attribute type: the text goes as char, several strings joined by ", "
                 let text = match &a.values {
@@ -330,7 +361,7 @@ fn attrs_object(
                     what: format!("attribute \"{}\" of {owner}", a.name),
                     value: NcString::from(e.into_bytes()),
                 })?;
-                (Value::String(text), cx.char_dtype().replace('|', "<"))
+                (Value::String(text), style.char_dtype().replace('|', "<"))
             }
             AtomicType::String => {
                 let max = match &a.values {
@@ -369,9 +400,12 @@ fn attrs_object(
     let has_any = !atts.is_empty() || !extra.is_empty() || always;
     for (k, v) in extra {
         if k == "_NCProperties" {
-            types.insert(k.clone(), Value::String(cx.char_dtype().replace('|', "<")));
+            types.insert(
+                k.clone(),
+                Value::String(style.char_dtype().replace('|', "<")),
+            );
         }
-        if cx.in_zattrs() && k.starts_with("_nczarr_") {
+        if style.in_zattrs() && k.starts_with("_nczarr_") {
             types.insert(k.clone(), Value::String("|J0".into()));
         }
         obj.insert(k, v);
@@ -379,16 +413,16 @@ fn attrs_object(
     if !has_any {
         return Ok(None);
     }
-    if !cx.pure {
-        if cx.in_zattrs() {
-            types.insert(cx.key("_nczarr_attr"), Value::String("|J0".into()));
+    if !style.pure {
+        if style.in_zattrs() {
+            types.insert(style.key("_nczarr_attr"), Value::String("|J0".into()));
         }
         let t = if types.is_empty() {
             json!({})
         } else {
             json!({ "types": types })
         };
-        obj.insert(cx.key("_nczarr_attr"), t);
+        obj.insert(style.key("_nczarr_attr"), t);
     }
     Ok(Some(Value::Object(obj)))
 }
@@ -398,7 +432,8 @@ fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
     let grp = ds.group(g);
     if cx.opts.v3 {
         let owner = format!("group {}", ds.group_path(g));
-        let atts = attrs_object(cx, &owner, &grp.atts, Vec::new(), true)?.unwrap_or(json!({}));
+        let atts =
+            attrs_object(cx.style(), &owner, &grp.atts, Vec::new(), true)?.unwrap_or(json!({}));
         cx.put_json(
             &join(prefix, "zarr.json"),
             &json!({"zarr_format": 3, "node_type": "group", "attributes": atts}),
@@ -462,7 +497,7 @@ fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
     }
     cx.put_json(&join(prefix, ".zgroup"), &Value::Object(zgroup))?;
     let owner = format!("group {}", ds.group_path(g));
-    if let Some(z) = attrs_object(cx, &owner, &grp.atts, extra, false)? {
+    if let Some(z) = attrs_object(cx.style(), &owner, &grp.atts, extra, false)? {
         cx.put_json(&join(prefix, ".zattrs"), &z)?;
     }
     for v in &grp.vars {
@@ -819,7 +854,7 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         );
         meta.insert("codecs".into(), Value::Array(codecs_json));
         let mut atts = attrs_object(
-            cx,
+            cx.style(),
             &format!("variable \"{path}\""),
             &var.atts,
             Vec::new(),
@@ -913,7 +948,13 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         // after the attributes, before the NCZarr keys (the order netCDF-C writes)
         extra.insert(0, ("_ARRAY_DIMENSIONS".to_string(), json!(names)));
     }
-    if let Some(z) = attrs_object(cx, &format!("variable \"{path}\""), &var.atts, extra, false)? {
+    if let Some(z) = attrs_object(
+        cx.style(),
+        &format!("variable \"{path}\""),
+        &var.atts,
+        extra,
+        false,
+    )? {
         cx.put_json(&join(&vkey, ".zattrs"), &z)?;
     }
 
@@ -1186,7 +1227,7 @@ fn finish_chunk(p: &VarPlan, count: &[u64], region: Vec<u8>) -> Result<Option<Ve
 }
 
 /// Copy a C-order region of shape `count` into the top corner of a C-order chunk.
-fn place(region: &[u8], count: &[u64], chunks: &[u64], es: usize, buf: &mut [u8]) {
+pub(crate) fn place(region: &[u8], count: &[u64], chunks: &[u64], es: usize, buf: &mut [u8]) {
     let rank = count.len();
     let run = count[rank - 1] as usize * es;
     let rows: u64 = count[..rank - 1].iter().product();
