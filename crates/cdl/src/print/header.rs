@@ -12,11 +12,7 @@ use super::Printer;
 impl<'a> Printer<'a> {
     /// The effective file format: the dataset's, else the smallest that holds it.
     pub(super) fn format(&self) -> Format {
-        self.ds.format.unwrap_or(if self.ds.needs_enhanced_model() {
-            Format::Netcdf4
-        } else {
-            Format::Classic
-        })
+        self.format
     }
 
     pub(super) fn value_fmt(&self) -> ValueFmt<'a> {
