@@ -314,7 +314,12 @@ pub fn builtin_codecs() -> Vec<BuiltinCodec> {
         .iter()
         .map(|f| {
             let implementation = match f.id {
-                1 => format!("zlib-rs {} via flate2 {}", v("zlib-rs"), v("flate2")),
+                1 => format!(
+                    "libdeflate (bundled, libdeflater {}) encodes, zlib-rs {} via flate2 {} decodes",
+                    v("libdeflater"),
+                    v("zlib-rs"),
+                    v("flate2")
+                ),
                 307 => format!(
                     "libbzip2 {} (bundled, bzip2 crate {})",
                     v("bzip2-sys").split('+').nth(1).unwrap_or("?"),
