@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 const CRATES: &[&str] = &[
     "flate2",
     "zlib-rs",
+    "libdeflater",
     "bzip2",
     "bzip2-sys",
     "zstd",

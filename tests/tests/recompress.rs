@@ -300,7 +300,7 @@ print("\n".join(sorted(out)))
 
 /// A copy that keeps the chunk shape and the filters moves the stored chunks without decoding
 /// them: every chunk of the output is byte-identical to the input's, also for deflate chunks
-/// written by netCDF-C (zlib), which our deflate (zlib-rs) would encode differently.
+/// written by netCDF-C (zlib), which our deflate (libdeflate) would encode differently.
 #[test]
 fn same_chunks_and_filters_copy_stored_bytes() {
     let dir = tempdir("recompress-raw-copy");

@@ -81,6 +81,13 @@ pub trait Filter: Send + Sync {
     /// # Errors
     /// When the chunk is corrupt or truncated, or the codec fails.
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError>;
+    /// Told once, when a [`crate::Pipeline`] is assembled, the ids of the filters that encode
+    /// before this one (in application order). A codec whose settings depend on what its
+    /// input looks like uses it: deflate picks its libdeflate level differently after a byte
+    /// shuffle. The default ignores it.
+    fn after(&mut self, earlier: &[FilterId]) {
+        let _ = earlier;
+    }
 }
 
 /// Where a filter implementation comes from.

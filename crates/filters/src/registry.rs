@@ -244,7 +244,7 @@ impl Registry {
             let params = f.working_params(&s.params, &ctx);
             stages.push(f.build(&params, &ctx)?);
         }
-        Ok(Pipeline { stages, ctx })
+        Ok(Pipeline::from_filters(stages, ctx))
     }
 }
 
@@ -264,7 +264,7 @@ impl Registry {
             let f = self.get(s.id).ok_or_else(|| self.not_available(s.id))?;
             stages.push(f.build(&s.params, &ctx)?);
         }
-        Ok(Pipeline { stages, ctx })
+        Ok(Pipeline::from_filters(stages, ctx))
     }
 }
 
@@ -287,8 +287,13 @@ impl std::fmt::Debug for Pipeline {
 }
 
 impl Pipeline {
-    /// A pipeline of already configured filters.
-    pub fn from_filters(stages: Vec<Box<dyn Filter>>, ctx: FilterContext) -> Pipeline {
+    /// A pipeline of already configured filters (in application order); each is told which
+    /// filters encode before it ([`Filter::after`]).
+    pub fn from_filters(mut stages: Vec<Box<dyn Filter>>, ctx: FilterContext) -> Pipeline {
+        let ids: Vec<FilterId> = stages.iter().map(|s| s.id()).collect();
+        for (i, s) in stages.iter_mut().enumerate() {
+            s.after(&ids[..i]);
+        }
         Pipeline { stages, ctx }
     }
 

@@ -9,7 +9,7 @@ use super::Printer;
 impl<'a> Printer<'a> {
     /// The effective file format: the dataset's, else the smallest that holds it.
     pub(super) fn format(&self) -> Format {
-        super::special::effective_format(self.ds)
+        self.format
     }
 
     pub(super) fn value_fmt(&self) -> ValueFmt<'a> {
@@ -216,7 +216,7 @@ impl<'a> Printer<'a> {
         if let Some(a) = super::special::quantize_att(ds, v) {
             self.attribute(Some(v), var.group, &a, depth);
         }
-        for a in super::special::var_specials(ds, v, self.opts) {
+        for a in super::special::var_specials(ds, self.format, v, self.opts) {
             self.attribute(Some(v), var.group, &a, depth);
         }
     }
@@ -372,7 +372,7 @@ impl<'a> Printer<'a> {
     }
 
     fn global_specials(&mut self, depth: usize) {
-        for a in super::special::global_specials(self.ds, self.opts) {
+        for a in super::special::global_specials(self.ds, self.format, self.opts) {
             match &a.values {
                 Values::Char(text) => self.special_text_global(&a.name, text, depth),
                 _ => self.attribute(None, nc_dataset::ROOT, &a, depth),

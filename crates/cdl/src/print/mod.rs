@@ -18,7 +18,7 @@ mod values;
 #[cfg(test)]
 mod tests;
 
-use nc_dataset::{DataSource, Dataset, GroupId, VarId};
+use nc_dataset::{DataSource, Dataset, Format, GroupId, VarId};
 
 pub use json::print_json;
 pub use ncml::print_ncml;
@@ -190,6 +190,7 @@ fn print_slabbed(
         buf: Vec::with_capacity(1 << 16),
         slab_bytes,
         enum_col: 0,
+        format: special::effective_format(ds),
     };
     if let Err(e) = p.group(nc_dataset::ROOT, 0) {
         // as ncdump, everything printed before the failure (the header, the variables before
@@ -311,6 +312,10 @@ struct Printer<'a> {
     /// ncdump's line position for `types:` enum declarations: it does not count the
     /// indentation of a declaration's first line and carries over from one enum to the next
     enum_col: usize,
+    /// The effective file format, worked out once: deciding whether a dataset without one
+    /// needs the enhanced model looks at every variable and attribute, and the printer asks
+    /// for each variable it prints
+    format: Format,
 }
 
 impl Printer<'_> {

@@ -37,9 +37,15 @@ fn text(name: &str, value: &str) -> Attribute {
 }
 
 /// A variable's virtual attributes under `-s`, in ncdump's order (none for classic files).
-pub(super) fn var_specials(ds: &Dataset, v: VarId, opts: &DumpOptions) -> Vec<Attribute> {
+/// `fmt` is [`effective_format`], worked out once by the caller: it walks every variable.
+pub(super) fn var_specials(
+    ds: &Dataset,
+    fmt: Format,
+    v: VarId,
+    opts: &DumpOptions,
+) -> Vec<Attribute> {
     let mut out = Vec::new();
-    if !opts.special || effective_format(ds).is_classic_file() {
+    if !opts.special || fmt.is_classic_file() {
         return out;
     }
     let var = ds.var(v);
@@ -125,12 +131,11 @@ pub(super) fn var_specials(ds: &Dataset, v: VarId, opts: &DumpOptions) -> Vec<At
 
 /// The root group's virtual attributes under `-s` (`_NCProperties` unless `-Xp`,
 /// `_SuperblockVersion`, `_IsNetcdf4` for netCDF-4 files, then `_Format`).
-pub(super) fn global_specials(ds: &Dataset, opts: &DumpOptions) -> Vec<Attribute> {
+pub(super) fn global_specials(ds: &Dataset, fmt: Format, opts: &DumpOptions) -> Vec<Attribute> {
     let mut out = Vec::new();
     if !opts.special {
         return out;
     }
-    let fmt = effective_format(ds);
     if !fmt.is_classic_file() {
         let info = &ds.info;
         if let Some(p) = &info.nc_properties {

@@ -17,10 +17,11 @@
 
 use super::blosclz;
 use super::shuffle::{shuffle_bytes, unshuffle_bytes};
+use super::zlib_levels::{self, Framing};
 use super::{corrupt, Cursor};
 use crate::error::FilterError;
 use crate::filter::{Filter, FilterContext};
-use std::io::{Read, Write};
+use std::io::Read;
 
 const ID: u32 = 32001;
 const NAME: &str = "blosc";
@@ -156,12 +157,11 @@ impl Blosc {
         Ok(match self.codec {
             Codec::Lz4 => lz4_flex::block::compress(src),
             Codec::Zlib => {
-                let mut e = flate2::write::ZlibEncoder::new(
-                    Vec::new(),
-                    flate2::Compression::new(self.clevel),
-                );
-                e.write_all(src).map_err(|e| corrupt(ID, NAME, e))?;
-                e.finish().map_err(|e| corrupt(ID, NAME, e))?
+                // c-blosc passes clevel to zlib as its level
+                let mut out = Vec::new();
+                zlib_levels::compress(src, self.clevel, self.shuffle != 0, Framing::Zlib, &mut out)
+                    .map_err(|e| corrupt(ID, NAME, e))?;
+                out
             }
             Codec::Zstd => {
                 // blosc maps clevel 9 to zstd's highest levels; any level decodes the same

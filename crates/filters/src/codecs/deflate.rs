@@ -1,16 +1,21 @@
 //! Deflate, HDF5 filter 1 (`H5Z_FILTER_DEFLATE`): one parameter, the zlib level 0-9; the chunk
 //! is a zlib stream (RFC 1950 header, deflate data, Adler-32), as zlib's `compress2` writes.
+//! Encoding goes through libdeflate at the level that matches zlib's output size for the
+//! level asked for (see `zlib_levels.rs`); decoding through zlib-rs.
 
 use super::bad_params;
+use super::zlib_levels::{self, Framing};
 use crate::error::FilterError;
-use crate::filter::{Filter, FilterContext};
-use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use crate::filter::{Filter, FilterContext, FilterId};
+use flate2::{Decompress, FlushDecompress, Status};
 
 const ID: u32 = 1;
 const NAME: &str = "deflate";
 
 pub(crate) struct Deflate {
     level: u32,
+    /// A byte shuffle runs before this filter (see [`Filter::after`]).
+    shuffled: bool,
     limit: usize,
     /// Decoded size of a full chunk, when known: the output buffer is sized once.
     hint: Option<usize>,
@@ -24,6 +29,7 @@ pub(crate) fn build(params: &[u32], ctx: &FilterContext) -> Result<Box<dyn Filte
     };
     Ok(Box::new(Deflate {
         level,
+        shuffled: false,
         limit: ctx.max_decoded,
         hint: ctx.chunk_bytes(),
     }))
@@ -36,21 +42,12 @@ impl Filter for Deflate {
     fn name(&self) -> &str {
         NAME
     }
+    fn after(&mut self, earlier: &[FilterId]) {
+        self.shuffled = earlier.contains(&super::SHUFFLE_ID);
+    }
     fn encode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
-        out.clear();
-        // zlib's compressBound: stored blocks never grow the data by more than this
-        out.reserve(chunk.len() + chunk.len() / 1000 + 64);
-        let mut z = Compress::new(Compression::new(self.level), true);
-        loop {
-            let done = z.total_in() as usize;
-            let status = z
-                .compress_vec(&chunk[done..], out, FlushCompress::Finish)
-                .map_err(|err| super::corrupt(ID, NAME, err))?;
-            if status == Status::StreamEnd {
-                return Ok(());
-            }
-            out.reserve(out.capacity().max(64));
-        }
+        zlib_levels::compress(chunk, self.level, self.shuffled, Framing::Zlib, out)
+            .map_err(|err| super::corrupt(ID, NAME, err))
     }
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
         out.clear();

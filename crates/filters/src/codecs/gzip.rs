@@ -5,10 +5,10 @@
 //! Decoding accepts several concatenated members (as `GzipFile` does) and checks each
 //! member's CRC-32 and length; encoding writes one member with modification time 0.
 
+use super::zlib_levels::{self, Framing};
 use super::{corrupt, read_limited};
 use crate::error::FilterError;
 use crate::filter::{Filter, FilterId};
-use std::io::Write;
 
 /// Zarr-only codecs report filter id 0 in errors.
 const ID: FilterId = 0;
@@ -18,6 +18,8 @@ const NAME: &str = "gzip";
 pub(crate) struct GZip {
     level: u32,
     limit: usize,
+    /// A byte shuffle runs before this codec (see [`Filter::after`]).
+    shuffled: bool,
 }
 
 impl GZip {
@@ -26,6 +28,7 @@ impl GZip {
         GZip {
             level: level.min(9),
             limit,
+            shuffled: false,
         }
     }
 }
@@ -37,14 +40,13 @@ impl Filter for GZip {
     fn name(&self) -> &str {
         NAME
     }
+    fn after(&mut self, earlier: &[FilterId]) {
+        self.shuffled = earlier.contains(&super::SHUFFLE_ID);
+    }
     fn encode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
-        out.clear();
-        let mut e = flate2::GzBuilder::new()
-            .mtime(0)
-            .write(std::mem::take(out), flate2::Compression::new(self.level));
-        e.write_all(chunk).map_err(|err| corrupt(ID, NAME, err))?;
-        *out = e.finish().map_err(|err| corrupt(ID, NAME, err))?;
-        Ok(())
+        // libdeflate writes modification time 0, as numcodecs does
+        zlib_levels::compress(chunk, self.level, self.shuffled, Framing::Gzip, out)
+            .map_err(|err| corrupt(ID, NAME, err))
     }
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
         if chunk.len() < 18 || chunk[..2] != [0x1f, 0x8b] {

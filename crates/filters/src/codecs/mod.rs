@@ -15,6 +15,7 @@ mod numcast;
 mod numcodecs_lz4;
 mod shuffle;
 mod szip;
+mod zlib_levels;
 mod zstd;
 
 pub use blosc::{BLOSC_MAX_OVERHEAD, BLOSC_VERSION_FORMAT};
@@ -33,6 +34,9 @@ use crate::error::FilterError;
 use crate::filter::{Filter, FilterContext, FilterFactory, FilterId, FilterSource};
 use std::io::Read;
 use std::sync::Arc;
+
+/// HDF5's byte shuffle (filter 2): codecs after it see byte planes (see [`Filter::after`]).
+const SHUFFLE_ID: FilterId = 2;
 
 type BuildFn = fn(&[u32], &FilterContext) -> Result<Box<dyn Filter>, FilterError>;
 type WorkingFn = fn(&[u32], &FilterContext) -> Vec<u32>;
@@ -310,7 +314,12 @@ pub fn builtin_codecs() -> Vec<BuiltinCodec> {
         .iter()
         .map(|f| {
             let implementation = match f.id {
-                1 => format!("zlib-rs {} via flate2 {}", v("zlib-rs"), v("flate2")),
+                1 => format!(
+                    "libdeflate (bundled, libdeflater {}) encodes, zlib-rs {} via flate2 {} decodes",
+                    v("libdeflater"),
+                    v("zlib-rs"),
+                    v("flate2")
+                ),
                 307 => format!(
                     "libbzip2 {} (bundled, bzip2 crate {})",
                     v("bzip2-sys").split('+').nth(1).unwrap_or("?"),

@@ -67,6 +67,7 @@ fn print_json_slabbed(
         buf: Vec::with_capacity(1 << 16),
         open: Vec::new(),
         slab_bytes,
+        format: special::effective_format(ds),
     };
     let res = j.root();
     // what was written before a failure still goes out, as in CDL mode
@@ -88,6 +89,8 @@ struct Json<'a> {
     /// one entry per open object: true while it has no member yet
     open: Vec<bool>,
     slab_bytes: u64,
+    /// the effective format, worked out once (it walks every variable)
+    format: nc_dataset::Format,
 }
 
 /// How an array of a variable's data is split into JSON elements.
@@ -229,7 +232,7 @@ impl Json<'_> {
         }
         let mut atts: Vec<Attribute> = grp.atts.clone();
         if g == ROOT {
-            add_specials(&mut atts, special::global_specials(ds, self.opts));
+            add_specials(&mut atts, special::global_specials(ds, self.format, self.opts));
         }
         self.attributes(&atts, g)?;
         if !grp.groups.is_empty() {
@@ -332,7 +335,7 @@ impl Json<'_> {
         push_str(&mut self.buf, &ty)?;
         let mut atts = var.atts.clone();
         atts.extend(special::quantize_att(ds, v));
-        add_specials(&mut atts, special::var_specials(ds, v, self.opts));
+        add_specials(&mut atts, special::var_specials(ds, self.format, v, self.opts));
         self.attributes(&atts, var.group)?;
         if self.sel.data_vars[v.0] {
             self.key("data")?;
