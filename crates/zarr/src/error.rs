@@ -7,15 +7,9 @@ use nc_filters::FilterError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ZarrError {
-    /// A file-system operation failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file or directory.
-        path: String,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The store failed (its errors name the key, file or URL).
+    #[error(transparent)]
+    Store(#[from] nc_store::StoreError),
     /// The text is not a usable NCZarr location.
     #[error("{location:?} is not an NCZarr/Zarr location: {reason}")]
     BadLocation {
@@ -43,27 +37,11 @@ pub enum ZarrError {
         /// The scheme or storage mode (`s3`, `https`).
         scheme: String,
     },
-    /// A store key that could escape the store or is malformed.
-    #[error("store key {key:?} is not allowed: {reason}")]
-    BadKey {
-        /// The key.
-        key: String,
-        /// Why.
-        reason: &'static str,
-    },
     /// No `.zgroup` at the root of the store.
     #[error("{path}: not a Zarr store: no .zgroup at its root")]
     NotAStore {
         /// The store path.
         path: String,
-    },
-    /// A zip archive that cannot be read or written.
-    #[error("zip store {path}: {msg}")]
-    Zip {
-        /// The archive path.
-        path: String,
-        /// The zip library's message.
-        msg: String,
     },
     /// A store object larger than the limit (zip-bomb guard).
     #[error("store object {key:?} is larger than the limit of {limit} bytes")]
@@ -175,13 +153,6 @@ pub enum ZarrError {
 }
 
 impl ZarrError {
-    pub(crate) fn io(path: impl std::fmt::Display, source: std::io::Error) -> ZarrError {
-        ZarrError::Io {
-            path: path.to_string(),
-            source,
-        }
-    }
-
     pub(crate) fn meta(key: &str, what: impl Into<String>) -> ZarrError {
         ZarrError::Metadata {
             key: key.to_string(),

@@ -385,7 +385,9 @@ mod tests {
 
     #[test]
     fn plain_paths() {
-        let d = crate::store::tests::tmpdir("plainpath");
+        let d = std::env::temp_dir().join(format!("nc-zarr-plainpath-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
         let s = d.join("p.zarr");
         std::fs::create_dir_all(&s).unwrap();
         assert_eq!(parse_location(s.to_str().unwrap()), None, "no .zgroup yet");

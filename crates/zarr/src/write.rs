@@ -133,7 +133,7 @@ impl Ctx<'_> {
     }
 
     fn put_json(&self, key: &str, v: &Value) -> Result<(), ZarrError> {
-        self.store.put(key, crate::json::to_text(v).as_bytes())
+        Ok(self.store.put(key, crate::json::to_text(v).as_bytes())?)
     }
 }
 
@@ -178,7 +178,7 @@ pub fn write_store(
         location.xarray,
         &opts,
     )?;
-    store.close()
+    Ok(store.close()?)
 }
 
 /// Write `ds` into an open store (not closed here): `pure_zarr` and `xarray` are the
@@ -988,7 +988,7 @@ fn write_shards(cx: &Ctx, v: VarId, p: &VarPlan, shard: &[u64]) -> Result<(), Za
             });
         }
         match crate::v3write::assemble_shard(chunks) {
-            Some(bytes) => cx.store.put(&chunk_key(p, &sidx), &bytes),
+            Some(bytes) => Ok(cx.store.put(&chunk_key(p, &sidx), &bytes)?),
             None => Ok(()),
         }
     })
@@ -1015,7 +1015,7 @@ fn write_one_chunk(
 ) -> Result<(), ZarrError> {
     let idx = unravel(lin, grid);
     match chunk_data(cx, v, p, &idx)? {
-        Some(data) => cx.store.put(&chunk_key(p, &idx), &data),
+        Some(data) => Ok(cx.store.put(&chunk_key(p, &idx), &data)?),
         None => Ok(()),
     }
 }
