@@ -184,7 +184,7 @@ pub enum ClassicError {
         what: String,
         /// The source's error (it names the file or URL).
         #[source]
-        source: nc_store::StoreError,
+        source: Box<nc_store::StoreError>,
     },
     /// A type that the chosen format cannot store.
     #[error("{what} has type {ty}, which the {format} format cannot store (use {cure})")]

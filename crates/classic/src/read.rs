@@ -424,7 +424,7 @@ impl Backing {
             StoreError::Range { end, .. } => self.past(var, end),
             e => ClassicError::ByteSource {
                 what: format!("reading data of variable \"{var}\" at byte {offset}"),
-                source: e,
+                source: Box::new(e),
             },
         }
     }
@@ -478,7 +478,7 @@ impl ClassicFile {
             },
             e => ClassicError::ByteSource {
                 what: "cannot open the file".into(),
-                source: e,
+                source: Box::new(e),
             },
         })?;
         ClassicFile::open_source(Arc::new(src), limits)
@@ -503,7 +503,7 @@ impl ClassicFile {
             src.read_at(0, &mut buf)
                 .map_err(|e| ClassicError::ByteSource {
                     what: "reading the header".into(),
-                    source: e,
+                    source: Box::new(e),
                 })?;
             match parse(&buf, len) {
                 Ok(x) => break x,

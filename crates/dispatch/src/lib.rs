@@ -12,7 +12,9 @@ mod open;
 mod process;
 mod quantize;
 
-pub use about::{exit, set_threads, version_text, THREADS_ENV};
+pub use about::{
+    exit, remote_io_line, report_io, set_threads, version_text, IO_STATS_ENV, THREADS_ENV,
+};
 pub use cleanup::{
     commit_unless_interrupted, install_interrupt_handler, interrupt, is_interrupted, register_temp,
     temps_in_flight, wait_if_interrupted, TempGuard,

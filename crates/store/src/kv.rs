@@ -67,6 +67,12 @@ pub trait Store: Send + Sync {
     fn close(&self) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Give up writing: remove what was written where the store can, and say what it left
+    /// behind (a sentence naming the keys), or `None` when the store leaves nothing a reader
+    /// could mistake for a dataset (local stores are written under a temporary name).
+    fn abort(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The error of a byte range that is not inside its object.

@@ -7,6 +7,7 @@
 
 mod error;
 mod kv;
+pub mod remote;
 mod source;
 #[cfg(any(test, feature = "conformance"))]
 pub mod suite;

@@ -10,6 +10,15 @@ pub enum ZarrError {
     /// The store failed (its errors name the key, file or URL).
     #[error(transparent)]
     Store(#[from] nc_store::StoreError),
+    /// Writing a store failed part way, and the store could not vanish at once (object
+    /// storage): `left` says what it left behind.
+    #[error("{error}; {left}")]
+    Abandoned {
+        /// What failed.
+        error: Box<ZarrError>,
+        /// What the failed write left behind, naming keys.
+        left: String,
+    },
     /// The text is not a usable NCZarr location.
     #[error("{location:?} is not an NCZarr/Zarr location: {reason}")]
     BadLocation {
@@ -28,14 +37,6 @@ pub enum ZarrError {
         word: String,
         /// The words netCDF-C knows, comma-separated.
         known: String,
-    },
-    /// A remote store (S3, HTTP).
-    #[error("{location:?}: {scheme} stores are not supported yet; only local directory (mode=...,file) and zip (mode=...,zip) stores are (copy the dataset to a local directory first)")]
-    RemoteNotSupported {
-        /// The location text.
-        location: String,
-        /// The scheme or storage mode (`s3`, `https`).
-        scheme: String,
     },
     /// No `.zgroup` at the root of the store.
     #[error("{path}: not a Zarr store: no .zgroup at its root")]

@@ -170,15 +170,26 @@ pub fn write_store(
     let store = location.create_store()?;
     let mut opts = opts.clone();
     opts.v3 |= location.v3;
-    write_into(
+    let written = write_into(
         store.as_ref(),
         ds,
         src,
         location.pure_zarr || opts.v3,
         location.xarray,
         &opts,
-    )?;
-    Ok(store.close()?)
+    )
+    .and_then(|()| Ok(store.close()?));
+    match written {
+        Err(error) => match store.abort() {
+            // a store that cannot vanish at once (object storage) says what it left
+            Some(left) => Err(ZarrError::Abandoned {
+                error: Box::new(error),
+                left,
+            }),
+            None => Err(error),
+        },
+        Ok(()) => Ok(()),
+    }
 }
 
 /// Write `ds` into an open store (not closed here): `pure_zarr` and `xarray` are the
