@@ -177,7 +177,12 @@ pub(crate) fn object_path(u: &RemoteUrl, key: &str) -> object_store::path::Path 
 pub(crate) fn remote_error(u: &RemoteUrl, key: &str, e: &object_store::Error) -> StoreError {
     let text = redact(&e.to_string());
     let has = |code: &str| text.contains(code);
-    let url = u.display_key(key);
+    // a missing bucket is about the location, not the key below it
+    let url = if has("NoSuchBucket") {
+        u.display.clone()
+    } else {
+        u.display_key(key)
+    };
     let (cause, cure): (String, Option<&str>) = if has("NoSuchBucket") {
         (
             format!("bucket \"{}\" does not exist", u.bucket),

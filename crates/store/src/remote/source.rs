@@ -96,7 +96,18 @@ impl ObjectSource {
         let meta = block_on(async {
             let _p = permit().await;
             count_request();
-            store.head(&path).await
+            match store.head(&path).await {
+                Ok(m) => Ok(m),
+                // a HEAD answer has no body, so no S3 error code (NoSuchBucket or NoSuchKey,
+                // InvalidAccessKeyId or AccessDenied): ask again with a GET, whose answer says
+                Err(e) => {
+                    count_request();
+                    match store.get_range(&path, 0..1).await {
+                        Err(detailed) => Err(detailed),
+                        Ok(_) => Err(e),
+                    }
+                }
+            }
         })?
         .map_err(|e| remote_error(u, "", &e))?;
         Ok(ObjectSource {
