@@ -30,6 +30,7 @@ pub type MetadataRank = fn(&str) -> Option<u32>;
 const MAX_KEYS_SHOWN: usize = 10;
 
 type Pending = tokio::task::JoinHandle<Result<String, StoreError>>;
+type InFlight = (String, Pending);
 
 /// A store on object storage (S3, GCS, Azure; plain HTTP read-only).
 pub struct ObjectKvStore {
@@ -37,7 +38,7 @@ pub struct ObjectKvStore {
     store: Arc<dyn ObjectStore>,
     writable: Option<MetadataRank>,
     deferred: Mutex<BTreeMap<String, Vec<u8>>>,
-    pending: Mutex<Vec<Pending>>,
+    pending: Mutex<Vec<InFlight>>,
     written: Mutex<Vec<String>>,
     failed: Mutex<Option<String>>,
     closed: Mutex<bool>,
@@ -136,9 +137,11 @@ impl ObjectKvStore {
 
     /// Wait for the uploads in flight; the first failure's message, if any.
     fn drain(&self) -> Result<Option<String>, StoreError> {
-        let handles: Vec<Pending> =
+        let handles: Vec<InFlight> =
             std::mem::take(&mut *self.pending.lock().map_err(|_| poisoned(&self.url))?);
-        let results = block_on(futures::future::join_all(handles))?;
+        let results = block_on(futures::future::join_all(
+            handles.into_iter().map(|(_, h)| h),
+        ))?;
         let mut first = None;
         let mut written = self.written.lock().map_err(|_| poisoned(&self.url))?;
         for r in results {
@@ -207,7 +210,9 @@ impl ObjectKvStore {
         let path = object_path(&self.url, key);
         let url = self.url.clone();
         let key = key.to_string();
+        let k = key.clone();
         let h = spawn(async move {
+            let key = k;
             let _p = permit;
             count_request();
             let n = value.len() as u64;
@@ -220,14 +225,14 @@ impl ObjectKvStore {
             }
         })?;
         let mut pending = self.pending.lock().map_err(|_| poisoned(&self.url))?;
-        pending.push(h);
+        pending.push((key, h));
         // collect what finished, so the list stays as long as the uploads in flight
         if pending.len() >= 256 {
-            let (done, running): (Vec<Pending>, Vec<Pending>) =
-                pending.drain(..).partition(|h| h.is_finished());
+            let (done, running): (Vec<InFlight>, Vec<InFlight>) =
+                pending.drain(..).partition(|(_, h)| h.is_finished());
             *pending = running;
             drop(pending);
-            let results = block_on(futures::future::join_all(done))?;
+            let results = block_on(futures::future::join_all(done.into_iter().map(|(_, h)| h)))?;
             let mut written = self.written.lock().map_err(|_| poisoned(&self.url))?;
             for r in results {
                 match r {
@@ -246,6 +251,27 @@ impl ObjectKvStore {
         Ok(())
     }
 
+    /// Wait for the uploads in flight, so a read, a delete or a second write of a key sees
+    /// the last write (uploads of one key may finish out of order). A failure is kept for the
+    /// next put or close.
+    fn settle(&self) -> Result<(), StoreError> {
+        let busy = self.pending.lock().map(|p| !p.is_empty()).unwrap_or(false);
+        if busy {
+            if let Some(f) = self.drain()? {
+                let mut first = self.failed.lock().map_err(|_| poisoned(&self.url))?;
+                first.get_or_insert(f);
+            }
+        }
+        Ok(())
+    }
+
+    fn in_flight(&self, key: &str) -> bool {
+        self.pending
+            .lock()
+            .map(|p| p.iter().any(|(k, _)| k == key))
+            .unwrap_or(false)
+    }
+
     fn first_failure(&self) -> Option<String> {
         self.failed.lock().ok().and_then(|f| f.clone())
     }
@@ -254,6 +280,7 @@ impl ObjectKvStore {
 impl Store for ObjectKvStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         check_key(key)?;
+        self.settle()?;
         if let Some(v) = self.deferred.lock().ok().and_then(|d| d.get(key).cloned()) {
             return Ok(Some(v));
         }
@@ -282,6 +309,7 @@ impl Store for ObjectKvStore {
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, StoreError> {
         check_key(key)?;
+        self.settle()?;
         if len > MAX_OBJECT_SIZE {
             return Err(range_error(key, offset, len, 0));
         }
@@ -304,6 +332,7 @@ impl Store for ObjectKvStore {
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
         check_key(key)?;
+        self.settle()?;
         let path = object_path(&self.url, key);
         let r = block_on(async {
             let _p = permit().await;
@@ -336,11 +365,15 @@ impl Store for ObjectKvStore {
                 .insert(key.to_string(), value.to_vec());
             return Ok(());
         }
+        if self.in_flight(key) {
+            self.settle()?;
+        }
         self.upload(key, Bytes::copy_from_slice(value))
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
         check_prefix(prefix)?;
+        self.settle()?;
         let base = object_path(&self.url, "");
         let at = object_path(&self.url, prefix);
         let r = block_on(async {
@@ -387,6 +420,7 @@ impl Store for ObjectKvStore {
         if let Ok(mut d) = self.deferred.lock() {
             d.remove(key);
         }
+        self.settle()?;
         self.delete_now(key)
     }
 
@@ -438,7 +472,7 @@ impl Drop for ObjectKvStore {
     fn drop(&mut self) {
         // never leave uploads running past the store's life
         if let Ok(p) = self.pending.lock() {
-            for h in p.iter() {
+            for (_, h) in p.iter() {
                 h.abort();
             }
         }
