@@ -103,7 +103,7 @@ pub fn interrupt() -> Vec<PathBuf> {
         // a path already renamed into place (the guard not yet dropped) is not there any more
         for q in std::iter::once(p.clone()).chain(companions(p)) {
             if std::fs::symlink_metadata(&q).is_ok() {
-                remove_path(&q);
+                nc_store::remove_path(&q);
                 removed.push(q);
             }
         }
@@ -133,25 +133,6 @@ fn companions(tmp: &Path) -> Vec<PathBuf> {
         .filter(|e| e.file_name().as_encoded_bytes().starts_with(&prefix))
         .map(|e| e.path())
         .collect()
-}
-
-/// Remove a file or a directory tree; a writer may still be adding files to a directory
-/// being removed, so retry a few times.
-pub(crate) fn remove_path(p: &Path) {
-    for _ in 0..20 {
-        let meta = match std::fs::symlink_metadata(p) {
-            Ok(m) => m,
-            Err(_) => return,
-        };
-        let r = if meta.is_dir() {
-            std::fs::remove_dir_all(p)
-        } else {
-            std::fs::remove_file(p)
-        };
-        if r.is_ok() {
-            return;
-        }
-    }
 }
 
 /// Start a thread that handles SIGINT, SIGTERM and SIGHUP: it removes the temporary outputs

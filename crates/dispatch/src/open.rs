@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use nc_classic::ClassicFile;
 
-use crate::dest::{check_destination, publish, OutputKind};
+use crate::dest::{check_destination, OutputKind};
 use nc_dataset::{DataSource, Dataset, Format};
+use nc_store::Destination;
 
 /// Opening or creating a dataset failed.
 #[derive(Debug, thiserror::Error)]
@@ -489,13 +490,10 @@ pub fn create(
     }
     // a remote file is written locally first, then uploaded whole (visible once complete)
     let dest = match &remote {
-        Some(_) => path.to_path_buf(),
-        None => check_destination(path, OutputKind::File, opts.force)?,
+        Some(u) => Destination::object(u),
+        None => Destination::local(&check_destination(path, OutputKind::File, opts.force)?),
     };
-    let tmp = match &remote {
-        Some(u) => upload_temp_path(u),
-        None => temp_path(&dest),
-    };
+    let tmp = dest.temp().to_path_buf();
     let _guard = crate::cleanup::register_temp(&tmp);
     let result = match opts.format {
         Format::Classic | Format::Offset64 | Format::Cdf5 => {
@@ -527,61 +525,53 @@ pub fn create(
             })
         }
     };
-    match &remote {
-        Some(u) => finish_upload(u, &tmp, result),
-        None => finish(&dest, &tmp, result),
+    finish(&dest, result)
+}
+
+/// Commit the finished temporary output (rename, or upload), or remove it after a failure.
+fn finish(dest: &Destination, result: Result<(), DispatchError>) -> Result<(), DispatchError> {
+    if let Err(e) = result {
+        dest.discard();
+        return Err(e);
     }
-}
-
-/// A local temporary file for an output bound for object storage (in `TMPDIR`).
-fn upload_temp_path(u: &nc_store::remote::RemoteUrl) -> PathBuf {
-    let name = u.key.rsplit('/').next().unwrap_or("out");
-    std::env::temp_dir().join(format!(".{name}.upload-{}", std::process::id()))
-}
-
-/// Upload the finished temporary output to its object (a multipart upload, visible only
-/// once complete), then remove it; after a failure, remove it.
-fn finish_upload(
-    u: &nc_store::remote::RemoteUrl,
-    tmp: &Path,
-    result: Result<(), DispatchError>,
-) -> Result<(), DispatchError> {
-    let r = result.and_then(|()| {
-        if crate::cleanup::is_interrupted() {
-            return Err(io_err(
-                Path::new(&u.display),
-                std::io::Error::new(
-                    std::io::ErrorKind::Interrupted,
-                    "interrupted before the output was complete",
-                ),
-            ));
-        }
-        nc_store::remote::upload_file(u, tmp).map_err(DispatchError::Store)
-    });
-    remove_any(tmp);
-    r
-}
-
-/// Rename the finished temporary output into place, or remove it after a failure.
-fn finish(dest: &Path, tmp: &Path, result: Result<(), DispatchError>) -> Result<(), DispatchError> {
-    match result {
-        Ok(()) => {
-            // under the interrupt registry's lock: an interrupt either comes first (and the
-            // destination stays untouched) or waits until the output is completely in place
-            crate::cleanup::commit_unless_interrupted(|| publish(tmp, dest)).map_err(|e| {
-                remove_any(tmp);
-                io_err(dest, e)
+    let committed = match dest {
+        // under the interrupt registry's lock: an interrupt either comes first (and the
+        // destination stays untouched) or waits until the output is completely in place
+        Destination::Local { .. } => {
+            let mut r = Ok(());
+            let lock = crate::cleanup::commit_unless_interrupted(|| {
+                r = dest.commit();
+                Ok(())
+            });
+            lock.map_err(|e| {
+                dest.discard();
+                nc_store::StoreError::io(dest.temp().display(), e)
             })
+            .and(r)
         }
-        Err(e) => {
-            remove_any(tmp);
-            Err(e)
+        // an upload is long: an interrupt during it exits, and the incomplete multipart
+        // upload is never visible
+        Destination::Object { url, .. } => {
+            if crate::cleanup::is_interrupted() {
+                dest.discard();
+                return Err(io_err(
+                    Path::new(&url.display),
+                    std::io::Error::new(
+                        std::io::ErrorKind::Interrupted,
+                        "interrupted before the output was complete",
+                    ),
+                ));
+            }
+            dest.commit()
         }
-    }
-}
-
-fn remove_any(p: &Path) {
-    crate::cleanup::remove_path(p);
+    };
+    committed.map_err(|e| match e {
+        nc_store::StoreError::Io { path, source } => DispatchError::Io {
+            path: PathBuf::from(path),
+            source,
+        },
+        e => DispatchError::Store(e),
+    })
 }
 
 /// True when an output name asks for an NCZarr / Zarr store.
@@ -623,24 +613,10 @@ fn create_zarr(
         nc_zarr::StorageKind::File => OutputKind::Directory,
         nc_zarr::StorageKind::Zip => OutputKind::File,
     };
-    let dest = check_destination(&loc.path, kind, force)?;
-    let tmp = temp_path(&dest);
-    let _guard = crate::cleanup::register_temp(&tmp);
+    let dest = Destination::local(&check_destination(&loc.path, kind, force)?);
+    let _guard = crate::cleanup::register_temp(dest.temp());
     let mut tmp_loc = loc.clone();
-    tmp_loc.path = tmp.clone();
+    tmp_loc.path = dest.temp().to_path_buf();
     let result = nc_zarr::write_store(&tmp_loc, ds, src, &opts).map_err(DispatchError::Zarr);
-    finish(&dest, &tmp, result)
-}
-
-/// A temporary name in the destination's directory (so the final rename is atomic).
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = format!(".{name}.tmp-{}", std::process::id());
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.join(tmp),
-        _ => PathBuf::from(tmp),
-    }
+    finish(&dest, result)
 }

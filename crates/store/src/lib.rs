@@ -5,6 +5,7 @@
 //!
 //! Every implementation passes the shared suite in [`suite`] (feature `conformance`).
 
+mod dest;
 mod error;
 mod kv;
 pub mod remote;
@@ -12,6 +13,7 @@ mod source;
 #[cfg(any(test, feature = "conformance"))]
 pub mod suite;
 
+pub use dest::{remove_path, Destination};
 pub use error::StoreError;
 pub use kv::{check_key, copy_store, DirStore, MemStore, Store, ZipStore, MAX_OBJECT_SIZE};
 pub use source::{range_len, ByteSource, BytesSource, FileSource};
