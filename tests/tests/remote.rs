@@ -617,3 +617,59 @@ g.attrs["who"] = "zarr-python"
     assert!(got.contains(" v = 10, 20, 30, 40 ;"), "{got}");
     assert!(got.contains(":who = \"zarr-python\" ;"), "{got}");
 }
+
+/// SIGINT while writing to object storage: exit 130, no object (the multipart upload is
+/// aborted), no store that looks complete, no temporary file left in TMPDIR.
+#[test]
+fn an_interrupt_leaves_nothing_that_looks_complete() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-interrupt");
+    source(&dir);
+    let proxy = FaultProxy::start(m.port, Faults::Slow { ms: 2000 });
+    for url in ["s3://faults/int.nc", "s3://faults/int.zarr#mode=nczarr"] {
+        let mut c = Command::new(bin("nccopy-rs"));
+        c.args(["src.nc", url])
+            .current_dir(&dir)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ENDPOINT_URL", proxy.endpoint())
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("HOME", &dir)
+            .env("TMPDIR", &dir)
+            .stderr(std::process::Stdio::piped());
+        let child = c.spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        let st = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{url}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("nccopy: interrupted by SIGINT"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(m.keys("faults", "int.nc").is_empty());
+    let (status, body) = servers::request(m.port, "GET", "/faults?uploads", &[]);
+    assert_eq!(status, 200);
+    let text = String::from_utf8_lossy(&body);
+    assert!(
+        !text.contains("<Key>int.nc</Key>"),
+        "multipart upload left open: {text}"
+    );
+    assert!(m
+        .keys("faults", "int.zarr/")
+        .iter()
+        .all(|k| !k.ends_with(".zgroup")));
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".upload-") || n.contains(".tmp-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

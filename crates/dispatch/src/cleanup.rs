@@ -149,6 +149,8 @@ pub fn install_interrupt_handler(tool: &'static str) -> std::io::Result<()> {
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
                 let removed = interrupt();
+                // an upload in progress aborts its multipart upload: no object appears
+                nc_store::remote::abort_uploads(std::time::Duration::from_secs(10));
                 let name = match sig {
                     SIGINT => "SIGINT",
                     SIGTERM => "SIGTERM",

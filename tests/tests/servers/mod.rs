@@ -316,6 +316,8 @@ pub enum Faults {
     /// Of every `every` requests, fail one in turn with: 503, a connection reset, 500, a
     /// two-second delay. Each request is retried by the client and then passes.
     Transient { every: usize },
+    /// Pass everything through, each request after a delay.
+    Slow { ms: u64 },
     /// Answer every request with this status and S3 error body.
     Always {
         status: u16,
@@ -385,6 +387,7 @@ fn proxy_conn(conn: TcpStream, upstream: u16, faults: &Mutex<Faults>, seen: &Ato
                 );
                 continue;
             }
+            Faults::Slow { ms } => std::thread::sleep(Duration::from_millis(ms)),
             Faults::Transient { every } if every > 0 && n % every == every - 1 => {
                 match (n / every) % 4 {
                     0 => {

@@ -23,6 +23,7 @@ pub use creds::redact;
 pub use kv::{MetadataRank, ObjectKvStore};
 pub use source::{ObjectSource, BLOCK};
 pub use stats::{io_stats, IoStats};
+pub use upload::abort_uploads;
 pub use url::{mode_words, parse_remote, Cloud, RemoteUrl};
 
 use crate::error::StoreError;
