@@ -74,6 +74,23 @@ impl ObjectKvStore {
         }
     }
 
+    /// A store at `u` to add keys to, replacing nothing (see [`super::open_store_writable`]).
+    pub(crate) fn open_writable(
+        u: &RemoteUrl,
+        store: Arc<dyn ObjectStore>,
+        rank: MetadataRank,
+    ) -> Result<ObjectKvStore, StoreError> {
+        if u.cloud == Cloud::Http {
+            return Err(StoreError::ReadOnly {
+                location: u.display.clone(),
+                why: "a plain http(s) server is read-only here".into(),
+            });
+        }
+        let mut s = ObjectKvStore::open(u, store);
+        s.writable = Some(rank);
+        Ok(s)
+    }
+
     /// A store to write at `u`: an existing store there (a prefix holding a top-level
     /// metadata key, as `rank` tells) is removed first, its metadata before its data; a
     /// prefix holding other objects is refused.

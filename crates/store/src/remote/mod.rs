@@ -54,6 +54,16 @@ pub fn create_store(u: &RemoteUrl, rank: MetadataRank) -> Result<ObjectKvStore, 
     ObjectKvStore::create(u, connect::connect(u)?, rank)
 }
 
+/// Open the existing store below `u` for writing more keys into it, replacing nothing: for a
+/// writer of one part of a store that another call created (fan-out over chunks). Keys `rank`
+/// marks as metadata are still held back until close.
+///
+/// # Errors
+/// Plain HTTP (read-only), incomplete settings.
+pub fn open_store_writable(u: &RemoteUrl, rank: MetadataRank) -> Result<ObjectKvStore, StoreError> {
+    ObjectKvStore::open_writable(u, connect::connect(u)?, rank)
+}
+
 /// Upload a finished local file to the object `u` names, visible only once complete.
 ///
 /// # Errors
