@@ -360,31 +360,6 @@ fn zarr_directories_open_without_mode() {
 }
 
 #[test]
-fn remote_urls_are_refused_by_name() {
-    let (dir, _) = input("remote");
-    for (url, scheme) in [
-        ("https://example.com/data/x.nc", "https"),
-        ("http://example.com/x.nc", "http"),
-    ] {
-        let why = format!("{url}: remote URLs ({scheme}://) are not supported yet; copy the dataset to a local file or directory first");
-        let o = nccopy(&[url, "o.nc"], &dir);
-        assert_fails(&o, 1, &format!("nccopy: cannot open input: {why}\n"));
-        let o = run("ncdump-rs", &["-h", url], &dir);
-        assert_eq!(err(&o), format!("ncdump: {why}\n"));
-        assert!(!o.status.success());
-        let o = nccopy(&["in.nc", url], &dir);
-        assert_fails(&o, 3, &format!("nccopy: cannot write output: {why}\n"));
-    }
-    // s3:// names an NCZarr store: the Zarr backend refuses it, by name
-    let s3 = "\"s3://bucket/x.nc\": s3 stores are not supported yet; only local directory (mode=...,file) and zip (mode=...,zip) stores are (copy the dataset to a local directory first)";
-    let o = nccopy(&["s3://bucket/x.nc", "o.nc"], &dir);
-    assert_fails(&o, 1, &format!("nccopy: cannot open input: {s3}\n"));
-    let o = nccopy(&["in.nc", "s3://bucket/x.nc"], &dir);
-    assert_fails(&o, 3, &format!("nccopy: cannot write output: {s3}\n"));
-    assert!(!dir.join("https:").exists() && !dir.join("http:").exists());
-}
-
-#[test]
 fn exit_codes_tell_input_usage_and_output_apart() {
     let (dir, _) = input("exits");
     // input: missing file

@@ -26,7 +26,7 @@ pub const USAGE: &str = "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chun
     override_usage = USAGE,
     disable_help_flag = true,
     disable_version_flag = true,
-    after_help = "infile and outfile are files or NCZarr/Zarr stores (file://PATH#mode=nczarr,file, or #mode=zarr, zip)."
+    after_help = "infile and outfile are files or NCZarr/Zarr stores (file://PATH#mode=nczarr,file, or #mode=zarr, zip), local or on object storage: s3://bucket/key, gs://, az://, http(s):// (input only); a store there with #mode=nczarr or #mode=zarr (docs/guide.md). NC_IO_STATS=1 prints the remote requests and bytes."
 )]
 pub struct Args {
     /// Output format: classic, '64-bit offset', cdf5, netCDF-4, 'netCDF-4 classic model' (or nc3, nc6, nc5, nc4, nc7, 1-5).
@@ -114,7 +114,7 @@ pub struct Args {
     /// Do not print warnings.
     #[arg(short = 'q', help_heading = OTHER)]
     pub quiet: bool,
-    /// Print, per output variable, the -F rule that fired, the filters, chunks and layout; copy nothing (outfile optional).
+    /// Print, per output variable, the -F rule that fired, the filters, chunks and layout, then a remote input's requests and bytes; copy nothing (outfile optional).
     #[arg(long = "explain", help_heading = OTHER)]
     pub explain: bool,
     /// Replace an existing output file even when it is read-only (never a directory that is not a store).

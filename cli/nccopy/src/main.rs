@@ -32,7 +32,9 @@ fn main() -> ExitCode {
         eprintln!("nccopy: {e}");
         return ExitCode::from(exit::USAGE);
     }
-    match run(args) {
+    let result = run(args);
+    nc_dispatch::report_io("nccopy");
+    match result {
         Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
             // a write failing because an interrupt removed its temporary output: the
@@ -258,6 +260,10 @@ fn run(args: Args) -> anyhow::Result<()> {
         print_warnings(&args, &report);
         let mut out = std::io::stdout().lock();
         for line in &report.explain {
+            writeln!(out, "{line}").context("writing the explanation")?;
+        }
+        // what reading the metadata cost, when the input is remote
+        if let Some(line) = nc_dispatch::remote_io_line() {
             writeln!(out, "{line}").context("writing the explanation")?;
         }
         return Ok(());

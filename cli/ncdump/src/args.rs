@@ -20,8 +20,10 @@ const REFS: &str = "Virtual Zarr (kerchunk references)";
     disable_help_flag = true,
     disable_version_flag = true,
     args_override_self = true,
-    after_help = "Exit status: 0 success, 1 the input cannot be read, 2 a usage error, \
-                  3 the output cannot be written."
+    after_help = "FILE is a file or a store, local or on object storage (s3://bucket/key, gs://, \
+                  az://, http(s)://; docs/guide.md). NC_IO_STATS=1 prints the remote requests \
+                  and bytes on stderr.\n\nExit status: 0 success, 1 the input cannot be read, \
+                  2 a usage error, 3 the output cannot be written."
 )]
 pub struct Args {
     /// Header and the data of coordinate variables only

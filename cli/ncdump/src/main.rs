@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         failed: None,
     };
     let result = run(&args, opts, &file, &mut out);
+    nc_dispatch::report_io("ncdump");
     // what was printed before a failure still goes out, as ncdump's does
     let flushed = out.flush();
     match out.failed {

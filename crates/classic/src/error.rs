@@ -177,6 +177,15 @@ pub enum ClassicError {
         #[source]
         source: std::io::Error,
     },
+    /// The byte source failed (a remote request, a file that cannot be read).
+    #[error("{what}")]
+    ByteSource {
+        /// What we were doing.
+        what: String,
+        /// The source's error (it names the file or URL).
+        #[source]
+        source: Box<nc_store::StoreError>,
+    },
     /// A type that the chosen format cannot store.
     #[error("{what} has type {ty}, which the {format} format cannot store (use {cure})")]
     TypeNotInFormat {

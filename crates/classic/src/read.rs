@@ -4,8 +4,9 @@
 //! Spec: classic format grammar (`header = magic numrecs dim_list gatt_list var_list`),
 //! "Notes on Computing File Offsets", "Note on streaming data".
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use nc_store::{ByteSource, BytesSource, FileSource, StoreError};
 use std::path::Path;
 
 use nc_dataset::{
@@ -395,49 +396,49 @@ fn read_atts(
     Ok(atts)
 }
 
-/// Where the bytes of a classic file come from.
-#[derive(Debug)]
-enum Backing {
-    File { file: File, len: u64 },
-    Bytes(Vec<u8>),
+/// Where the bytes of a classic file come from: any byte source (a local file, memory, an
+/// object in a bucket).
+#[derive(Clone)]
+struct Backing(Arc<dyn ByteSource>);
+
+impl std::fmt::Debug for Backing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Backing").field(&self.0.name()).finish()
+    }
 }
 
 impl Backing {
     fn len(&self) -> u64 {
-        match self {
-            Backing::File { len, .. } => *len,
-            Backing::Bytes(b) => b.len() as u64,
+        self.0.len()
+    }
+
+    fn past(&self, var: &str, end: u64) -> ClassicError {
+        ClassicError::DataPastEof {
+            var: var.to_string(),
+            end,
+            file_len: self.len(),
+        }
+    }
+
+    fn source_err(&self, var: &str, offset: u64, e: StoreError) -> ClassicError {
+        match e {
+            StoreError::Range { end, .. } => self.past(var, end),
+            e => ClassicError::ByteSource {
+                what: format!("reading data of variable \"{var}\" at byte {offset}"),
+                source: Box::new(e),
+            },
         }
     }
 
     /// Fill `buf` from `offset`; `var` names the variable for errors.
     fn read_at(&self, offset: u64, buf: &mut [u8], var: &str) -> Result<(), ClassicError> {
         let end = offset.saturating_add(buf.len() as u64);
-        let past = || ClassicError::DataPastEof {
-            var: var.to_string(),
-            end,
-            file_len: self.len(),
-        };
         if end > self.len() {
-            return Err(past());
+            return Err(self.past(var, end));
         }
-        match self {
-            Backing::Bytes(b) => {
-                let s = usize::try_from(offset).map_err(|_| past())?;
-                buf.copy_from_slice(&b[s..s + buf.len()]);
-                Ok(())
-            }
-            Backing::File { file, .. } => file.read_exact_at(buf, offset).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                    past()
-                } else {
-                    ClassicError::Io {
-                        what: format!("reading data of variable \"{var}\" at byte {offset}"),
-                        source: e,
-                    }
-                }
-            }),
-        }
+        self.0
+            .read_at(offset, buf)
+            .map_err(|e| self.source_err(var, offset, e))
     }
 }
 
@@ -471,27 +472,39 @@ impl ClassicFile {
     /// # Errors
     /// As [`ClassicFile::open`], and [`ClassicError::HeaderTooLarge`].
     pub fn open_with(path: &Path, limits: &Limits) -> Result<ClassicFile, ClassicError> {
-        let file = File::open(path).map_err(|e| ClassicError::Io {
-            what: "cannot open the file".into(),
-            source: e,
+        let src = FileSource::open(path).map_err(|e| match e {
+            StoreError::Io { source, .. } => ClassicError::Io {
+                what: "cannot open the file".into(),
+                source,
+            },
+            e => ClassicError::ByteSource {
+                what: "cannot open the file".into(),
+                source: Box::new(e),
+            },
         })?;
-        let len = file
-            .metadata()
-            .map_err(|e| ClassicError::Io {
-                what: "cannot read the file's size".into(),
-                source: e,
-            })?
-            .len();
+        ClassicFile::open_source(Arc::new(src), limits)
+    }
+
+    /// Open a classic file from any byte source: the header is read in growing prefixes from
+    /// the start (never the whole file), and data later by range.
+    ///
+    /// # Errors
+    /// As [`ClassicFile::open_with`]; the source's request failures.
+    pub fn open_source(
+        src: Arc<dyn ByteSource>,
+        limits: &Limits,
+    ) -> Result<ClassicFile, ClassicError> {
+        let len = src.len();
         let mut want = len.min(FIRST_HEADER_READ);
         let (ds, header) = loop {
             let n = usize::try_from(want).map_err(|_| ClassicError::HeaderTooLarge {
                 limit: limits.max_header_bytes,
             })?;
             let mut buf = vec![0u8; n];
-            file.read_exact_at(&mut buf, 0)
-                .map_err(|e| ClassicError::Io {
+            src.read_at(0, &mut buf)
+                .map_err(|e| ClassicError::ByteSource {
                     what: "reading the header".into(),
-                    source: e,
+                    source: Box::new(e),
                 })?;
             match parse(&buf, len) {
                 Ok(x) => break x,
@@ -513,7 +526,7 @@ impl ClassicFile {
         Ok(ClassicFile {
             ds,
             header,
-            backing: Backing::File { file, len },
+            backing: Backing(src),
         })
     }
 
@@ -526,7 +539,7 @@ impl ClassicFile {
         Ok(ClassicFile {
             ds,
             header,
-            backing: Backing::Bytes(bytes),
+            backing: Backing(Arc::new(BytesSource::new(bytes, "memory"))),
         })
     }
 
@@ -674,6 +687,41 @@ impl ClassicFile {
         let dense = m > 0
             && (strides[m - 1] <= NEAR || (run_bytes as u64).saturating_mul(4) >= strides[m - 1]);
         let mut out = vec![0u8; total_bytes];
+        if self.backing.0.is_remote() && !(dense && run_bytes < WINDOW / 2) && run_bytes > 0 {
+            // a remote source gets every run at once: it merges the close ones into few
+            // requests and runs them concurrently
+            let mut ranges = Vec::with_capacity(total_bytes / run_bytes);
+            let mut idx = vec![0u64; m];
+            'runs: loop {
+                let off = offset_of(&idx);
+                ranges.push(off..off + run_bytes as u64);
+                let mut d = m;
+                loop {
+                    if d == 0 {
+                        break 'runs;
+                    }
+                    d -= 1;
+                    idx[d] += 1;
+                    if idx[d] < count[d] {
+                        break;
+                    }
+                    idx[d] = 0;
+                }
+            }
+            let first = ranges.first().map_or(0, |r| r.start);
+            let got = self
+                .backing
+                .0
+                .read_ranges(&ranges)
+                .map_err(|e| self.backing.source_err(name, first, e))?;
+            for (dst, bytes) in out.chunks_exact_mut(run_bytes).zip(got) {
+                if bytes.len() != run_bytes {
+                    return Err(self.backing.past(name, slab_end));
+                }
+                dst.copy_from_slice(&bytes);
+            }
+            return Ok((vh.ty, out));
+        }
         let mut window: Vec<u8> = Vec::new();
         let mut wstart = 0u64;
         let mut idx = vec![0u64; m];

@@ -119,6 +119,26 @@ const FORMATS: &[(&str, &str)] = &[
     ("Zarr v2", "read, write (directory, zip; #mode=zarr)"),
 ];
 
+/// Environment variable: when set (not empty, not `0`), the tools print their remote request
+/// count and bytes on stderr as they finish.
+pub const IO_STATS_ENV: &str = "NC_IO_STATS";
+
+/// The remote requests and bytes so far, as a line (`remote I/O: N requests, ...`), or `None`
+/// when nothing remote was touched.
+pub fn remote_io_line() -> Option<String> {
+    let s = nc_store::remote::io_stats();
+    (s.requests > 0).then(|| format!("remote I/O: {s}"))
+}
+
+/// Print `{tool}: remote I/O: ...` on stderr when [`IO_STATS_ENV`] asks for it.
+pub fn report_io(tool: &str) {
+    let asked = std::env::var(IO_STATS_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+    if asked {
+        let line = remote_io_line().unwrap_or_else(|| "remote I/O: 0 requests".to_string());
+        eprintln!("{tool}: {line}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

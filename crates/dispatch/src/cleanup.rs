@@ -103,7 +103,7 @@ pub fn interrupt() -> Vec<PathBuf> {
         // a path already renamed into place (the guard not yet dropped) is not there any more
         for q in std::iter::once(p.clone()).chain(companions(p)) {
             if std::fs::symlink_metadata(&q).is_ok() {
-                remove_path(&q);
+                nc_store::remove_path(&q);
                 removed.push(q);
             }
         }
@@ -135,25 +135,6 @@ fn companions(tmp: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Remove a file or a directory tree; a writer may still be adding files to a directory
-/// being removed, so retry a few times.
-pub(crate) fn remove_path(p: &Path) {
-    for _ in 0..20 {
-        let meta = match std::fs::symlink_metadata(p) {
-            Ok(m) => m,
-            Err(_) => return,
-        };
-        let r = if meta.is_dir() {
-            std::fs::remove_dir_all(p)
-        } else {
-            std::fs::remove_file(p)
-        };
-        if r.is_ok() {
-            return;
-        }
-    }
-}
-
 /// Start a thread that handles SIGINT, SIGTERM and SIGHUP: it removes the temporary outputs
 /// in flight (see [`interrupt`]), prints `{tool}: interrupted by SIGINT; temporary output removed, destination
 /// untouched` (or `...; no output written` when nothing was being written) to stderr and exits with status 128 + the signal number (130 for SIGINT).
@@ -168,6 +149,8 @@ pub fn install_interrupt_handler(tool: &'static str) -> std::io::Result<()> {
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
                 let removed = interrupt();
+                // an upload in progress aborts its multipart upload: no object appears
+                nc_store::remote::abort_uploads(std::time::Duration::from_secs(10));
                 let name = match sig {
                     SIGINT => "SIGINT",
                     SIGTERM => "SIGTERM",

@@ -191,83 +191,6 @@ fn is_store_or_empty(dir: &Path) -> bool {
     fs::read_dir(dir).is_ok_and(|mut it| it.next().is_none())
 }
 
-/// Move a finished temporary output `tmp` to `dest`. A directory at `dest` (an old store
-/// already checked by [`check_destination`]) is first renamed aside and removed only after the
-/// new one is in place, so `dest` never names a half-removed tree.
-pub(crate) fn publish(tmp: &Path, dest: &Path) -> std::io::Result<()> {
-    sync_tree(tmp)?;
-    let old_dir = fs::symlink_metadata(dest).is_ok_and(|m| m.is_dir());
-    if old_dir {
-        let aside = aside_name(dest);
-        fs::rename(dest, &aside)?;
-        if let Err(e) = fs::rename(tmp, dest) {
-            // put the old store back: the destination is as it was
-            let _ = fs::rename(&aside, dest);
-            return Err(e);
-        }
-        crate::cleanup::remove_path(&aside);
-    } else {
-        fs::rename(tmp, dest)?;
-    }
-    sync_parent(dest);
-    Ok(())
-}
-
-fn aside_name(dest: &Path) -> PathBuf {
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    dest.with_file_name(format!(".{name}.old-{}", std::process::id()))
-}
-
-/// Flush a finished output to disk before it is published: a file, or every file and
-/// directory of a store tree (so a power loss after the rename cannot leave an empty file
-/// under the final name).
-fn sync_tree(p: &Path) -> std::io::Result<()> {
-    let meta = fs::symlink_metadata(p)?;
-    if meta.is_dir() {
-        let mut files = Vec::new();
-        let mut dirs = vec![p.to_path_buf()];
-        let mut i = 0;
-        while i < dirs.len() {
-            for entry in fs::read_dir(&dirs[i])? {
-                let entry = entry?;
-                let ft = entry.file_type()?;
-                if ft.is_dir() {
-                    dirs.push(entry.path());
-                } else if ft.is_file() {
-                    files.push(entry.path());
-                }
-            }
-            i += 1;
-        }
-        use rayon::prelude::*;
-        files
-            .par_iter()
-            .try_for_each(|f| fs::File::open(f)?.sync_all())?;
-        for d in dirs.iter().rev() {
-            fs::File::open(d)?.sync_all()?;
-        }
-        Ok(())
-    } else if meta.is_file() {
-        fs::File::open(p)?.sync_all()
-    } else {
-        Ok(())
-    }
-}
-
-/// Flush the directory entry made by the rename (best effort: some file systems refuse it).
-fn sync_parent(dest: &Path) {
-    let dir = match dest.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,28 +283,6 @@ mod tests {
         let looped = d.join("loop");
         std::os::unix::fs::symlink("loop", &looped).unwrap();
         assert!(check_destination(&looped, OutputKind::File, false).is_err());
-        fs::remove_dir_all(&d).unwrap();
-    }
-
-    #[test]
-    fn publishing_a_store_keeps_the_old_one_until_the_new_is_in_place() {
-        let d = tmpdir("publish");
-        let dest = d.join("out.zarr");
-        fs::create_dir(&dest).unwrap();
-        fs::write(dest.join(".zgroup"), b"old").unwrap();
-        let tmp = d.join(".out.zarr.tmp");
-        fs::create_dir_all(tmp.join("v")).unwrap();
-        fs::write(tmp.join(".zgroup"), b"new").unwrap();
-        fs::write(tmp.join("v/0"), b"chunk").unwrap();
-        publish(&tmp, &dest).unwrap();
-        assert_eq!(fs::read(dest.join(".zgroup")).unwrap(), b"new");
-        assert_eq!(fs::read(dest.join("v/0")).unwrap(), b"chunk");
-        // nothing but the store is left
-        let names: Vec<_> = fs::read_dir(&d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("out.zarr")]);
         fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -13,7 +13,9 @@ mod process;
 mod quantize;
 mod references;
 
-pub use about::{exit, set_threads, version_text, THREADS_ENV};
+pub use about::{
+    exit, remote_io_line, report_io, set_threads, version_text, IO_STATS_ENV, THREADS_ENV,
+};
 pub use cleanup::{
     commit_unless_interrupted, install_interrupt_handler, interrupt, is_interrupted, register_temp,
     temps_in_flight, wait_if_interrupted, TempGuard,

@@ -3,11 +3,13 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use nc_classic::ClassicFile;
 
-use crate::dest::{check_destination, publish, OutputKind};
+use crate::dest::{check_destination, OutputKind};
 use nc_dataset::{DataSource, Dataset, Format};
+use nc_store::Destination;
 
 /// Opening or creating a dataset failed.
 #[derive(Debug, thiserror::Error)]
@@ -53,14 +55,14 @@ pub enum DispatchError {
     /// The HDF5 reader failed (its errors already name the file).
     #[error(transparent)]
     Hdf5(nc_hdf5::Hdf5Error),
-    /// An `http://`, `https://` or `s3://` URL that is not an NCZarr store: remote datasets are
-    /// not read or written yet.
-    #[error("{url}: remote URLs ({scheme}://) are not supported yet; copy the dataset to a local file or directory first")]
-    Remote {
-        /// the URL as given
+    /// A byte source or store failed (its errors name the file or URL, the cause and cure).
+    #[error(transparent)]
+    Store(nc_store::StoreError),
+    /// A remote URL with neither an object nor a Zarr store at it.
+    #[error("{url}: no such object, and no Zarr store (.zgroup, zarr.json or .zarray) below it; check the key (the path after the bucket)")]
+    RemoteMissing {
+        /// the URL as shown (no credentials)
         url: String,
-        /// `http`, `https` or `s3`
-        scheme: String,
     },
     /// The dataset cannot be written in the format asked for.
     #[error("{}: {why}", .path.display())]
@@ -106,7 +108,12 @@ pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
     if nc_zarr::parse_location(&s).is_some() {
         return Ok(FileKind::Zarr);
     }
-    check_local(&s)?;
+    if let Some(u) = nc_store::remote::parse_remote(&s) {
+        return match open_remote(&u)? {
+            Remote::Source(src) => detect_source(src.as_ref()),
+            Remote::Store(_) => Ok(FileKind::Zarr),
+        };
+    }
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
     if meta.is_dir() {
         return Err(DispatchError::UnknownFormat {
@@ -147,20 +154,78 @@ pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
     })
 }
 
-/// A name with a remote scheme that is not an NCZarr store location is refused by name,
-/// never looked up as a local file ("No such file or directory" would mislead).
-fn check_local(s: &str) -> Result<(), DispatchError> {
-    let lower = s.to_ascii_lowercase();
-    match ["https", "http", "s3"]
-        .into_iter()
-        .find(|sc| lower.starts_with(&format!("{sc}://")))
-    {
-        Some(scheme) => Err(DispatchError::Remote {
-            url: s.to_string(),
-            scheme: scheme.to_string(),
-        }),
-        None => Ok(()),
+/// What a remote name (not claimed by store mode words) holds.
+enum Remote {
+    /// An object: a file read by range.
+    Source(Arc<dyn nc_store::ByteSource>),
+    /// No object, but a Zarr store below it.
+    Store(nc_zarr::ZarrLocation),
+}
+
+/// Look at a remote name: an object there is a file (read by range, `#mode=bytes` or not);
+/// with no object, a prefix holding Zarr metadata is a store.
+fn open_remote(u: &nc_store::remote::RemoteUrl) -> Result<Remote, DispatchError> {
+    use nc_store::Store;
+    match nc_store::remote::open_source(u) {
+        Ok(src) => Ok(Remote::Source(Arc::new(src))),
+        Err(nc_store::StoreError::Remote { cause, .. })
+            if cause == "no such object" && !u.wants_bytes() =>
+        {
+            let st = nc_store::remote::open_store(u).map_err(DispatchError::Store)?;
+            let get = |k: &str| st.get(k).map_err(DispatchError::Store);
+            let zgroup = get(".zgroup")?;
+            let v3 = zgroup.is_none() && get("zarr.json")?.is_some();
+            if zgroup.is_none() && !v3 && get(".zarray")?.is_none() {
+                return Err(DispatchError::RemoteMissing {
+                    url: u.display.clone(),
+                });
+            }
+            let nczarr = |b: &Option<Vec<u8>>| {
+                b.as_ref().is_some_and(|b| {
+                    let t = String::from_utf8_lossy(b);
+                    t.contains("_nczarr_superblock") || t.contains("_nczarr_group")
+                })
+            };
+            let pure =
+                v3 || !(nczarr(&zgroup) || get(".nczgroup")?.is_some() || nczarr(&get(".zattrs")?));
+            Ok(Remote::Store(nc_zarr::ZarrLocation::remote_store(
+                &u.text, pure,
+            )))
+        }
+        Err(e) => Err(DispatchError::Store(e)),
     }
+}
+
+/// The format of a file from its first bytes (HDF5 signatures also at 512, 1024, ...).
+fn detect_source(src: &dyn nc_store::ByteSource) -> Result<FileKind, DispatchError> {
+    let unknown = |found: Vec<u8>| DispatchError::UnknownFormat {
+        path: PathBuf::from(src.name()),
+        found,
+    };
+    let len = src.len();
+    let mut head = vec![0u8; len.min(8) as usize];
+    src.read_at(0, &mut head).map_err(DispatchError::Store)?;
+    if head.len() >= 4 && &head[..3] == b"CDF" {
+        match head[3] {
+            1 => return Ok(FileKind::Classic(Format::Classic)),
+            2 => return Ok(FileKind::Classic(Format::Offset64)),
+            5 => return Ok(FileKind::Classic(Format::Cdf5)),
+            _ => {}
+        }
+    }
+    if head == HDF5_MAGIC {
+        return Ok(FileKind::Hdf5 { offset: 0 });
+    }
+    let mut off = 512u64;
+    while off + 8 <= len {
+        let mut sig = [0u8; 8];
+        src.read_at(off, &mut sig).map_err(DispatchError::Store)?;
+        if sig == HDF5_MAGIC {
+            return Ok(FileKind::Hdf5 { offset: off });
+        }
+        off *= 2;
+    }
+    Err(unknown(head))
 }
 
 fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -243,6 +308,13 @@ impl Opened {
 /// # Errors
 /// When the file cannot be read, its format is unknown or not supported yet, or its header is bad.
 pub fn open(path: &Path) -> Result<Opened, DispatchError> {
+    let s = path.to_string_lossy();
+    nc_zarr::check_mode_words(&s).map_err(DispatchError::Zarr)?;
+    if nc_zarr::parse_location(&s).is_none() {
+        if let Some(u) = nc_store::remote::parse_remote(&s) {
+            return open_remote_dataset(&u);
+        }
+    }
     let kind = detect(path)?;
     match kind {
         FileKind::Classic(_) => {
@@ -272,6 +344,55 @@ pub fn open(path: &Path) -> Result<Opened, DispatchError> {
                 kind,
             })
         }
+    }
+}
+
+/// Open a remote file (by range) or store.
+fn open_remote_dataset(u: &nc_store::remote::RemoteUrl) -> Result<Opened, DispatchError> {
+    let src = match open_remote(u)? {
+        Remote::Store(loc) => {
+            let z = nc_zarr::ZarrFile::open(&loc).map_err(DispatchError::Zarr)?;
+            return Ok(Opened {
+                backend: Backend::Zarr(z),
+                kind: FileKind::Zarr,
+            });
+        }
+        Remote::Source(src) => src,
+    };
+    let kind = detect_source(src.as_ref())?;
+    let shown = PathBuf::from(src.name());
+    let backend = match kind {
+        FileKind::Classic(_) => Backend::Classic(
+            ClassicFile::open_source(src, &nc_classic::Limits::default()).map_err(|source| {
+                DispatchError::Classic {
+                    path: shown.clone(),
+                    source,
+                }
+            })?,
+        ),
+        FileKind::Hdf5 { .. } => {
+            let decoder = Arc::new(crate::decode::RegistryDecoder::default());
+            let name = name_of(&u.key);
+            Backend::Nc4(
+                nc_hdf5::Nc4File::open_source(src, &name, decoder).map_err(DispatchError::Hdf5)?,
+            )
+        }
+        FileKind::Zarr => {
+            return Err(DispatchError::UnknownFormat {
+                path: shown,
+                found: Vec::new(),
+            })
+        }
+    };
+    Ok(Opened { backend, kind })
+}
+
+/// ncdump's dataset name for an object key: its last segment without the extension.
+fn name_of(key: &str) -> String {
+    let base = key.rsplit('/').next().unwrap_or(key);
+    match base.rfind('.') {
+        Some(i) if i > 0 => base[..i].to_string(),
+        _ => base.to_string(),
     }
 }
 
@@ -320,9 +441,10 @@ pub fn create(
     let s = path.to_string_lossy();
     nc_zarr::check_mode_words(&s).map_err(DispatchError::Zarr)?;
     let zarr = zarr_output(path);
-    if zarr.is_none() {
-        check_local(&s)?;
-    }
+    let remote = match &zarr {
+        None => nc_store::remote::parse_remote(&s),
+        Some(_) => None,
+    };
     // an NCZarr store is always chunked and holds storage settings whatever the format kind
     // asked: a classic kind there means the classic data model (netCDF-4 classic), CDF-5
     // adds its types (as netCDF-4 does)
@@ -366,8 +488,12 @@ pub fn create(
     if let Some(loc) = zarr {
         return create_zarr(&loc, ds, src, opts.force);
     }
-    let dest = check_destination(path, OutputKind::File, opts.force)?;
-    let tmp = temp_path(&dest);
+    // a remote file is written locally first, then uploaded whole (visible once complete)
+    let dest = match &remote {
+        Some(u) => Destination::object(u),
+        None => Destination::local(&check_destination(path, OutputKind::File, opts.force)?),
+    };
+    let tmp = dest.temp().to_path_buf();
     let _guard = crate::cleanup::register_temp(&tmp);
     let result = match opts.format {
         Format::Classic | Format::Offset64 | Format::Cdf5 => {
@@ -399,29 +525,53 @@ pub fn create(
             })
         }
     };
-    finish(&dest, &tmp, result)
+    finish(&dest, result)
 }
 
-/// Rename the finished temporary output into place, or remove it after a failure.
-fn finish(dest: &Path, tmp: &Path, result: Result<(), DispatchError>) -> Result<(), DispatchError> {
-    match result {
-        Ok(()) => {
-            // under the interrupt registry's lock: an interrupt either comes first (and the
-            // destination stays untouched) or waits until the output is completely in place
-            crate::cleanup::commit_unless_interrupted(|| publish(tmp, dest)).map_err(|e| {
-                remove_any(tmp);
-                io_err(dest, e)
-            })
-        }
-        Err(e) => {
-            remove_any(tmp);
-            Err(e)
-        }
+/// Commit the finished temporary output (rename, or upload), or remove it after a failure.
+fn finish(dest: &Destination, result: Result<(), DispatchError>) -> Result<(), DispatchError> {
+    if let Err(e) = result {
+        dest.discard();
+        return Err(e);
     }
-}
-
-fn remove_any(p: &Path) {
-    crate::cleanup::remove_path(p);
+    let committed = match dest {
+        // under the interrupt registry's lock: an interrupt either comes first (and the
+        // destination stays untouched) or waits until the output is completely in place
+        Destination::Local { .. } => {
+            let mut r = Ok(());
+            let lock = crate::cleanup::commit_unless_interrupted(|| {
+                r = dest.commit();
+                Ok(())
+            });
+            lock.map_err(|e| {
+                dest.discard();
+                nc_store::StoreError::io(dest.temp().display(), e)
+            })
+            .and(r)
+        }
+        // an upload is long: an interrupt during it exits, and the incomplete multipart
+        // upload is never visible
+        Destination::Object { url, .. } => {
+            if crate::cleanup::is_interrupted() {
+                dest.discard();
+                return Err(io_err(
+                    Path::new(&url.display),
+                    std::io::Error::new(
+                        std::io::ErrorKind::Interrupted,
+                        "interrupted before the output was complete",
+                    ),
+                ));
+            }
+            dest.commit()
+        }
+    };
+    committed.map_err(|e| match e {
+        nc_store::StoreError::Io { path, source } => DispatchError::Io {
+            path: PathBuf::from(path),
+            source,
+        },
+        e => DispatchError::Store(e),
+    })
 }
 
 /// True when an output name asks for an NCZarr / Zarr store.
@@ -437,7 +587,7 @@ pub(crate) fn is_zarr_v3_output(path: &Path) -> bool {
 /// The NCZarr location an output name asks for (`file://…#mode=…` or a path with `#mode=`).
 fn zarr_output(path: &Path) -> Option<nc_zarr::ZarrLocation> {
     let s = path.to_string_lossy();
-    if !(s.starts_with("file://") || s.contains("#mode=") || s.starts_with("s3://")) {
+    if !(s.starts_with("file://") || s.contains("#mode=")) {
         return None;
     }
     nc_zarr::parse_location(&s)
@@ -450,37 +600,23 @@ fn create_zarr(
     src: &dyn DataSource,
     force: bool,
 ) -> Result<(), DispatchError> {
-    if loc.remote.is_some() {
-        // the backend words the "not supported yet" error
-        return nc_zarr::write_store(loc, ds, src, &nc_zarr::ZarrWriteOptions::default())
-            .map_err(DispatchError::Zarr);
-    }
     let opts = nc_zarr::ZarrWriteOptions {
         layout: loc.write_layout().map_err(DispatchError::Zarr)?,
         ..Default::default()
     };
+    if loc.remote.is_some() {
+        // on object storage the store is written in place, its metadata last (nc-store), so
+        // it never looks complete before it is; a failure says what it left
+        return nc_zarr::write_store(loc, ds, src, &opts).map_err(DispatchError::Zarr);
+    }
     let kind = match loc.storage {
         nc_zarr::StorageKind::File => OutputKind::Directory,
         nc_zarr::StorageKind::Zip => OutputKind::File,
     };
-    let dest = check_destination(&loc.path, kind, force)?;
-    let tmp = temp_path(&dest);
-    let _guard = crate::cleanup::register_temp(&tmp);
+    let dest = Destination::local(&check_destination(&loc.path, kind, force)?);
+    let _guard = crate::cleanup::register_temp(dest.temp());
     let mut tmp_loc = loc.clone();
-    tmp_loc.path = tmp.clone();
+    tmp_loc.path = dest.temp().to_path_buf();
     let result = nc_zarr::write_store(&tmp_loc, ds, src, &opts).map_err(DispatchError::Zarr);
-    finish(&dest, &tmp, result)
-}
-
-/// A temporary name in the destination's directory (so the final rename is atomic).
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = format!(".{name}.tmp-{}", std::process::id());
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.join(tmp),
-        _ => PathBuf::from(tmp),
-    }
+    finish(&dest, result)
 }

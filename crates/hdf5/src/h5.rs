@@ -188,6 +188,16 @@ impl H5 {
         Ok(h5)
     }
 
+    /// Open an HDF5 file from any byte source (a remote object, memory); its ranges are read
+    /// through [`SourceStorage`]. External files it names are looked for in the current
+    /// directory only.
+    pub fn from_source(src: Arc<dyn nc_store::ByteSource>) -> Result<H5, Hdf5Error> {
+        let options = OpenOptions::default().with_max_object_header_bytes(MAX_HEADER_BYTES);
+        let file = Hdf5File::from_storage_with_options(Arc::new(SourceStorage(src)), options)
+            .map_err(st("superblock"))?;
+        H5::from_file(file)
+    }
+
     pub fn from_bytes(bytes: Vec<u8>) -> Result<H5, Hdf5Error> {
         let options = OpenOptions::default().with_max_object_header_bytes(MAX_HEADER_BYTES);
         let file = Hdf5File::from_vec_with_options(bytes, options).map_err(st("superblock"))?;
@@ -722,6 +732,38 @@ impl H5 {
             m.insert(addr, h.clone());
         }
         Ok(h)
+    }
+}
+
+/// hdf5-reader's storage over one of our byte sources: the HDF5 structures are read from
+/// wherever the source's bytes are, by range.
+pub(crate) struct SourceStorage(pub Arc<dyn nc_store::ByteSource>);
+
+impl hdf5_reader::storage::Storage for SourceStorage {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    fn read_range(
+        &self,
+        offset: u64,
+        len: usize,
+    ) -> hdf5_reader::error::Result<hdf5_reader::storage::StorageBuffer> {
+        let mut buf = vec![0u8; len];
+        match self.0.read_at(offset, &mut buf) {
+            Ok(()) => Ok(hdf5_reader::storage::StorageBuffer::from_vec(buf)),
+            Err(nc_store::StoreError::Range {
+                offset, end, size, ..
+            }) => Err(hdf5_reader::error::Error::UnexpectedEof {
+                offset,
+                needed: end - offset,
+                available: size.saturating_sub(offset),
+            }),
+            // the source's message names the URL or file and the cause
+            Err(e) => Err(hdf5_reader::error::Error::Io(std::io::Error::other(
+                e.to_string(),
+            ))),
+        }
     }
 }
 

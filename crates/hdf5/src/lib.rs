@@ -103,6 +103,31 @@ impl Nc4File {
         Ok(file)
     }
 
+    /// Open a file from any byte source (an object in a bucket, a file on a web server): its
+    /// structures and data are read by range. `name` is the dataset name (`netcdf NAME {`);
+    /// errors about the file's bytes name the source.
+    ///
+    /// # Errors
+    /// As [`Nc4File::open`].
+    pub fn open_source(
+        src: Arc<dyn nc_store::ByteSource>,
+        name: &str,
+        decoder: Arc<dyn ChunkDecoder>,
+    ) -> Result<Nc4File, Hdf5Error> {
+        let shown = PathBuf::from(src.name());
+        let in_file = |e: Hdf5Error| match e {
+            e @ Hdf5Error::Io { .. } => e,
+            e => Hdf5Error::InFile {
+                path: shown.clone(),
+                inner: Box::new(e),
+            },
+        };
+        let h5 = Arc::new(h5::H5::from_source(src).map_err(in_file)?);
+        let mut file = Nc4File::build(h5, h5::Files::default(), name, decoder).map_err(in_file)?;
+        file.path = Some(shown);
+        Ok(file)
+    }
+
     /// Open a file held in memory; `name` is the dataset name (`netcdf NAME {`).
     ///
     /// # Errors

@@ -370,3 +370,34 @@ fn strings_that_are_not_utf8_are_written_as_their_bytes() {
     }
     std::fs::remove_file(&path).ok();
 }
+
+/// A file opened from a byte source (as a remote object is) reads as the same file opened by
+/// path: metadata, values, and corruption errors naming the source.
+#[test]
+fn a_byte_source_reads_as_the_file() {
+    let ds = parse(
+        "netcdf s { dimensions: t = UNLIMITED ; x = 5 ; variables: int v(t, x) ; v:_ChunkSizes = 1, 5 ; v:_DeflateLevel = 1 ; double w(x) ; w:units = \"m\" ; data: v = 1,2,3,4,5,6,7,8,9,10 ; w = 0.5, 1.5, 2.5, 3.5, 4.5 ; }",
+    );
+    let path = tmp("source.nc");
+    write_file(&path, &ds, &InMemory, &ncgen_opts()).unwrap();
+    let by_path = Nc4File::open(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let src = std::sync::Arc::new(nc_store::BytesSource::new(bytes.clone(), "mem://s.nc"));
+    let by_src =
+        Nc4File::open_source(src, "s", std::sync::Arc::new(nc_hdf5::BuiltinDecoder)).unwrap();
+    assert_eq!(by_src.dataset().vars, by_path.dataset().vars);
+    for v in by_path.dataset().all_vars() {
+        let shape = by_path.dataset().shape(v);
+        let start = vec![0; shape.len()];
+        assert_eq!(
+            by_src.read_var(v, &start, &shape).unwrap(),
+            by_path.read_var(v, &start, &shape).unwrap()
+        );
+    }
+    let cut = std::sync::Arc::new(nc_store::BytesSource::new(&bytes[..200], "mem://cut.nc"));
+    let e = Nc4File::open_source(cut, "cut", std::sync::Arc::new(nc_hdf5::BuiltinDecoder))
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("mem://cut.nc"), "{e}");
+    std::fs::remove_file(&path).unwrap();
+}

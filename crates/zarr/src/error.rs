@@ -7,14 +7,17 @@ use nc_filters::FilterError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ZarrError {
-    /// A file-system operation failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file or directory.
-        path: String,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
+    /// The store failed (its errors name the key, file or URL).
+    #[error(transparent)]
+    Store(#[from] nc_store::StoreError),
+    /// Writing a store failed part way, and the store could not vanish at once (object
+    /// storage): `left` says what it left behind.
+    #[error("{error}; {left}")]
+    Abandoned {
+        /// What failed.
+        error: Box<ZarrError>,
+        /// What the failed write left behind, naming keys.
+        left: String,
     },
     /// The text is not a usable NCZarr location.
     #[error("{location:?} is not an NCZarr/Zarr location: {reason}")]
@@ -35,35 +38,11 @@ pub enum ZarrError {
         /// The words netCDF-C knows, comma-separated.
         known: String,
     },
-    /// A remote store (S3, HTTP).
-    #[error("{location:?}: {scheme} stores are not supported yet; only local directory (mode=...,file) and zip (mode=...,zip) stores are (copy the dataset to a local directory first)")]
-    RemoteNotSupported {
-        /// The location text.
-        location: String,
-        /// The scheme or storage mode (`s3`, `https`).
-        scheme: String,
-    },
-    /// A store key that could escape the store or is malformed.
-    #[error("store key {key:?} is not allowed: {reason}")]
-    BadKey {
-        /// The key.
-        key: String,
-        /// Why.
-        reason: &'static str,
-    },
     /// No `.zgroup` at the root of the store.
     #[error("{path}: not a Zarr store: no .zgroup at its root")]
     NotAStore {
         /// The store path.
         path: String,
-    },
-    /// A zip archive that cannot be read or written.
-    #[error("zip store {path}: {msg}")]
-    Zip {
-        /// The archive path.
-        path: String,
-        /// The zip library's message.
-        msg: String,
     },
     /// A store object larger than the limit (zip-bomb guard).
     #[error("store object {key:?} is larger than the limit of {limit} bytes")]
@@ -196,13 +175,6 @@ pub enum ZarrError {
 }
 
 impl ZarrError {
-    pub(crate) fn io(path: impl std::fmt::Display, source: std::io::Error) -> ZarrError {
-        ZarrError::Io {
-            path: path.to_string(),
-            source,
-        }
-    }
-
     pub(crate) fn meta(key: &str, what: impl Into<String>) -> ZarrError {
         ZarrError::Metadata {
             key: key.to_string(),

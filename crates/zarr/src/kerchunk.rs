@@ -245,7 +245,7 @@ fn join(prefix: &str, name: &str) -> String {
 /// A group or variable name as a key segment: a safe key, not a Zarr metadata name.
 fn check_name(name: &str, what: impl Fn() -> String) -> Result<(), ZarrError> {
     let why = match crate::store::check_key(name) {
-        Err(ZarrError::BadKey { reason, .. }) => Some(reason.to_string()),
+        Err(nc_store::StoreError::BadKey { reason, .. }) => Some(reason.to_string()),
         _ if name.contains('/') => Some("a '/' in it".to_string()),
         _ if matches!(name, ".zarray" | ".zattrs" | ".zgroup" | ".zmetadata") => {
             Some("it is a Zarr metadata key".to_string())
@@ -566,7 +566,7 @@ fn plan_var(
     let url = match &map.file {
         None => opts.url.clone(),
         Some(f) => {
-            let abs = std::fs::canonicalize(f).map_err(|e| ZarrError::io(f.display(), e))?;
+            let abs = std::fs::canonicalize(f).map_err(|e| ZarrError::from(nc_store::StoreError::io(f.display(), e)))?;
             abs.to_str()
                 .ok_or_else(|| {
                     refuse(format!(

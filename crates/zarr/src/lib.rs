@@ -30,7 +30,9 @@ mod write;
 
 pub use error::ZarrError;
 pub use kerchunk::{write_references, ReferenceOptions};
-pub use location::{check_mode_words, parse_location, StorageKind, ZarrLocation, KNOWN_MODE_WORDS};
+pub use location::{
+    check_mode_words, metadata_rank, parse_location, StorageKind, ZarrLocation, KNOWN_MODE_WORDS,
+};
 pub use read::ZarrFile;
 pub use store::{copy_store, DirStore, MemStore, Store, ZipStore};
 

@@ -31,7 +31,8 @@ pub struct ZarrLocation {
     pub pure_zarr: bool,
     /// XArray `_ARRAY_DIMENSIONS` read and written (default; `noxarray` turns it off).
     pub xarray: bool,
-    /// `Some(scheme)` for a remote store (`s3`, `https`): recognised but not supported yet.
+    /// `Some(scheme)` for a remote store (`s3`, `gs`, `az`, `https`, ...): read and written
+    /// through nc-store's object storage.
     pub remote: Option<String>,
     /// Mode word `v3`: write Zarr version 3 (reading finds the version by itself).
     pub v3: bool,
@@ -45,10 +46,11 @@ const FLAGS: [&str; 7] = ["nczarr", "zarr", "xarray", "noxarray", "file", "zip",
 /// Every `mode=` word netCDF-C 4.9.0 knows: the format modes and macros of
 /// `libdispatch/dinfermodel.c` and the NCZarr storage words of `libnczarr/zarr.c`. Only the
 /// NCZarr ones select anything here; the others (DAP, byte ranges, format hints) are accepted
-/// as netCDF-C accepts them.
-pub const KNOWN_MODE_WORDS: [&str; 17] = [
+/// as netCDF-C accepts them. `v3` (write Zarr v3) and `anon` (no credentials: public
+/// buckets) are ours.
+pub const KNOWN_MODE_WORDS: [&str; 18] = [
     "nczarr", "zarr", "xarray", "noxarray", "file", "zip", "s3", "bytes", "dap2", "dap4",
-    "netcdf-3", "classic", "netcdf-4", "enhanced", "udf0", "udf1", "v3",
+    "netcdf-3", "classic", "netcdf-4", "enhanced", "udf0", "udf1", "v3", "anon",
 ];
 
 /// Check the words of every `mode=` in the fragment of `s` (after `#`).
@@ -158,7 +160,6 @@ pub fn parse_location(s: &str) -> Option<ZarrLocation> {
     };
     let flags = fragment.map(mode_flags).unwrap_or_default();
     let zarr_flags = flags.iter().any(|f| FLAGS.contains(&f.as_str()));
-    let lower = base.to_ascii_lowercase();
     let mk = |path: PathBuf, remote: Option<String>| {
         let storage = if flags.iter().any(|f| f == "zip") {
             StorageKind::Zip
@@ -185,16 +186,19 @@ pub fn parse_location(s: &str) -> Option<ZarrLocation> {
             layout: fragment.and_then(|f| fragment_value(f, "layout")),
         }
     };
-    if lower.starts_with("s3://") {
-        return Some(mk(PathBuf::from(base), Some("s3".into())));
-    }
-    if lower.starts_with("https://") || lower.starts_with("http://") {
-        let scheme = if lower.starts_with("https") {
-            "https"
-        } else {
-            "http"
-        };
-        return zarr_flags.then(|| mk(PathBuf::from(base), Some(scheme.into())));
+    if nc_store::remote::parse_remote(s).is_some() {
+        // a remote store when the mode words say Zarr (or `s3` without `bytes`); other remote
+        // names are files read by range, or stores found by looking (nc-dispatch)
+        let store_words = flags.iter().any(|f| {
+            matches!(f.as_str(), "nczarr" | "zarr" | "v3" | "xarray" | "noxarray")
+                || (f == "s3" && !flags.iter().any(|g| g == "bytes"))
+        });
+        let scheme = base.split("://").next().unwrap_or("").to_ascii_lowercase();
+        return store_words.then(|| {
+            let mut l = mk(PathBuf::from(base), Some(scheme));
+            l.storage = StorageKind::File;
+            l
+        });
     }
     if let Some(rest) = base.strip_prefix("file://") {
         if !zarr_flags {
@@ -281,39 +285,91 @@ impl ZarrLocation {
         }
     }
 
-    fn check_local(&self) -> Result<(), ZarrError> {
-        match &self.remote {
-            Some(scheme) => Err(ZarrError::RemoteNotSupported {
-                location: self.text.clone(),
-                scheme: scheme.clone(),
-            }),
-            None => Ok(()),
+    /// A location for the remote store at `url` (a URL without store mode words that was
+    /// found, by looking, to hold a store); `pure_zarr` when it has no NCZarr metadata.
+    pub fn remote_store(url: &str, pure_zarr: bool) -> ZarrLocation {
+        let base = url.split('#').next().unwrap_or(url);
+        ZarrLocation {
+            text: url.to_string(),
+            path: PathBuf::from(base),
+            storage: StorageKind::File,
+            pure_zarr,
+            xarray: true,
+            remote: Some(base.split("://").next().unwrap_or("").to_ascii_lowercase()),
+            v3: false,
+            layout: None,
         }
+    }
+
+    fn remote_url(&self) -> Result<Option<nc_store::remote::RemoteUrl>, ZarrError> {
+        if self.remote.is_none() {
+            return Ok(None);
+        }
+        if self.storage == StorageKind::Zip {
+            return Err(ZarrError::BadLocation {
+                location: self.text.clone(),
+                reason: "zip stores on object storage are not supported: drop `zip` from \
+                         #mode= to write the store's objects directly, or copy the zip file as \
+                         a file"
+                    .into(),
+            });
+        }
+        nc_store::remote::parse_remote(&self.text)
+            .map(Some)
+            .ok_or_else(|| ZarrError::BadLocation {
+                location: self.text.clone(),
+                reason: "not a remote location nc-store knows (s3://, gs://, az://, \
+                         abfs://, http(s)://)"
+                    .into(),
+            })
     }
 
     /// Open the store for reading.
     ///
     /// # Errors
-    /// Remote locations, missing paths, unreadable archives.
+    /// Missing paths, unreadable archives, incomplete remote settings.
     pub fn open_store(&self) -> Result<Box<dyn Store>, ZarrError> {
-        self.check_local()?;
+        if let Some(u) = self.remote_url()? {
+            return Ok(Box::new(nc_store::remote::open_store(&u)?));
+        }
         Ok(match self.storage {
             StorageKind::File => Box::new(DirStore::open(&self.path)?),
             StorageKind::Zip => Box::new(ZipStore::open(&self.path)?),
         })
     }
 
-    /// Create the store for writing (replacing an existing store there).
+    /// Create the store for writing (replacing an existing store there). On object storage
+    /// the metadata objects are written last (see [`metadata_rank`]).
     ///
     /// # Errors
-    /// Remote locations; a path holding something other than a store.
+    /// A path or prefix holding something other than a store; remote failures.
     pub fn create_store(&self) -> Result<Box<dyn Store>, ZarrError> {
-        self.check_local()?;
+        if let Some(u) = self.remote_url()? {
+            return Ok(Box::new(nc_store::remote::create_store(&u, metadata_rank)?));
+        }
         Ok(match self.storage {
             StorageKind::File => Box::new(DirStore::create(&self.path)?),
             StorageKind::Zip => Box::new(ZipStore::create(&self.path)?),
         })
     }
+}
+
+/// The order in which a store's metadata objects are written on object storage, after all
+/// chunks: `None` for a chunk (written at once). Arrays' and groups' metadata go deepest
+/// first; at the top, the attributes and NCZarr keys, then last of all the objects by which
+/// readers recognise a store (`.zgroup`, `.zmetadata`, `zarr.json`), so that a store whose
+/// copy failed never looks complete.
+pub fn metadata_rank(key: &str) -> Option<u32> {
+    let last = key.rsplit('/').next().unwrap_or(key);
+    if !(last.starts_with('.') || last == "zarr.json") {
+        return None;
+    }
+    let depth = key.matches('/').count() as u32;
+    Some(match (depth, last) {
+        (0, ".zgroup" | ".zmetadata" | "zarr.json") => u32::MAX,
+        (0, _) => u32::MAX - 1,
+        (d, _) => 1_000_000u32.saturating_sub(d),
+    })
 }
 
 #[cfg(test)]
@@ -365,27 +421,35 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "\"file:///x#mode=nczarr,bogus\": unknown mode word \"bogus\" in #mode= (known: nczarr, zarr, xarray, noxarray, file, zip, s3, bytes, dap2, dap4, netcdf-3, classic, netcdf-4, enhanced, udf0, udf1, v3)"
+            "\"file:///x#mode=nczarr,bogus\": unknown mode word \"bogus\" in #mode= (known: nczarr, zarr, xarray, noxarray, file, zip, s3, bytes, dap2, dap4, netcdf-3, classic, netcdf-4, enhanced, udf0, udf1, v3, anon)"
         );
     }
 
     #[test]
-    fn remote_is_recognised_and_refused() {
+    fn remote_store_words() {
         for u in [
-            "s3://bucket/key",
             "https://s3.us-east-1.amazonaws.com/bucket/k#mode=nczarr,s3",
-            "file:///x#mode=nczarr,s3",
+            "s3://bucket/key#mode=zarr",
+            "http://127.0.0.1:9/b/k#mode=zarr,s3",
         ] {
             let l = parse_location(u).unwrap();
-            let e = l.open_store().err().unwrap().to_string();
-            assert!(e.contains("not supported yet"), "{u}: {e}");
-            assert!(l.create_store().is_err());
+            assert!(l.remote.is_some(), "{u}");
         }
+        // files read by range, or stores found by looking: not claimed here
+        assert_eq!(parse_location("s3://bucket/key"), None);
+        assert_eq!(parse_location("s3://bucket/key.nc#mode=bytes,s3"), None);
+        assert_eq!(metadata_rank("v/0.0"), None);
+        assert_eq!(metadata_rank("v/c/0/0"), None);
+        assert!(metadata_rank("g/v/.zarray") > metadata_rank("g/v/w/.zarray"));
+        assert!(metadata_rank(".zgroup") > metadata_rank(".zattrs"));
+        assert!(metadata_rank(".zattrs") > metadata_rank("v/zarr.json"));
     }
 
     #[test]
     fn plain_paths() {
-        let d = crate::store::tests::tmpdir("plainpath");
+        let d = std::env::temp_dir().join(format!("nc-zarr-plainpath-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
         let s = d.join("p.zarr");
         std::fs::create_dir_all(&s).unwrap();
         assert_eq!(parse_location(s.to_str().unwrap()), None, "no .zgroup yet");

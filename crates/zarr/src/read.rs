@@ -305,7 +305,7 @@ impl ZarrFile {
         if offset == u64::MAX && len == u64::MAX {
             return Ok(None);
         }
-        self.store.get_range(key, offset, len)
+        Ok(self.store.get_range(key, offset, len)?)
     }
 
     /// The (offset, length) entries of the index of the shard at `key`, checked against the

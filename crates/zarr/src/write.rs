@@ -164,7 +164,7 @@ impl Ctx<'_> {
     }
 
     fn put_json(&self, key: &str, v: &Value) -> Result<(), ZarrError> {
-        self.store.put(key, crate::json::to_text(v).as_bytes())
+        Ok(self.store.put(key, crate::json::to_text(v).as_bytes())?)
     }
 }
 
@@ -201,15 +201,26 @@ pub fn write_store(
     let store = location.create_store()?;
     let mut opts = opts.clone();
     opts.v3 |= location.v3;
-    write_into(
+    let written = write_into(
         store.as_ref(),
         ds,
         src,
         location.pure_zarr || opts.v3,
         location.xarray,
         &opts,
-    )?;
-    store.close()
+    )
+    .and_then(|()| Ok(store.close()?));
+    match written {
+        Err(error) => match store.abort() {
+            // a store that cannot vanish at once (object storage) says what it left
+            Some(left) => Err(ZarrError::Abandoned {
+                error: Box::new(error),
+                left,
+            }),
+            None => Err(error),
+        },
+        Ok(()) => Ok(()),
+    }
 }
 
 /// Write `ds` into an open store (not closed here): `pure_zarr` and `xarray` are the
@@ -1029,7 +1040,7 @@ fn write_shards(cx: &Ctx, v: VarId, p: &VarPlan, shard: &[u64]) -> Result<(), Za
             });
         }
         match crate::v3write::assemble_shard(chunks) {
-            Some(bytes) => cx.store.put(&chunk_key(p, &sidx), &bytes),
+            Some(bytes) => Ok(cx.store.put(&chunk_key(p, &sidx), &bytes)?),
             None => Ok(()),
         }
     })
@@ -1056,7 +1067,7 @@ fn write_one_chunk(
 ) -> Result<(), ZarrError> {
     let idx = unravel(lin, grid);
     match chunk_data(cx, v, p, &idx)? {
-        Some(data) => cx.store.put(&chunk_key(p, &idx), &data),
+        Some(data) => Ok(cx.store.put(&chunk_key(p, &idx), &data)?),
         None => Ok(()),
     }
 }

@@ -1,0 +1,186 @@
+//! Byte sources: a file's bytes wherever they live, read by range (`read_at`), several ranges
+//! at once (`read_ranges`, which a remote source coalesces into fewer requests).
+
+use std::fs::File;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::error::StoreError;
+
+/// A read-only sequence of bytes with ranged reads: a local file, a byte buffer, an object
+/// in a bucket, a file on a web server. Readers of HDF5 and classic files ask it for ranges
+/// and never learn where the bytes are.
+pub trait ByteSource: Send + Sync {
+    /// The number of bytes.
+    fn len(&self) -> u64;
+
+    /// True when there are no bytes.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fill `buf` with the bytes from `offset`.
+    ///
+    /// # Errors
+    /// [`StoreError::Range`] when the range is not inside the source; I/O or request failures.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError>;
+
+    /// The bytes of each range, in the order asked. A remote source merges ranges that are
+    /// close together into one request and runs requests concurrently; the default reads
+    /// them one by one.
+    ///
+    /// # Errors
+    /// As [`ByteSource::read_at`], for the first range that fails.
+    fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Vec<u8>>, StoreError> {
+        ranges
+            .iter()
+            .map(|r| {
+                let n = range_len(self.name(), r, self.len())?;
+                let mut buf = vec![0u8; n];
+                self.read_at(r.start, &mut buf)?;
+                Ok(buf)
+            })
+            .collect()
+    }
+
+    /// The name to show in messages: a path or a URL without credentials.
+    fn name(&self) -> &str;
+
+    /// True for a source reached over a network (readers size their read-ahead by it).
+    fn is_remote(&self) -> bool {
+        false
+    }
+}
+
+/// The length of `r` as a buffer size, checked against the source's length.
+///
+/// # Errors
+/// [`StoreError::Range`] for a range past the end or too large to hold.
+pub fn range_len(name: &str, r: &Range<u64>, len: u64) -> Result<usize, StoreError> {
+    let bad = || StoreError::Range {
+        key: name.to_string(),
+        offset: r.start,
+        end: r.end,
+        size: len,
+    };
+    if r.end < r.start || r.end > len || r.end - r.start > crate::MAX_OBJECT_SIZE {
+        return Err(bad());
+    }
+    usize::try_from(r.end - r.start).map_err(|_| bad())
+}
+
+/// Check that `offset..offset + n` lies inside a source of `len` bytes.
+pub(crate) fn check_range(name: &str, offset: u64, n: usize, len: u64) -> Result<(), StoreError> {
+    let end = offset.saturating_add(n as u64);
+    if end > len {
+        return Err(StoreError::Range {
+            key: name.to_string(),
+            offset,
+            end,
+            size: len,
+        });
+    }
+    Ok(())
+}
+
+/// A local file, read with positional reads (any size; several threads at once).
+#[derive(Debug)]
+pub struct FileSource {
+    file: File,
+    len: u64,
+    name: String,
+    path: PathBuf,
+}
+
+impl FileSource {
+    /// Open `path` for reading.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] when it cannot be opened or is not a file.
+    pub fn open(path: &Path) -> Result<FileSource, StoreError> {
+        let file = File::open(path).map_err(|e| StoreError::io(path.display(), e))?;
+        let md = file
+            .metadata()
+            .map_err(|e| StoreError::io(path.display(), e))?;
+        if md.is_dir() {
+            return Err(StoreError::io(
+                path.display(),
+                std::io::Error::new(std::io::ErrorKind::IsADirectory, "Is a directory"),
+            ));
+        }
+        Ok(FileSource {
+            file,
+            len: md.len(),
+            name: path.display().to_string(),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl ByteSource for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
+        check_range(&self.name, offset, buf.len(), self.len)?;
+        self.file.read_exact_at(buf, offset).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                // the file shrank since it was opened
+                StoreError::Range {
+                    key: self.name.clone(),
+                    offset,
+                    end: offset.saturating_add(buf.len() as u64),
+                    size: self.len,
+                }
+            } else {
+                StoreError::io(&self.name, e)
+            }
+        })
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Bytes in memory (tests, fuzzing, small files fetched whole).
+#[derive(Debug, Clone)]
+pub struct BytesSource {
+    bytes: std::sync::Arc<[u8]>,
+    name: String,
+}
+
+impl BytesSource {
+    /// A source over `bytes`, called `name` in messages.
+    pub fn new(bytes: impl Into<std::sync::Arc<[u8]>>, name: &str) -> BytesSource {
+        BytesSource {
+            bytes: bytes.into(),
+            name: name.to_string(),
+        }
+    }
+}
+
+impl ByteSource for BytesSource {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
+        check_range(&self.name, offset, buf.len(), self.len())?;
+        // in range: offset + len <= bytes.len(), which fits usize
+        let s = offset as usize;
+        buf.copy_from_slice(&self.bytes[s..s + buf.len()]);
+        Ok(())
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}

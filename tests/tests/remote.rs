@@ -1,0 +1,675 @@
+//! Object storage and HTTP, end to end (issue 17): every format both ways through a local S3
+//! server (moto), zarr-python reading what we wrote there and we reading what it wrote, HTTP
+//! range reads, metadata-only header reads, faults (transient and persistent), and refusals
+//! (missing bucket or key, bad credentials, access denied) as one line with a cure, never
+//! showing a secret. One test binary: the S3 server starts once for all of them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+mod servers;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{bin, tempdir};
+use servers::{moto, FaultProxy, Faults, Moto, RangeServer};
+
+/// A secret that must never be shown.
+const SECRET: &str = "s3cr3t-Never-Shown-42";
+
+/// Run a tool with the S3 settings of `endpoint` (and no profile files, no instance metadata).
+fn tool(name: &str, args: &[&str], dir: &Path, endpoint: &str, extra: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(bin(name));
+    c.args(args)
+        .current_dir(dir)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ENDPOINT_URL", endpoint)
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("HOME", dir)
+        .env("NC_STORE_RETRIES", "4")
+        .env("NC_STORE_RETRY_TIMEOUT", "20")
+        .env("NC_STORE_TIMEOUT", "10")
+        .env_remove("AWS_PROFILE")
+        .env_remove("AWS_SESSION_TOKEN");
+    for (k, v) in extra {
+        c.env(k, v);
+    }
+    let t0 = std::time::Instant::now();
+    let o = c.output().unwrap();
+    if t0.elapsed().as_secs_f64() > 1.0 {
+        eprintln!("SLOW {name} {args:?}: {:?}", t0.elapsed());
+    }
+    o
+}
+
+fn ok(o: &Output, what: &str) -> String {
+    assert!(
+        o.status.success(),
+        "{what}: exit {:?}\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The data section of a dump, variable by variable, in name order.
+fn values(cdl: &str) -> Vec<String> {
+    let data = cdl.split_once("\ndata:\n").map_or("", |(_, d)| d);
+    let mut v: Vec<String> = data
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|b| !b.is_empty() && *b != "}")
+        .map(|b| b.trim_end_matches('}').trim().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A dump without its first line (the dataset name follows the file name).
+fn body(cdl: &str) -> String {
+    cdl.split_once('\n').map_or("", |(_, b)| b).to_string()
+}
+
+const CDL: &str = r#"netcdf src {
+dimensions:
+	t = UNLIMITED ;
+	x = 6 ;
+	n = 3 ;
+variables:
+	double t(t) ;
+		t:units = "days since 2000-01-01" ;
+	float temp(t, x) ;
+		temp:units = "K" ;
+		temp:_FillValue = -999.f ;
+	int count(x) ;
+	short s(n) ;
+	char label(n) ;
+
+// global attributes:
+		:title = "remote round trip" ;
+data:
+
+ t = 0, 1, 2, 3 ;
+
+ temp =
+  1.5, 2.5, 3.5, 4.5, 5.5, 6.5,
+  7.5, 8.5, 9.5, 10.5, 11.5, 12.5,
+  13.5, 14.5, 15.5, 16.5, 17.5, 18.5,
+  19.5, 20.5, 21.5, 22.5, _, 24.5 ;
+
+ count = 1, 2, 3, 4, 5, 6 ;
+
+ s = -1, 0, 1 ;
+
+ label = "abc" ;
+}
+"#;
+
+/// A source dataset and the dump every copy must show.
+fn source(dir: &Path) -> String {
+    std::fs::write(dir.join("src.cdl"), CDL).unwrap();
+    let o = Command::new(bin("ncgen-rs"))
+        .args(["-k", "nc4", "-o", "src.nc", "src.cdl"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    ok(&o, "ncgen");
+    let o = Command::new(bin("ncdump-rs"))
+        .arg("src.nc")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    body(&ok(&o, "ncdump src"))
+}
+
+fn server() -> Option<&'static Moto> {
+    let m = moto()?;
+    static BUCKETS: std::sync::Once = std::sync::Once::new();
+    BUCKETS.call_once(|| {
+        for b in ["roundtrip", "faults", "python", "header", "refuse"] {
+            m.bucket(b);
+        }
+    });
+    Some(m)
+}
+
+/// nc-store's shared suite, run by the remote implementations: a store in the bucket (through
+/// netCDF-C's address form of an S3-compatible server), an object and a web file as byte
+/// sources.
+#[test]
+fn remote_store_and_sources_pass_the_shared_suite() {
+    use nc_store::remote::{create_store, open_source, parse_remote};
+    use nc_store::Store;
+    let Some(m) = server() else { return };
+    // this process's own requests (the tools get their settings per command)
+    static ENV: std::sync::Once = std::sync::Once::new();
+    ENV.call_once(|| {
+        std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", SECRET);
+        std::env::set_var("AWS_REGION", "us-east-1");
+        std::env::set_var("AWS_EC2_METADATA_DISABLED", "true");
+    });
+    let u = parse_remote(&format!("{}/roundtrip/suite#mode=zarr,s3", m.endpoint())).unwrap();
+    // metadata keys held back until close, as the Zarr writer ranks them
+    let rank: nc_store::remote::MetadataRank = |k| {
+        k.rsplit('/')
+            .next()
+            .filter(|l| l.starts_with('.'))
+            .map(|_| 1)
+    };
+    let s = create_store(&u, rank).unwrap();
+    nc_store::suite::writable_store(&s);
+    s.close().unwrap();
+    let mut keys = m.keys("roundtrip", "suite/");
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "suite/.zgroup",
+            "suite/g/w/1/2",
+            "suite/v/.zarray",
+            "suite/v/0.1"
+        ]
+    );
+    let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let (status, _) = servers::request(m.port, "PUT", "/roundtrip/suite.bin", &bytes);
+    assert_eq!(status, 200);
+    let u = parse_remote(&format!(
+        "{}/roundtrip/suite.bin#mode=bytes,s3",
+        m.endpoint()
+    ))
+    .unwrap();
+    nc_store::suite::byte_source(&open_source(&u).unwrap(), &bytes);
+    let dir = tempdir("remote-suite");
+    std::fs::write(dir.join("suite.bin"), &bytes).unwrap();
+    let web = RangeServer::start(&dir);
+    let u = parse_remote(&web.url("suite.bin")).unwrap();
+    nc_store::suite::byte_source(&open_source(&u).unwrap(), &bytes);
+}
+
+#[test]
+fn every_format_both_ways_through_s3() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-formats");
+    let want = source(&dir);
+    let ep = m.endpoint();
+    let outs = [
+        ("classic", "s3://roundtrip/c1.nc", "classic"),
+        ("64-bit offset", "s3://roundtrip/c2.nc", "64-bit offset"),
+        ("cdf5", "s3://roundtrip/c5.nc", "cdf5"),
+        ("nc4", "s3://roundtrip/n4.nc", "netCDF-4"),
+        ("nc7", "s3://roundtrip/n7.nc", "netCDF-4 classic model"),
+        ("nc4", "s3://roundtrip/nz.zarr#mode=nczarr", ""),
+        ("nc4", "s3://roundtrip/z2.zarr#mode=zarr", ""),
+        ("nc4", "s3://roundtrip/z3.zarr#mode=zarr,v3", ""),
+        // netCDF-C's form for an S3-compatible server named by its address
+        (
+            "nc4",
+            &format!("{ep}/roundtrip/nc-c.zarr#mode=nczarr,s3"),
+            "",
+        ),
+    ];
+    for (i, (kind, url, shown)) in outs.iter().enumerate() {
+        let o = tool("nccopy-rs", &["-k", kind, "src.nc", url], &dir, &ep, &[]);
+        ok(&o, &format!("nccopy to {url}"));
+        let o = tool("ncdump-rs", &[url], &dir, &ep, &[]);
+        let got = ok(&o, &format!("ncdump {url}"));
+        // pure Zarr drops the dimension's unlimited mark; the values stay
+        let norm = |t: &str| t.replace("t = UNLIMITED ; // (4 currently)", "t = 4 ;");
+        if url.contains("mode=zarr") {
+            // pure Zarr lists variables by name
+            assert_eq!(values(&norm(&got)), values(&norm(&want)), "{url}");
+        } else {
+            assert_eq!(body(&got), want, "{url}");
+        }
+        if !shown.is_empty() {
+            let o = tool("ncdump-rs", &["-k", url], &dir, &ep, &[]);
+            assert_eq!(ok(&o, "ncdump -k"), format!("{shown}\n"), "{url}");
+        }
+        // and back to a local file, values identical
+        let back = format!("back{i}.nc");
+        let o = tool("nccopy-rs", &["-k", "nc4", url, &back], &dir, &ep, &[]);
+        ok(&o, &format!("nccopy from {url}"));
+        let o = tool("ncdump-rs", &[&back], &dir, &ep, &[]);
+        let got = ok(&o, "ncdump back");
+        assert_eq!(values(&got), values(&want), "{url} back");
+    }
+    // the store found by looking, without mode words: NCZarr by its metadata
+    let o = tool(
+        "ncdump-rs",
+        &["-h", "s3://roundtrip/nz.zarr"],
+        &dir,
+        &ep,
+        &[],
+    );
+    assert!(ok(&o, "ncdump store by looking").contains("temp:units = \"K\""));
+    // the metadata objects of a finished store are all there
+    let keys = m.keys("roundtrip", "nz.zarr/");
+    assert!(keys.contains(&"nz.zarr/.zgroup".to_string()), "{keys:?}");
+    assert!(
+        keys.iter().any(|k| k.starts_with("nz.zarr/temp/")),
+        "{keys:?}"
+    );
+}
+
+#[test]
+fn a_header_fetches_only_metadata() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-header");
+    // 8 MiB of data after a small header
+    std::fs::write(
+        dir.join("big.cdl"),
+        "netcdf big { dimensions: x = 2097152 ; variables: float v(x) ; v:units = \"m\" ; v:_ChunkSizes = 262144 ; data: v = 1 ; }",
+    )
+    .unwrap();
+    let o = Command::new(bin("ncgen-rs"))
+        .args(["-k", "nc4", "-o", "big.nc", "big.cdl"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    ok(&o, "ncgen big");
+    let ep = m.endpoint();
+    ok(
+        &tool(
+            "nccopy-rs",
+            &["big.nc", "s3://header/big.nc"],
+            &dir,
+            &ep,
+            &[],
+        ),
+        "upload",
+    );
+    let o = tool(
+        "ncdump-rs",
+        &["-hs", "s3://header/big.nc"],
+        &dir,
+        &ep,
+        &[("NC_IO_STATS", "1")],
+    );
+    let out = ok(&o, "ncdump -hs");
+    assert!(out.contains("v:_ChunkSizes = 262144 ;"), "{out}");
+    let err = stderr(&o);
+    // "ncdump: remote I/O: N requests, B bytes read, 0 bytes written"
+    let nums: Vec<u64> = err
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert!(err.starts_with("ncdump: remote I/O: "), "{err}");
+    let (requests, bytes) = (nums[0], nums[1]);
+    assert!(requests <= 3, "{err}");
+    assert!(
+        bytes <= 1 << 20,
+        "a header of an 8 MiB file read {bytes} bytes: {err}"
+    );
+    // --explain reports the same kind of line after its table
+    let o = tool(
+        "nccopy-rs",
+        &["--explain", "s3://header/big.nc", "o.nc"],
+        &dir,
+        &ep,
+        &[],
+    );
+    let out = ok(&o, "explain");
+    assert!(
+        out.lines().last().unwrap().starts_with("remote I/O: "),
+        "{out}"
+    );
+    assert!(!dir.join("o.nc").exists());
+}
+
+#[test]
+fn http_range_reads() {
+    let dir = tempdir("remote-http");
+    let want = source(&dir);
+    let o = Command::new(bin("nccopy-rs"))
+        .args(["-k", "classic", "src.nc", "src3.nc"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    ok(&o, "classic copy");
+    let web = RangeServer::start(&dir);
+    for name in ["src.nc", "src3.nc"] {
+        for url in [web.url(name), format!("{}#mode=bytes", web.url(name))] {
+            let o = tool("ncdump-rs", &[&url], &dir, "http://127.0.0.1:9", &[]);
+            assert_eq!(body(&ok(&o, &url)), want, "{url}");
+        }
+    }
+    let o = tool(
+        "nccopy-rs",
+        &[&web.url("src.nc"), "copy.nc"],
+        &dir,
+        "http://127.0.0.1:9",
+        &[],
+    );
+    ok(&o, "nccopy from http");
+    let o = tool("ncdump-rs", &["copy.nc"], &dir, "", &[]);
+    assert_eq!(body(&ok(&o, "dump copy")), want);
+    // a missing file, and writing to a web server
+    let url = web.url("missing.nc");
+    let o = tool("ncdump-rs", &["-h", &url], &dir, "", &[]);
+    assert!(!o.status.success());
+    assert_eq!(
+        stderr(&o),
+        format!("ncdump: {url}: no such object, and no Zarr store (.zgroup, zarr.json or .zarray) below it; check the key (the path after the bucket)\n")
+    );
+    let o = tool("nccopy-rs", &["src.nc", &web.url("out.nc")], &dir, "", &[]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("read-only"), "{}", stderr(&o));
+    assert!(!dir.join("out.nc").exists());
+}
+
+#[test]
+fn transient_faults_are_retried_and_the_copy_completes() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-transient");
+    let want = source(&dir);
+    let proxy = FaultProxy::start(m.port, Faults::Transient { every: 3 });
+    let ep = proxy.endpoint();
+    for url in ["s3://faults/ok.nc", "s3://faults/ok.zarr#mode=nczarr"] {
+        ok(&tool("nccopy-rs", &["src.nc", url], &dir, &ep, &[]), url);
+        let o = tool("ncdump-rs", &[url], &dir, &ep, &[]);
+        let got = ok(&o, url);
+        assert_eq!(values(&got), values(&want), "{url}");
+    }
+    assert!(proxy.seen.load(std::sync::atomic::Ordering::Relaxed) > 6);
+}
+
+#[test]
+fn persistent_faults_fail_clearly_and_leave_nothing_complete() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-persistent");
+    source(&dir);
+    let proxy = FaultProxy::start(m.port, Faults::None);
+    let ep = proxy.endpoint();
+    // the prefix check and the first uploads pass, then the server keeps failing
+    proxy.set(Faults::Always {
+        status: 500,
+        code: "InternalError".into(),
+        message: "We encountered an internal error. Please try again.".into(),
+    });
+    let o = tool(
+        "nccopy-rs",
+        &["src.nc", "s3://faults/bad.zarr#mode=nczarr"],
+        &dir,
+        &ep,
+        &[("NC_STORE_RETRIES", "1"), ("NC_STORE_RETRY_TIMEOUT", "3")],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.starts_with("nccopy: cannot write output: "), "{e}");
+    assert!(e.contains("s3://faults/bad.zarr"), "names the URL: {e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(m
+        .keys("faults", "bad.zarr/")
+        .iter()
+        .all(|k| !k.ends_with(".zgroup")));
+    // a file object: the multipart upload never completes, so there is no object
+    let o = tool(
+        "nccopy-rs",
+        &["src.nc", "s3://faults/bad.nc"],
+        &dir,
+        &ep,
+        &[("NC_STORE_RETRIES", "1"), ("NC_STORE_RETRY_TIMEOUT", "3")],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("s3://faults/bad.nc"), "{}", stderr(&o));
+    assert!(m.keys("faults", "bad.nc").is_empty());
+    // reading: the error names the URL and the key
+    proxy.set(Faults::None);
+    ok(
+        &tool(
+            "nccopy-rs",
+            &["src.nc", "s3://faults/r.zarr#mode=nczarr"],
+            &dir,
+            &ep,
+            &[],
+        ),
+        "write r",
+    );
+    proxy.set(Faults::Always {
+        status: 503,
+        code: "SlowDown".into(),
+        message: "Please reduce your request rate.".into(),
+    });
+    let o = tool(
+        "ncdump-rs",
+        &["s3://faults/r.zarr#mode=nczarr"],
+        &dir,
+        &ep,
+        &[("NC_STORE_RETRIES", "1"), ("NC_STORE_RETRY_TIMEOUT", "3")],
+    );
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("s3://faults/r.zarr/.zgroup") || e.contains("s3://faults/r.zarr/"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+#[test]
+fn refusals_are_one_line_with_a_cure_and_no_secret() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-refuse");
+    source(&dir);
+    let ep = m.endpoint();
+    let o = tool(
+        "ncdump-rs",
+        &["-h", "s3://no-such-bucket/x.nc"],
+        &dir,
+        &ep,
+        &[],
+    );
+    assert_eq!(
+        stderr(&o),
+        "ncdump: s3://no-such-bucket/x.nc: bucket \"no-such-bucket\" does not exist; check the bucket name, the endpoint (AWS_ENDPOINT_URL) and the region (AWS_REGION)\n"
+    );
+    let o = tool(
+        "ncdump-rs",
+        &["-h", "s3://refuse/none.nc#mode=bytes"],
+        &dir,
+        &ep,
+        &[],
+    );
+    assert_eq!(
+        stderr(&o),
+        "ncdump: s3://refuse/none.nc: no such object; check the key (the path after the bucket)\n"
+    );
+    // the server's refusals, as S3 words them; the body even echoes the secret
+    let proxy = FaultProxy::start(m.port, Faults::None);
+    for (code, want) in [
+        ("InvalidAccessKeyId", "the server does not know this access key id (InvalidAccessKeyId); check AWS_ACCESS_KEY_ID or the AWS_PROFILE in use"),
+        ("SignatureDoesNotMatch", "the secret key does not match the access key id (SignatureDoesNotMatch); check AWS_SECRET_ACCESS_KEY or the AWS_PROFILE in use"),
+        ("AccessDenied", "access denied (AccessDenied); use credentials allowed to read (or write) this object; for a public bucket add `anon` to #mode="),
+    ] {
+        proxy.set(Faults::Always {
+            status: 403,
+            code: code.into(),
+            message: format!("refused; the key you sent was {SECRET}"),
+        });
+        let o = tool("ncdump-rs", &["-h", "s3://refuse/x.nc"], &dir, &proxy.endpoint(), &[]);
+        assert_eq!(stderr(&o), format!("ncdump: s3://refuse/x.nc: {want}\n"), "{code}");
+        let o = tool(
+            "nccopy-rs",
+            &["--explain", "src.nc", "s3://refuse/x.zarr#mode=nczarr"],
+            &dir,
+            &proxy.endpoint(),
+            &[("NC_IO_STATS", "1")],
+        );
+        let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+        assert!(!all.contains(SECRET), "{all}");
+        let o = tool("nccopy-rs", &["src.nc", "s3://refuse/y.nc"], &dir, &proxy.endpoint(), &[]);
+        assert!(!stderr(&o).contains(SECRET) && stderr(&o).contains(code), "{}", stderr(&o));
+    }
+    // no credentials at all, where instance metadata is off
+    let o = tool(
+        "ncdump-rs",
+        &["-h", "s3://refuse/x.nc"],
+        &dir,
+        &ep,
+        &[("AWS_ACCESS_KEY_ID", ""), ("AWS_SECRET_ACCESS_KEY", "")],
+    );
+    assert!(stderr(&o).contains("no AWS credentials"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1);
+    // an unreachable server
+    let o = tool(
+        "ncdump-rs",
+        &["-h", "s3://refuse/x.nc"],
+        &dir,
+        "http://127.0.0.1:9",
+        &[("NC_STORE_RETRIES", "0")],
+    );
+    assert!(
+        stderr(&o).contains("cannot reach the server"),
+        "{}",
+        stderr(&o)
+    );
+    // anonymous access to a public bucket: no credentials sent (moto serves it)
+    m.put_public(
+        "refuse",
+        "pub.nc",
+        &std::fs::read(dir.join("src.nc")).unwrap(),
+    );
+    let o = tool(
+        "ncdump-rs",
+        &["-h", "s3://refuse/pub.nc#mode=bytes,anon"],
+        &dir,
+        &ep,
+        &[("AWS_ACCESS_KEY_ID", ""), ("AWS_SECRET_ACCESS_KEY", "")],
+    );
+    assert!(ok(&o, "anonymous").contains("temp:units"));
+}
+
+#[test]
+fn zarr_python_reads_ours_and_we_read_theirs() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-python");
+    source(&dir);
+    let ep = m.endpoint();
+    let probe = "import zarr, obstore; assert int(zarr.__version__.split('.')[0]) >= 3";
+    let ok_py = Command::new("python3")
+        .args(["-c", probe])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok_py {
+        eprintln!("SKIP: python3 with zarr 3 and obstore not installed (pip install zarr obstore)");
+        return;
+    }
+    ok(
+        &tool(
+            "nccopy-rs",
+            &["src.nc", "s3://python/ours.zarr#mode=zarr"],
+            &dir,
+            &ep,
+            &[],
+        ),
+        "ours v2",
+    );
+    ok(
+        &tool(
+            "nccopy-rs",
+            &["src.nc", "s3://python/ours3.zarr#mode=zarr,v3"],
+            &dir,
+            &ep,
+            &[],
+        ),
+        "ours v3",
+    );
+    let script = format!(
+        r#"
+import zarr, numpy as np
+from obstore.store import S3Store
+from zarr.storage import ObjectStore
+def store(prefix, ro=True):
+    s3 = S3Store("python", prefix=prefix, endpoint="{ep}", region="us-east-1",
+                 access_key_id="testing", secret_access_key="x", client_options={{"allow_http": True}})
+    return ObjectStore(s3, read_only=ro)
+for p, fmt in (("ours.zarr", 2), ("ours3.zarr", 3)):
+    g = zarr.open_group(store(p), mode="r", zarr_format=fmt)
+    print(p, g["count"][:].tolist(), g["temp"][3, :].tolist(), g.attrs["title"])
+g = zarr.open_group(store("theirs.zarr", False), mode="w", zarr_format=2)
+a = g.create_array("v", shape=(4,), chunks=(2,), dtype="i4", dimension_names=None)
+a.attrs["_ARRAY_DIMENSIONS"] = ["d"]
+a[:] = np.array([10, 20, 30, 40], dtype="i4")
+g.attrs["who"] = "zarr-python"
+"#
+    );
+    let o = Command::new("python3")
+        .args(["-c", &script])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let out = ok(&o, "zarr-python");
+    assert_eq!(
+        out,
+        "ours.zarr [1, 2, 3, 4, 5, 6] [19.5, 20.5, 21.5, 22.5, -999.0, 24.5] remote round trip\n\
+         ours3.zarr [1, 2, 3, 4, 5, 6] [19.5, 20.5, 21.5, 22.5, -999.0, 24.5] remote round trip\n"
+    );
+    let o = tool("ncdump-rs", &["s3://python/theirs.zarr"], &dir, &ep, &[]);
+    let got = ok(&o, "ncdump theirs");
+    assert!(got.contains(" v = 10, 20, 30, 40 ;"), "{got}");
+    assert!(got.contains(":who = \"zarr-python\" ;"), "{got}");
+}
+
+/// SIGINT while writing to object storage: exit 130, no object (the multipart upload is
+/// aborted), no store that looks complete, no temporary file left in TMPDIR.
+#[test]
+fn an_interrupt_leaves_nothing_that_looks_complete() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-interrupt");
+    source(&dir);
+    let proxy = FaultProxy::start(m.port, Faults::Slow { ms: 2000 });
+    for url in ["s3://faults/int.nc", "s3://faults/int.zarr#mode=nczarr"] {
+        let mut c = Command::new(bin("nccopy-rs"));
+        c.args(["src.nc", url])
+            .current_dir(&dir)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ENDPOINT_URL", proxy.endpoint())
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("HOME", &dir)
+            .env("TMPDIR", &dir)
+            .stderr(std::process::Stdio::piped());
+        let child = c.spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        let st = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{url}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("nccopy: interrupted by SIGINT"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(m.keys("faults", "int.nc").is_empty());
+    let (status, body) = servers::request(m.port, "GET", "/faults?uploads", &[]);
+    assert_eq!(status, 200);
+    let text = String::from_utf8_lossy(&body);
+    assert!(
+        !text.contains("<Key>int.nc</Key>"),
+        "multipart upload left open: {text}"
+    );
+    assert!(m
+        .keys("faults", "int.zarr/")
+        .iter()
+        .all(|k| !k.ends_with(".zgroup")));
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".upload-") || n.contains(".tmp-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
