@@ -28,6 +28,6 @@ mod write;
 pub use error::ZarrError;
 pub use location::{check_mode_words, parse_location, StorageKind, ZarrLocation, KNOWN_MODE_WORDS};
 pub use read::ZarrFile;
-pub use store::{copy_store, DirStore, MemStore, Store, ZipStore};
+pub use store::{copy_store, DirStore, MemStore, ObjectWriter, Store, ZipStore};
 
 pub use write::{write_into, write_store, NczarrLayout, ZarrWriteOptions};

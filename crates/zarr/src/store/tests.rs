@@ -50,6 +50,15 @@ fn exercise(s: &dyn Store) {
         );
     }
     assert!(matches!(s.list("../"), Err(ZarrError::BadKey { .. })));
+    // an object written piece by piece, in a directory not made yet
+    let mut w = s.writer("s/c/0/1").unwrap();
+    for piece in [&[1u8, 2][..], &[], &[3, 4, 5]] {
+        w.write(piece).unwrap();
+    }
+    w.finish().unwrap();
+    assert_eq!(s.get("s/c/0/1").unwrap(), Some(vec![1, 2, 3, 4, 5]));
+    assert!(matches!(s.writer("../x"), Err(ZarrError::BadKey { .. })));
+    s.delete("s/c/0/1").unwrap();
 }
 
 #[test]
@@ -67,6 +76,7 @@ fn dir_store_suite() {
     let r = DirStore::open(&d.join("a.file")).unwrap();
     assert_eq!(r.get("v/0.1").unwrap(), Some(vec![7, 8]));
     assert!(r.put("x", b"1").is_err(), "read-only");
+    assert!(r.writer("x").is_err(), "read-only");
     fs::remove_dir_all(&d).unwrap();
 }
 
