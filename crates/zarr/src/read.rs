@@ -605,6 +605,109 @@ impl ZarrFile {
     /// # Errors
     /// A request outside the variable, a missing or failing codec, a malformed chunk.
     pub fn read_var(&self, var: VarId, start: &[u64], count: &[u64]) -> Result<Values, ZarrError> {
+        let (v, out, strings) = self.read_bytes(var, start, count)?;
+        if v.dtype.kind == Kind::VlenUtf8 {
+            let resolved = out
+                .chunks_exact(8)
+                .map(|slot| {
+                    let mut k = [0u8; 8];
+                    k.copy_from_slice(slot);
+                    let k = u64::from_le_bytes(k) as usize;
+                    let s = k.checked_sub(1).and_then(|i| strings.get(i));
+                    Some(s.cloned().unwrap_or_default())
+                })
+                .collect();
+            return Ok(Values::String(resolved));
+        }
+        Ok(convert::decode(&out, &v.dtype))
+    }
+
+    /// A hyperslab of a variable of a fixed-size numeric or char type as little-endian
+    /// element bytes, row-major (what a copy moves without converting twice); `None` for the
+    /// other types (strings, half floats read as floats).
+    ///
+    /// # Errors
+    /// As [`ZarrFile::read_var`].
+    pub fn read_le(
+        &self,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, ZarrError>> {
+        let v = self.vars.get(var.0)?;
+        if !matches!(v.dtype.kind, Kind::Num(_) | Kind::Char) {
+            return None;
+        }
+        Some(self.read_bytes(var, start, count).map(|(v, mut out, _)| {
+            let es = v.dtype.size();
+            if v.dtype.big_endian() && es > 1 {
+                for e in out.chunks_exact_mut(es) {
+                    e.reverse();
+                }
+            }
+            out
+        }))
+    }
+
+    /// The stored bytes (all codecs still applied) of the chunk of `var` beginning at
+    /// `offsets`, when it has exactly the shape `chunk`, little-endian elements in C order,
+    /// and exactly the codecs of HDF5 filter chain `chain` (ids and parameters, application
+    /// order; codecs with other framing, such as a v3 `gzip`, never match): a copy to that
+    /// chunking and those filters takes them as they are. `None` otherwise, or when the chunk
+    /// is absent.
+    pub fn raw_chunk(
+        &self,
+        var: VarId,
+        offsets: &[u64],
+        chunk: &[u64],
+        chain: &[nc_dataset::FilterSpec],
+    ) -> Option<Vec<u8>> {
+        let v = self.vars.get(var.0)?;
+        let numeric = match v.dtype.kind {
+            Kind::Num(t) => t.size() == 1 || !v.dtype.big_endian(),
+            _ => false,
+        };
+        let plain =
+            v.v3.as_ref()
+                .is_none_or(|l| l.transpose.is_none() && !l.scalar);
+        if !numeric
+            || !plain
+            || v.fortran
+            || v.chunks.as_slice() != chunk
+            || offsets.len() != chunk.len()
+            || v.codecs.len() != chain.len()
+            || !v
+                .codecs
+                .iter()
+                .zip(chain)
+                .all(|(c, f)| c.spec.as_ref() == Some(f))
+        {
+            return None;
+        }
+        if offsets.iter().zip(chunk).any(|(o, c)| o % c != 0) {
+            return None;
+        }
+        let idx: Vec<u64> = offsets.iter().zip(chunk).map(|(o, c)| o / c).collect();
+        let key = Self::chunk_key(v, &idx);
+        let raw = match v.v3.as_ref().and_then(|l| l.shard.as_ref()) {
+            Some(shard) => self.inner_chunk(v, shard, &key, &idx).ok()??,
+            None => self.store.get(&key).ok()??,
+        };
+        let bytes = chunk.iter().product::<u64>() * v.dtype.size() as u64;
+        if chain.is_empty() && raw.len() as u64 != bytes {
+            return None;
+        }
+        Some(raw)
+    }
+
+    /// The variable, the bytes of a hyperslab in the stored element order, and for an object
+    /// array the strings its slots index.
+    fn read_bytes(
+        &self,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<(&VarInfo, Vec<u8>, Vec<NcString>), ZarrError> {
         let v = self.vars.get(var.0).ok_or_else(|| ZarrError::Request {
             var: format!("#{}", var.0),
             what: "no such variable".into(),
@@ -648,7 +751,7 @@ impl ZarrFile {
             .filter(|&n| n.checked_mul(esize as u64).is_some_and(|b| b <= MAX_READ))
             .ok_or_else(|| req("request too large".into()))?;
         if total == 0 {
-            return Ok(convert::decode(&[], &v.dtype));
+            return Ok((v, Vec::new(), Vec::new()));
         }
         let total = total as usize;
         let mut out = vec![0u8; total * esize];
@@ -699,20 +802,7 @@ impl ZarrFile {
             }
             first = last;
         }
-        if v.dtype.kind == Kind::VlenUtf8 {
-            let resolved = out
-                .chunks_exact(8)
-                .map(|slot| {
-                    let mut k = [0u8; 8];
-                    k.copy_from_slice(slot);
-                    let k = u64::from_le_bytes(k) as usize;
-                    let s = k.checked_sub(1).and_then(|i| strings.get(i));
-                    Some(s.cloned().unwrap_or_default())
-                })
-                .collect();
-            return Ok(Values::String(resolved));
-        }
-        Ok(convert::decode(&out, &v.dtype))
+        Ok((v, out, strings))
     }
 }
 
@@ -858,6 +948,28 @@ impl DataSource for ZarrFile {
     ) -> Result<Values, DataError> {
         self.read_var(var, start, count)
             .map_err(|e| Box::new(e) as DataError)
+    }
+
+    fn read_le_bytes(
+        &self,
+        _ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, DataError>> {
+        self.read_le(var, start, count)
+            .map(|r| r.map_err(|e| Box::new(e) as DataError))
+    }
+
+    fn raw_chunk(
+        &self,
+        _ds: &Dataset,
+        var: VarId,
+        offsets: &[u64],
+        chunk: &[u64],
+        chain: &[nc_dataset::FilterSpec],
+    ) -> Option<Vec<u8>> {
+        ZarrFile::raw_chunk(self, var, offsets, chunk, chain)
     }
 }
 
