@@ -37,7 +37,7 @@ const WRITE_STORES: &str = r#"
 import zarr, numpy as np, numcodecs, warnings
 import numcodecs.zarr3 as nz
 from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec,
-                         TransposeCodec, ZstdCodec)
+                         TransposeCodec, VLenUTF8Codec, ZstdCodec)
 warnings.simplefilter('ignore')
 rng = np.random.default_rng(16)
 
@@ -45,7 +45,8 @@ def group(path):
     return zarr.open_group(path, mode='w', zarr_format=3)
 
 # 1. sharded arrays: index at the end with crc32c (zarr-python's default), index at the start
-#    without checksum, a partial last shard, inner chunks never written (fill)
+#    without checksum, a partial last shard, inner chunks never written (fill), codecs on
+#    whole shards, nested sharding
 g = group('shard.zarr')
 g.attrs['title'] = 'sharded'
 a = g.create_array('temp', shape=(10, 12), chunks=(2, 3), shards=(4, 6), dtype='f4',
@@ -68,6 +69,33 @@ sub.attrs['level'] = 2
 t = sub.create_array('t', shape=(12,), chunks=(3,), shards=(6,), dtype='f8',
                      dimension_names=['x'], compressors=BloscCodec(cname='lz4', clevel=5, shuffle='bitshuffle'))
 t[:] = np.linspace(0, 1, 12)
+# codecs on the whole shard (after sharding_indexed: the shard is read whole and decoded
+# before its index), with a partial edge shard and unwritten inner chunks
+w = g.create_array('whole', shape=(10, 12), chunks=(4, 6), dtype='f4', dimension_names=['y', 'x'],
+                   fill_value=-1, compressors=[GzipCodec(level=6), Crc32cCodec()],
+                   serializer=ShardingCodec(chunk_shape=(2, 3),
+                                            codecs=[BytesCodec(), ZstdCodec(level=1)]))
+w[:9, :11] = rng.normal(size=(9, 11)).astype('f4')
+# nested sharding: outer index at the start, inner shards big-endian with a big-endian index
+n = g.create_array('nested', shape=(17, 13), chunks=(8, 12), dtype='i2', dimension_names=['ny', 'nx'],
+                   fill_value=-3, compressors=None,
+                   serializer=ShardingCodec(chunk_shape=(4, 6), index_location='start',
+                       codecs=[ShardingCodec(chunk_shape=(2, 3),
+                                             codecs=[BytesCodec(endian='big'), GzipCodec(level=2)],
+                                             index_codecs=[BytesCodec(endian='big')])]))
+n[1:15, :10] = np.arange(140, dtype='i2').reshape(14, 10) - 70
+# nested, with codecs on the inner shards and on the outer ones
+m = sub.create_array('nestwhole', shape=(9,), chunks=(8,), dtype='u8', dimension_names=['nine'],
+                     compressors=[BloscCodec(cname='zstd', clevel=1, shuffle='shuffle')],
+                     serializer=ShardingCodec(chunk_shape=(4,),
+                         codecs=[ShardingCodec(chunk_shape=(2,), codecs=[BytesCodec()]),
+                                 ZstdCodec(level=2)]))
+m[:] = np.arange(9, dtype='u8') * 1000003
+# strings in shards compressed whole
+st = sub.create_array('names', shape=(7,), chunks=(4,), dtype=str, dimension_names=['seven'],
+                      compressors=[GzipCodec()],
+                      serializer=ShardingCodec(chunk_shape=(2,), codecs=[VLenUTF8Codec(), ZstdCodec()]))
+st[:6] = ['a', 'bb', '', 'dddd', 'é', 'f']
 
 # 2. codecs and byte orders, unsharded
 g = group('codecs.zarr')
@@ -82,6 +110,11 @@ b[:] = rng.normal(size=50)
 c = g.create_array('delta', shape=(6,), dtype='i4', dimension_names=['m'],
                    filters=[nz.Delta(dtype='<i4')], compressors=[nz.Zlib(level=3)])
 c[:] = [1, 2, 4, 8, 16, 32]
+# numcodecs' 32-bit checksums, first (their default) and last
+k = g.create_array('sums', shape=(3, 5), chunks=(2, 3), dtype='f4', dimension_names=['p', 'q'],
+                   compressors=[nz.CRC32(), nz.Adler32(location='end'), nz.JenkinsLookup3(),
+                                nz.Zstd(level=1)])
+k[:] = np.arange(15, dtype='f4').reshape(3, 5) / 7
 d = g.create_array('raw', shape=(3, 5), chunks=(2, 2), dtype='u4', compressors=None,
                    dimension_names=['p', 'q'], fill_value=4000000000)
 d[:2, :] = np.arange(10, dtype='u4').reshape(2, 5)
@@ -213,6 +246,18 @@ fn zarr_python_v3_stores_copy_with_their_values() {
         }
     }
     compare(&d, &stores);
+    // nested shards: the innermost chunks and the outer shards; whole-shard codecs are in
+    // _Codecs only (_Filter: the chunks' filters)
+    let o = run("ncdump-rs", &["-hs", "shard.zarr"], &d);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for want in [
+        "\t\tnested:_ChunkSizes = 2, 3 ;\n\t\tnested:_ShardSizes = 8, 12 ;\n\t\tnested:_DeflateLevel = 2 ;\n",
+        "\t\twhole:_ChunkSizes = 2, 3 ;\n\t\twhole:_ShardSizes = 4, 6 ;\n\t\twhole:_Filter = \"32015,1\" ;\n",
+        "}},{\\\"name\\\": \\\"gzip\\\",\\\"configuration\\\": {\\\"level\\\": 6}},{\\\"name\\\": \\\"crc32c\\\"}]\" ;\n",
+        "\t\tnestwhole:_ChunkSizes = 2 ;\n  \t\tnestwhole:_ShardSizes = 8 ;\n",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
     // float16 reads as float, exactly; a one-character UTF-32 fill is that character
     let o = run("ncdump-rs", &["-v", "half,uc1", "types.zarr"], &d);
     let text = String::from_utf8_lossy(&o.stdout);
@@ -246,8 +291,8 @@ fn compare(d: &Path, stores: &[&str]) {
 /// How many arrays each store of [`WRITE_STORES`] holds.
 fn stores_arrays(store: &str) -> usize {
     match store {
-        "shard.zarr" => 4,
-        "codecs.zarr" => 6,
+        "shard.zarr" => 8,
+        "codecs.zarr" => 7,
         "types.zarr" => 19,
         "zipped.zip" => 1,
         other => panic!("no store {other}"),
@@ -286,7 +331,14 @@ fn cdl_and_copies_of_v3_stores_keep_their_codecs() {
             "{s}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{s}");
+        // netCDF-4's rule: a string variable's filters are dropped, with a warning
+        let warned = if s == "shard.zarr" {
+            "nccopy: warning: variable /sub/names: filters cannot apply to a string variable; \
+             left unfiltered\n"
+        } else {
+            ""
+        };
+        assert_eq!(String::from_utf8_lossy(&o.stderr), warned, "{s}");
         let data = |p: &str| {
             let o = run("ncdump-rs", &[p], &d);
             assert!(
@@ -328,6 +380,27 @@ for p in ['gen-shard.zarr/temp', 'copy-shard.zarr/temp']:
     assert sh['chunk_shape'] == [2, 3], sh
     assert [c['name'] for c in sh['codecs']] == ['bytes', 'zstd'], sh
     assert json.load(open(p + '/zarr.json'))['chunk_grid']['configuration']['chunk_shape'] == [4, 6]
+# numcodecs checksums are written back (ours, zarr-python verifies them)
+import zarr, numpy as np, warnings
+warnings.simplefilter('ignore')
+for p in ['gen-codecs.zarr', 'copy-codecs.zarr']:
+    assert [c['name'] for c in codecs(p + '/sums')] == ['bytes', 'numcodecs.crc32',
+        'numcodecs.adler32', 'numcodecs.jenkins_lookup3', 'zstd'], codecs(p + '/sums')
+    got, want = zarr.open_group(p)['sums'][...], zarr.open_group('codecs.zarr')['sums'][...]
+    assert np.array_equal(got, want) if p.startswith('copy') else np.allclose(got, want, rtol=1e-6)
+# nested shards and shards compressed whole come back as one level of shards of the innermost
+# chunks, with the values (floats exactly through nccopy-rs; CDL text has 7 digits)
+src = zarr.open_group('shard.zarr')
+for p in ['gen-shard.zarr', 'copy-shard.zarr']:
+    g = zarr.open_group(p)
+    for name in ['whole', 'nested', 'sub/nestwhole', 'sub/names']:
+        if name == 'whole' and p.startswith('gen'):
+            assert np.allclose(g[name][...], src[name][...], rtol=1e-6), (p, name)
+        else:
+            assert np.array_equal(g[name][...], src[name][...]), (p, name)
+    assert g['nested'].shards == (8, 12) and g['nested'].chunks == (2, 3), g['nested'].shards
+    sh = codecs(p + '/nested')[0]['configuration']
+    assert [c['name'] for c in sh['codecs']] == ['bytes', 'gzip'], sh
 print('ok')
 "#,
     ) else {
@@ -712,4 +785,130 @@ print(g['temp'][0, 0, :6].tolist(), g['temp'].shards, list(g['names'][...]), g['
     // and it opens by its plain path
     let o = run("ncdump-rs", &["-v", "count", "a3.zip"], &d);
     assert!(String::from_utf8_lossy(&o.stdout).contains(" count = 7, 8, 9 ;\n"));
+}
+
+/// Shards compressed whole and nested shards that are corrupt: errors naming the variable,
+/// the shard key and what is wrong (the inner shard too), never an allocation beyond what
+/// the metadata allows; the header still prints.
+#[test]
+fn corrupt_whole_and_nested_shards_are_errors() {
+    let d = tempdir("zarr-v3-whole-bad");
+    let script = r#"
+import zarr, numpy as np, warnings, gzip, os, shutil, sys
+from zarr.codecs import ShardingCodec, BytesCodec, GzipCodec
+warnings.simplefilter('ignore')
+def write(name, serializer, compressors):
+    g = zarr.open_group(name, mode='w', zarr_format=3)
+    a = g.create_array('v', shape=(4,), chunks=(4,), dtype='i4', dimension_names=['n'],
+                       serializer=serializer, compressors=compressors)
+    a[:] = [1, 2, 3, 4]
+inner = ShardingCodec(chunk_shape=(2,), codecs=[BytesCodec()])
+write('whole.zarr', inner, [GzipCodec()])
+write('nested.zarr', ShardingCodec(chunk_shape=(4,), codecs=[inner]), None)
+print(zarr.open_group('whole.zarr')['v'][...].tolist(), zarr.open_group('nested.zarr')['v'][...].tolist())
+"#;
+    let Some(o) = py(&d, false, script) else {
+        return;
+    };
+    assert_eq!(o.trim(), "[1, 2, 3, 4] [1, 2, 3, 4]");
+    let dump = |store: &str| {
+        let o = run("ncdump-rs", &[store], &d);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).starts_with("netcdf "),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        assert!(run("ncdump-rs", &["-h", store], &d).status.success());
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // both read as written
+    for s in ["whole.zarr", "nested.zarr"] {
+        let o = run("ncdump-rs", &["-v", "v", s], &d);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(" v = 1, 2, 3, 4 ;\n"),
+            "{s}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let shard = d.join("whole.zarr/v/c/0");
+    let good = std::fs::read(&shard).unwrap();
+    let expect = |needles: &[&str]| {
+        let (ok, e) = dump("whole.zarr");
+        assert!(!ok);
+        for n in needles {
+            assert!(e.contains(n), "{n:?} not in {e}");
+        }
+    };
+    // a gzip bomb in the shard's place: 1 MiB of zeros, which the 2 inner chunks of 8 bytes
+    // and their index cannot make; decoding stops at the bound
+    let Some(_) = py(
+        &d,
+        false,
+        "import gzip; open('whole.zarr/v/c/0', 'wb').write(gzip.compress(bytes(1 << 20)))",
+    ) else {
+        return;
+    };
+    expect(&["variable \"/v\"", "\"v/c/0\"", "decoding the whole shard"]);
+    // a stored shard larger than its codecs can make of what the metadata allows
+    std::fs::write(&shard, vec![7u8; 100_000]).unwrap();
+    expect(&[
+        "\"v/c/0\"",
+        "the shard holds 100000 bytes, more than its codecs can make of the 52 bytes",
+    ]);
+    // the gzip stream cut short
+    std::fs::write(&shard, &good[..good.len() / 2]).unwrap();
+    expect(&["\"v/c/0\"", "decoding the whole shard"]);
+
+    // nested: a flipped bit in the inner shard's checksummed index, then an inner shard
+    // entry of the outer index longer than an inner shard can be
+    let shard = d.join("nested.zarr/v/c/0");
+    let good = std::fs::read(&shard).unwrap();
+    // the one inner shard (2 chunks of 8 bytes, then its 2-entry index and crc), then the
+    // outer index (1 entry and crc)
+    assert_eq!(good.len(), 16 + 36 + 20);
+    let mut b = good.clone();
+    b[16 + 3] ^= 1;
+    std::fs::write(&shard, &b).unwrap();
+    let (ok, e) = dump("nested.zarr");
+    assert!(!ok);
+    assert!(
+        e.contains("\"v/c/0\"")
+            && e.contains("inner shard 0: the shard index checksum does not match"),
+        "{e}"
+    );
+    // the inner shard grown by 10000 bytes, as the outer index says: more than 2 chunks of
+    // 8 bytes and their index can be
+    let mut b = good[..52].to_vec();
+    b.extend_from_slice(&[0u8; 10_000]);
+    let mut index = vec![0u8; 16];
+    index[8..16].copy_from_slice(&(52u64 + 10_000).to_le_bytes());
+    b.extend_from_slice(&index);
+    b.extend_from_slice(&crc32c(&index).to_le_bytes());
+    std::fs::write(&shard, &b).unwrap();
+    let (ok, e) = dump("nested.zarr");
+    assert!(!ok);
+    assert!(
+        e.contains("\"v/c/0\"")
+            && e.contains("inner shard 0 holds 10052 bytes, more than its metadata allows (52)"),
+        "{e}"
+    );
+}
+
+/// CRC-32C (Castagnoli), bit by bit: the shard index checksum.
+fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
 }

@@ -362,13 +362,20 @@ pub fn parse_codecs(text: &str) -> Result<Vec<Value>, CodecJsonError> {
 /// `_Filter` shows it and the v3 writer turns back into `gzip`), the serialising codecs
 /// (`bytes`, `vlen-utf8`, `vlen-bytes`, `transpose`: the element order and byte order, which
 /// `_Endianness` and the netCDF layout carry) left out, and a `sharding_indexed` replaced by
-/// its inner codecs (`_ChunkSizes` and `_ShardSizes` carry its shapes).
+/// its inner codecs, at every level of a nested sharding (`_ChunkSizes` and `_ShardSizes`
+/// carry its shapes). Codecs after a `sharding_indexed` encode whole shards: they are part of
+/// the shard layout, as the shard shape is, and left out with it (the chunks' filters are
+/// those inside the shard).
 fn v3_as_numcodecs(
     list: Vec<Value>,
     out: &mut Vec<Value>,
     depth: usize,
 ) -> Result<(), CodecJsonError> {
+    let mut sharded = false;
     for c in list {
+        if sharded {
+            continue;
+        }
         let name = match (c.get("id"), c.get("name").and_then(Value::as_str)) {
             (None, Some(n)) => n.to_string(),
             _ => {
@@ -387,15 +394,16 @@ fn v3_as_numcodecs(
         };
         match name.as_str() {
             "bytes" | "vlen-utf8" | "vlen-bytes" | "transpose" => {}
-            "sharding_indexed" if depth == 0 => {
+            "sharding_indexed" if depth < 8 => {
                 let inner = config
                     .get("codecs")
                     .and_then(Value::as_array)
                     .cloned()
                     .ok_or_else(|| unsupported("sharding_indexed without a \"codecs\" list"))?;
-                v3_as_numcodecs(inner, out, 1)?;
+                v3_as_numcodecs(inner, out, depth + 1)?;
+                sharded = true;
             }
-            "sharding_indexed" => return Err(unsupported("sharding inside a shard")),
+            "sharding_indexed" => return Err(unsupported("sharding nested more than 8 deep")),
             "gzip" => out.push(json!({
                 "id": "zlib",
                 "level": config.get("level").cloned().unwrap_or(json!(1)),
@@ -467,7 +475,15 @@ pub const ELEMENT_CODECS: [&str; 7] = [
 
 /// numcodecs ids of the Zarr-only codecs (no HDF5 filter id; see the module documentation):
 /// the element codecs and these bytes-to-bytes ones.
-const ZARR_ONLY_BYTES_CODECS: [&str; 4] = ["gzip", "crc32c", "lz4", "lzma"];
+const ZARR_ONLY_BYTES_CODECS: [&str; 7] = [
+    "gzip",
+    "crc32c",
+    "lz4",
+    "lzma",
+    "crc32",
+    "adler32",
+    "jenkins_lookup3",
+];
 
 /// True when numcodecs id `id` is one of the [`ELEMENT_CODECS`].
 pub fn is_element_codec(id: &str) -> bool {
@@ -599,17 +615,44 @@ pub fn zarr_only_filter(
             Box::new(crate::codecs::Cast::new(name, decoded, stored, linear).map_err(bad)?)
         }
         "packbits" => Box::new(crate::codecs::PackBits),
-        "crc32c" => {
-            // numcodecs' CRC32C may put the checksum first; Zarr v3's is always at the end
-            match obj.get("location").and_then(Value::as_str) {
-                None | Some("end") => Box::new(crate::codecs::Crc32c),
+        "crc32c" | "crc32" | "adler32" => {
+            // numcodecs' checksums go first by default, but CRC32C's (Zarr v3's is always at
+            // the end)
+            use crate::codecs::{Checksum32, Sum};
+            let at_start = match obj.get("location").and_then(Value::as_str) {
+                None => id != "crc32c",
+                Some("start") => true,
+                Some("end") => false,
                 Some(other) => {
                     return Err(CodecJsonError::Unsupported {
                         json: codec.to_string(),
-                        why: format!("checksum location {other:?} (only \"end\" is supported)"),
+                        why: format!("checksum location {other:?} (\"start\" or \"end\")"),
                     })
                 }
+            };
+            match (id, at_start) {
+                ("crc32c", false) => Box::new(crate::codecs::Crc32c),
+                ("crc32c", true) => Box::new(Checksum32::new(Sum::Crc32c, true)),
+                ("crc32", _) => Box::new(Checksum32::new(Sum::Crc32, at_start)),
+                _ => Box::new(Checksum32::new(Sum::Adler32, at_start)),
             }
+        }
+        "jenkins_lookup3" => {
+            let init = f("initval")?.unwrap_or(0);
+            let init = u32::try_from(init).map_err(|_| CodecJsonError::Unsupported {
+                json: codec.to_string(),
+                why: format!("initval {init} is not a 32-bit unsigned integer"),
+            })?;
+            if obj.get("prefix").is_some_and(|p| !p.is_null()) {
+                return Err(CodecJsonError::Unsupported {
+                    json: codec.to_string(),
+                    why: "a prefix is not supported".into(),
+                });
+            }
+            Box::new(crate::codecs::Checksum32::new(
+                crate::codecs::Sum::Lookup3(init),
+                false,
+            ))
         }
         "categorize" => {
             let bad = |why: String| CodecJsonError::Unsupported {
@@ -680,10 +723,22 @@ mod zarr_only_tests {
                 json!({"id": "zlib", "level": 1}),
             ]
         );
+        // nested sharding: the innermost chunks' codecs; codecs on whole shards are layout
+        let nested = r#"[{"name":"sharding_indexed","configuration":{"chunk_shape":[4],
+            "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2],
+                "codecs":[{"name":"bytes"},{"name":"zstd","configuration":{"level":1}}]}},
+                {"name":"gzip","configuration":{"level":2}}]}},
+            {"name":"crc32c"}]"#;
+        assert_eq!(
+            parse_codecs(nested).unwrap(),
+            vec![json!({"id": "zstd", "level": 1})]
+        );
+        let deep = (0..9).fold(r#"{"name":"bytes"}"#.to_string(), |inner, _| {
+            format!(r#"{{"name":"sharding_indexed","configuration":{{"codecs":[{inner}]}}}}"#)
+        });
         for bad in [
             r#"[{"name":"sharding_indexed","configuration":{}}]"#,
-            r#"[{"name":"sharding_indexed","configuration":{"codecs":[
-                {"name":"sharding_indexed","configuration":{"codecs":[]}}]}}]"#,
+            &format!("[{deep}]"),
             r#"[{"name":"rot13"}]"#,
         ] {
             let e = parse_codecs(bad).unwrap_err();

@@ -60,6 +60,22 @@ pub trait Store: Send + Sync {
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
         Ok(self.get(key)?.map(|b| b.len() as u64))
     }
+    /// A writer of the object at `key` that takes its bytes piece by piece (a shard: each
+    /// inner chunk as it is encoded, then the index), so the whole object is never held in
+    /// memory where the store can avoid it. The object is complete once
+    /// [`ObjectWriter::finish`] returns. The default collects the pieces and stores them with
+    /// [`Store::put`].
+    ///
+    /// # Errors
+    /// As [`Store::put`].
+    fn writer<'a>(&'a self, key: &str) -> Result<Box<dyn ObjectWriter + 'a>, StoreError> {
+        check_key(key)?;
+        Ok(Box::new(Collected {
+            store: self,
+            key: key.to_string(),
+            bytes: Vec::new(),
+        }))
+    }
     /// Finish writing (a zip store builds its archive here). Reading stores do nothing.
     ///
     /// # Errors
@@ -72,6 +88,54 @@ pub trait Store: Send + Sync {
     /// could mistake for a dataset (local stores are written under a temporary name).
     fn abort(&self) -> Option<String> {
         None
+    }
+}
+
+/// An object being written piece by piece ([`Store::writer`]).
+pub trait ObjectWriter {
+    /// Append `bytes` to the object.
+    ///
+    /// # Errors
+    /// I/O failure.
+    fn write(&mut self, bytes: &[u8]) -> Result<(), StoreError>;
+    /// Complete the object.
+    ///
+    /// # Errors
+    /// I/O failure.
+    fn finish(self: Box<Self>) -> Result<(), StoreError>;
+}
+
+/// The default [`ObjectWriter`]: the pieces collected, then stored with [`Store::put`].
+struct Collected<'a, S: Store + ?Sized> {
+    store: &'a S,
+    key: String,
+    bytes: Vec<u8>,
+}
+
+impl<S: Store + ?Sized> ObjectWriter for Collected<'_, S> {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
+        self.bytes.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn finish(self: Box<Self>) -> Result<(), StoreError> {
+        self.store.put(&self.key, &self.bytes)
+    }
+}
+
+/// A file of a directory store written piece by piece.
+struct FileWriter {
+    file: fs::File,
+    path: PathBuf,
+}
+
+impl ObjectWriter for FileWriter {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
+        self.file
+            .write_all(bytes)
+            .map_err(|e| StoreError::io(self.path.display(), e))
+    }
+    fn finish(self: Box<Self>) -> Result<(), StoreError> {
+        Ok(())
     }
 }
 
@@ -303,6 +367,22 @@ impl Store for DirStore {
             r => r,
         }
         .map_err(|e| StoreError::io(p.display(), e))
+    }
+
+    fn writer<'a>(&'a self, key: &str) -> Result<Box<dyn ObjectWriter + 'a>, StoreError> {
+        if !self.writable {
+            return Err(self.read_only(key));
+        }
+        let path = self.path(key)?;
+        let file = match fs::File::create(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.make_dirs_for(key)?;
+                fs::File::create(&path)
+            }
+            r => r,
+        }
+        .map_err(|e| StoreError::io(path.display(), e))?;
+        Ok(Box::new(FileWriter { file, path }))
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
@@ -605,6 +685,13 @@ impl Store for ZipStore {
     fn put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         match &self.mode {
             ZipMode::Write { staging, .. } => staging.put(key, value),
+            ZipMode::Read { .. } => Err(self.read_only()),
+        }
+    }
+
+    fn writer<'a>(&'a self, key: &str) -> Result<Box<dyn ObjectWriter + 'a>, StoreError> {
+        match &self.mode {
+            ZipMode::Write { staging, .. } => staging.writer(key),
             ZipMode::Read { .. } => Err(self.read_only()),
         }
     }

@@ -15,7 +15,9 @@ pub mod suite;
 
 pub use dest::{remove_path, Destination};
 pub use error::StoreError;
-pub use kv::{check_key, copy_store, DirStore, MemStore, Store, ZipStore, MAX_OBJECT_SIZE};
+pub use kv::{
+    check_key, copy_store, DirStore, MemStore, ObjectWriter, Store, ZipStore, MAX_OBJECT_SIZE,
+};
 pub use source::{range_len, ByteSource, BytesSource, FileSource};
 
 #[cfg(test)]

@@ -48,6 +48,15 @@ pub fn writable_store(s: &dyn Store) {
         );
     }
     assert!(matches!(s.list("../"), Err(StoreError::BadKey { .. })));
+    // an object written piece by piece, in a directory not made yet
+    let mut w = s.writer("s/c/0/1").unwrap();
+    for piece in [&[1u8, 2][..], &[], &[3, 4, 5]] {
+        w.write(piece).unwrap();
+    }
+    w.finish().unwrap();
+    assert_eq!(s.get("s/c/0/1").unwrap(), Some(vec![1, 2, 3, 4, 5]));
+    assert!(matches!(s.writer("../x"), Err(StoreError::BadKey { .. })));
+    s.delete("s/c/0/1").unwrap();
 }
 
 /// Every byte source serves the same ranges of `expected` (its whole content, at least 100

@@ -566,7 +566,8 @@ fn plan_var(
     let url = match &map.file {
         None => opts.url.clone(),
         Some(f) => {
-            let abs = std::fs::canonicalize(f).map_err(|e| ZarrError::from(nc_store::StoreError::io(f.display(), e)))?;
+            let abs = std::fs::canonicalize(f)
+                .map_err(|e| ZarrError::from(nc_store::StoreError::io(f.display(), e)))?;
             abs.to_str()
                 .ok_or_else(|| {
                     refuse(format!(

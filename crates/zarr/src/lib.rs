@@ -34,6 +34,6 @@ pub use location::{
     check_mode_words, metadata_rank, parse_location, StorageKind, ZarrLocation, KNOWN_MODE_WORDS,
 };
 pub use read::ZarrFile;
-pub use store::{copy_store, DirStore, MemStore, Store, ZipStore};
+pub use store::{copy_store, DirStore, MemStore, ObjectWriter, Store, ZipStore};
 
 pub use write::{write_into, write_store, NczarrLayout, ZarrWriteOptions};

@@ -32,6 +32,8 @@ pub struct ZarrFile {
     warnings: Vec<String>,
     /// Shard indexes read so far, by shard key (Zarr v3 sharding; cleared when large).
     shard_indexes: Mutex<HashMap<String, ShardIndex>>,
+    /// Shards with codecs of their own, decoded (Zarr v3 sharding).
+    decoded: Mutex<DecodedShards>,
 }
 
 /// A shard's index: (offset, length) of each inner chunk, C order.
@@ -39,6 +41,71 @@ type ShardIndex = Arc<Vec<(u64, u64)>>;
 
 /// Shard indexes kept at once (each is 16 bytes per inner chunk).
 const SHARD_INDEX_CACHE: usize = 256;
+
+/// Bytes of decoded shards kept at once (shards with codecs of their own, which are read and
+/// decoded whole); the last one decoded is kept whatever its size.
+const DECODED_SHARDS_BYTES: usize = 1 << 30;
+
+/// Where the bytes of a shard are: a range of the store object, or a shard decoded in
+/// memory.
+#[derive(Debug, Clone)]
+enum ShardBytes {
+    /// Bytes `base..base + len` of the object.
+    Store { base: u64, len: u64 },
+    /// Bytes `base..base + len` of a decoded shard.
+    Mem {
+        buf: Arc<Vec<u8>>,
+        base: usize,
+        len: usize,
+    },
+}
+
+impl ShardBytes {
+    fn len(&self) -> u64 {
+        match self {
+            ShardBytes::Store { len, .. } => *len,
+            ShardBytes::Mem { len, .. } => *len as u64,
+        }
+    }
+
+    /// Bytes `offset..offset + len` of these (checked by the caller to lie inside).
+    fn sub(&self, offset: u64, len: u64) -> ShardBytes {
+        match self {
+            ShardBytes::Store { base, .. } => ShardBytes::Store {
+                base: base + offset,
+                len,
+            },
+            ShardBytes::Mem { buf, base, .. } => ShardBytes::Mem {
+                buf: buf.clone(),
+                base: base + offset as usize,
+                len: len as usize,
+            },
+        }
+    }
+}
+
+/// Decoded shards by cache name: a slot per shard (filled by the first thread wanting it),
+/// and the order they were filled in with their sizes.
+#[derive(Default)]
+struct DecodedShards {
+    slots: HashMap<String, DecodedSlot>,
+    order: std::collections::VecDeque<(String, usize)>,
+    bytes: usize,
+}
+
+type DecodedSlot = Arc<Mutex<Option<Arc<Vec<u8>>>>>;
+
+/// A chunk error of the shard layer, given the variable's path.
+fn with_var(e: ZarrError, var: &str) -> ZarrError {
+    match e {
+        ZarrError::Chunk { var: v, key, what } if v.is_empty() => ZarrError::Chunk {
+            var: var.to_string(),
+            key,
+            what,
+        },
+        other => other,
+    }
+}
 
 /// The metadata of a version 2 or version 3 store.
 fn load_any(store: &dyn Store, location: &ZarrLocation) -> Result<v3::Loaded, ZarrError> {
@@ -74,6 +141,7 @@ impl ZarrFile {
             registry: OnceLock::new(),
             warnings,
             shard_indexes: Mutex::default(),
+            decoded: Mutex::default(),
         })
     }
 
@@ -107,6 +175,7 @@ impl ZarrFile {
             registry: OnceLock::new(),
             warnings,
             shard_indexes: Mutex::default(),
+            decoded: Mutex::default(),
         })
     }
 
@@ -182,10 +251,11 @@ impl ZarrFile {
         let sep = v.sep.to_string();
         if let Some(l) = &v.v3 {
             let coords: Vec<String> = match &l.shard {
+                // the innermost chunks along each dimension of a shard
                 Some(s) => idx
                     .iter()
-                    .zip(s.per_shard(&v.chunks))
-                    .map(|(i, per)| (i / per).to_string())
+                    .zip(s.shape.iter().zip(&v.chunks))
+                    .map(|(i, (s, c))| (i / (s / c)).to_string())
                     .collect(),
                 None => idx.iter().map(u64::to_string).collect(),
             };
@@ -284,7 +354,10 @@ impl ZarrFile {
     }
 
     /// The stored bytes of inner chunk `idx` of a sharded array, from the shard at `key`
-    /// (`None`: the shard or the inner chunk is absent, so it reads as fill).
+    /// (`None`: the shard or the inner chunk is absent, so it reads as fill). Each level of
+    /// a nested sharding gives the bytes of the next level's shard; a shard with codecs of its
+    /// own is read whole and decoded (once: see [`ZarrFile::decoded_shard`]), else only its
+    /// index and the one inner chunk are read.
     fn inner_chunk(
         &self,
         v: &VarInfo,
@@ -292,57 +365,195 @@ impl ZarrFile {
         key: &str,
         idx: &[u64],
     ) -> Result<Option<Vec<u8>>, ZarrError> {
-        let Some(index) = self.shard_index(v, shard, key)? else {
+        let Some(size) = self.store.size(key)? else {
             return Ok(None);
         };
-        let mut lin = 0u64;
-        for (i, per) in idx.iter().zip(shard.per_shard(&v.chunks)) {
-            lin = lin * per + i % per;
+        let mut src = ShardBytes::Store { base: 0, len: size };
+        let mut level = shard;
+        // names this level's shard in the caches: the key, then the inner chunk of each level
+        let mut name = key.to_string();
+        loop {
+            if !level.codecs.is_empty() {
+                src = self.decoded_shard(v, level, key, &name, &src)?;
+            }
+            let index = self.shard_index(v, level, key, &name, &src)?;
+            // the inner chunk of this level holding innermost chunk `idx`
+            let inner = level.inner_shape(&v.chunks);
+            let mut lin = 0u64;
+            for (((i, c), ic), per) in idx
+                .iter()
+                .zip(&v.chunks)
+                .zip(inner)
+                .zip(level.per_shard(&v.chunks))
+            {
+                lin = lin * per + (i * c / ic) % per;
+            }
+            let Some(&(offset, len)) = index.get(lin as usize) else {
+                return Ok(None);
+            };
+            if offset == u64::MAX && len == u64::MAX {
+                return Ok(None);
+            }
+            let sub = src.sub(offset, len);
+            match level.inner.as_deref() {
+                Some(next) => {
+                    if len > next.max_stored() {
+                        return Err(ZarrError::Chunk {
+                            var: v.path.clone(),
+                            key: key.to_string(),
+                            what: format!(
+                                "inner shard {lin} holds {len} bytes, more than its metadata \
+                                 allows ({}): the shard is corrupt",
+                                next.max_stored()
+                            ),
+                        });
+                    }
+                    name = format!("{name}#{lin}");
+                    src = sub;
+                    level = next;
+                }
+                None => {
+                    return self
+                        .shard_bytes(key, &sub)
+                        .map(Some)
+                        .map_err(|e| with_var(e, &v.path))
+                }
+            }
         }
-        let Some(&(offset, len)) = index.get(lin as usize) else {
-            return Ok(None);
-        };
-        if offset == u64::MAX && len == u64::MAX {
-            return Ok(None);
-        }
-        Ok(self.store.get_range(key, offset, len)?)
     }
 
-    /// The (offset, length) entries of the index of the shard at `key`, checked against the
-    /// shard's size (`None`: no shard there).
+    /// Bytes `src` of the shard at `key`.
+    fn shard_bytes(&self, key: &str, src: &ShardBytes) -> Result<Vec<u8>, ZarrError> {
+        match src {
+            ShardBytes::Store { base, len } => {
+                self.store
+                    .get_range(key, *base, *len)?
+                    .ok_or_else(|| ZarrError::Chunk {
+                        var: String::new(),
+                        key: key.to_string(),
+                        what: "the shard vanished while it was read".into(),
+                    })
+            }
+            ShardBytes::Mem { buf, base, len } => Ok(buf[*base..*base + *len].to_vec()),
+        }
+    }
+
+    /// The shard `src` (of the object at `key`; `name` for the cache) read whole and decoded
+    /// through the codecs of `level`. Decoded shards are kept (up to [`DECODED_SHARDS_BYTES`])
+    /// so the inner chunks of one shard, read by any thread, decode it once.
+    fn decoded_shard(
+        &self,
+        v: &VarInfo,
+        level: &v3::Shard,
+        key: &str,
+        name: &str,
+        src: &ShardBytes,
+    ) -> Result<ShardBytes, ZarrError> {
+        let bad = |what: String| ZarrError::Chunk {
+            var: v.path.clone(),
+            key: key.to_string(),
+            what,
+        };
+        let slot = {
+            let mut c = self.decoded.lock().unwrap_or_else(|p| p.into_inner());
+            c.slots.entry(name.to_string()).or_default().clone()
+        };
+        // one thread decodes, the others wanting the same shard wait for it
+        let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(buf) = held.as_ref() {
+            let len = buf.len();
+            return Ok(ShardBytes::Mem {
+                buf: buf.clone(),
+                base: 0,
+                len,
+            });
+        }
+        let stored = src.len();
+        if stored > level.max_stored() {
+            return Err(bad(format!(
+                "the shard holds {stored} bytes, more than its codecs can make of the {} bytes \
+                 its metadata allows: the shard is corrupt",
+                level.max_bytes
+            )));
+        }
+        let raw = self
+            .shard_bytes(key, src)
+            .map_err(|e| with_var(e, &v.path))?;
+        let mut ctx = FilterContext::new(1, &[]);
+        ctx.max_decoded = usize::try_from(level.max_stored()).unwrap_or(usize::MAX);
+        let pipe = crate::codecs::pipeline(
+            &level.codecs,
+            self.registry(),
+            ctx,
+            &v.path,
+            &format!("{}/zarr.json", v.key),
+        )?;
+        let data = pipe
+            .decode(&raw)
+            .map_err(|e| bad(format!("decoding the whole shard: {e}")))?;
+        if data.len() as u64 > level.max_bytes {
+            return Err(bad(format!(
+                "the shard decodes to {} bytes, more than the {} bytes its metadata allows: \
+                 the shard is corrupt",
+                data.len(),
+                level.max_bytes
+            )));
+        }
+        let len = data.len();
+        let buf = Arc::new(data);
+        *held = Some(buf.clone());
+        drop(held);
+        let mut c = self.decoded.lock().unwrap_or_else(|p| p.into_inner());
+        c.order.push_back((name.to_string(), len));
+        c.bytes += len;
+        while c.bytes > DECODED_SHARDS_BYTES && c.order.len() > 1 {
+            if let Some((k, n)) = c.order.pop_front() {
+                c.slots.remove(&k);
+                c.bytes -= n;
+            }
+        }
+        Ok(ShardBytes::Mem { buf, base: 0, len })
+    }
+
+    /// The (offset, length) entries of the index of shard `src` (of the object at `key`;
+    /// `name` for the cache), each checked to lie inside the shard.
     fn shard_index(
         &self,
         v: &VarInfo,
         shard: &v3::Shard,
         key: &str,
-    ) -> Result<Option<ShardIndex>, ZarrError> {
+        name: &str,
+        src: &ShardBytes,
+    ) -> Result<ShardIndex, ZarrError> {
         if let Some(ix) = self
             .shard_indexes
             .lock()
             .ok()
-            .and_then(|m| m.get(key).cloned())
+            .and_then(|m| m.get(name).cloned())
         {
-            return Ok(Some(ix));
+            return Ok(ix);
         }
         let bad = |what: String| ZarrError::Chunk {
             var: v.path.clone(),
             key: key.to_string(),
             what,
         };
-        let Some(size) = self.store.size(key)? else {
-            return Ok(None);
-        };
+        let size = src.len();
         let ilen = shard.index_len(&v.chunks);
+        let which = if name == key {
+            String::new()
+        } else {
+            format!("inner shard {}: ", &name[key.len() + 1..])
+        };
         if size < ilen {
             return Err(bad(format!(
-                "the shard holds {size} bytes, fewer than its {ilen}-byte index"
+                "{which}the shard holds {size} bytes, fewer than its {ilen}-byte index"
             )));
         }
         let at = if shard.index_at_start { 0 } else { size - ilen };
         let raw = self
-            .store
-            .get_range(key, at, ilen)?
-            .ok_or_else(|| bad("the shard vanished while it was read".into()))?;
+            .shard_bytes(key, &src.sub(at, ilen))
+            .map_err(|e| with_var(e, &v.path))?;
         let entries_len = if shard.index_crc {
             raw.len() - 4
         } else {
@@ -354,8 +565,8 @@ impl ZarrFile {
             let computed = nc_filters::crc32c(body);
             if stored != computed {
                 return Err(bad(format!(
-                    "the shard index checksum does not match (stored {stored:#010x}, computed \
-                     {computed:#010x}): the shard is corrupt"
+                    "{which}the shard index checksum does not match (stored {stored:#010x}, \
+                     computed {computed:#010x}): the shard is corrupt"
                 )));
             }
         }
@@ -373,7 +584,7 @@ impl ZarrFile {
             let empty = offset == u64::MAX && len == u64::MAX;
             if !empty && offset.checked_add(len).is_none_or(|end| end > size) {
                 return Err(bad(format!(
-                    "shard index entry {i} points at bytes {offset}+{len}, outside the \
+                    "{which}shard index entry {i} points at bytes {offset}+{len}, outside the \
                      {size}-byte shard: the shard is corrupt"
                 )));
             }
@@ -384,9 +595,9 @@ impl ZarrFile {
             if m.len() >= SHARD_INDEX_CACHE {
                 m.clear();
             }
-            m.insert(key.to_string(), ix.clone());
+            m.insert(name.to_string(), ix.clone());
         }
-        Ok(Some(ix))
+        Ok(ix)
     }
 
     /// Read a hyperslab of variable `var` (row-major result).
@@ -394,6 +605,109 @@ impl ZarrFile {
     /// # Errors
     /// A request outside the variable, a missing or failing codec, a malformed chunk.
     pub fn read_var(&self, var: VarId, start: &[u64], count: &[u64]) -> Result<Values, ZarrError> {
+        let (v, out, strings) = self.read_bytes(var, start, count)?;
+        if v.dtype.kind == Kind::VlenUtf8 {
+            let resolved = out
+                .chunks_exact(8)
+                .map(|slot| {
+                    let mut k = [0u8; 8];
+                    k.copy_from_slice(slot);
+                    let k = u64::from_le_bytes(k) as usize;
+                    let s = k.checked_sub(1).and_then(|i| strings.get(i));
+                    Some(s.cloned().unwrap_or_default())
+                })
+                .collect();
+            return Ok(Values::String(resolved));
+        }
+        Ok(convert::decode(&out, &v.dtype))
+    }
+
+    /// A hyperslab of a variable of a fixed-size numeric or char type as little-endian
+    /// element bytes, row-major (what a copy moves without converting twice); `None` for the
+    /// other types (strings, half floats read as floats).
+    ///
+    /// # Errors
+    /// As [`ZarrFile::read_var`].
+    pub fn read_le(
+        &self,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, ZarrError>> {
+        let v = self.vars.get(var.0)?;
+        if !matches!(v.dtype.kind, Kind::Num(_) | Kind::Char) {
+            return None;
+        }
+        Some(self.read_bytes(var, start, count).map(|(v, mut out, _)| {
+            let es = v.dtype.size();
+            if v.dtype.big_endian() && es > 1 {
+                for e in out.chunks_exact_mut(es) {
+                    e.reverse();
+                }
+            }
+            out
+        }))
+    }
+
+    /// The stored bytes (all codecs still applied) of the chunk of `var` beginning at
+    /// `offsets`, when it has exactly the shape `chunk`, little-endian elements in C order,
+    /// and exactly the codecs of HDF5 filter chain `chain` (ids and parameters, application
+    /// order; codecs with other framing, such as a v3 `gzip`, never match): a copy to that
+    /// chunking and those filters takes them as they are. `None` otherwise, or when the chunk
+    /// is absent.
+    pub fn raw_chunk(
+        &self,
+        var: VarId,
+        offsets: &[u64],
+        chunk: &[u64],
+        chain: &[nc_dataset::FilterSpec],
+    ) -> Option<Vec<u8>> {
+        let v = self.vars.get(var.0)?;
+        let numeric = match v.dtype.kind {
+            Kind::Num(t) => t.size() == 1 || !v.dtype.big_endian(),
+            _ => false,
+        };
+        let plain =
+            v.v3.as_ref()
+                .is_none_or(|l| l.transpose.is_none() && !l.scalar);
+        if !numeric
+            || !plain
+            || v.fortran
+            || v.chunks.as_slice() != chunk
+            || offsets.len() != chunk.len()
+            || v.codecs.len() != chain.len()
+            || !v
+                .codecs
+                .iter()
+                .zip(chain)
+                .all(|(c, f)| c.spec.as_ref() == Some(f))
+        {
+            return None;
+        }
+        if offsets.iter().zip(chunk).any(|(o, c)| o % c != 0) {
+            return None;
+        }
+        let idx: Vec<u64> = offsets.iter().zip(chunk).map(|(o, c)| o / c).collect();
+        let key = Self::chunk_key(v, &idx);
+        let raw = match v.v3.as_ref().and_then(|l| l.shard.as_ref()) {
+            Some(shard) => self.inner_chunk(v, shard, &key, &idx).ok()??,
+            None => self.store.get(&key).ok()??,
+        };
+        let bytes = chunk.iter().product::<u64>() * v.dtype.size() as u64;
+        if chain.is_empty() && raw.len() as u64 != bytes {
+            return None;
+        }
+        Some(raw)
+    }
+
+    /// The variable, the bytes of a hyperslab in the stored element order, and for an object
+    /// array the strings its slots index.
+    fn read_bytes(
+        &self,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<(&VarInfo, Vec<u8>, Vec<NcString>), ZarrError> {
         let v = self.vars.get(var.0).ok_or_else(|| ZarrError::Request {
             var: format!("#{}", var.0),
             what: "no such variable".into(),
@@ -437,7 +751,7 @@ impl ZarrFile {
             .filter(|&n| n.checked_mul(esize as u64).is_some_and(|b| b <= MAX_READ))
             .ok_or_else(|| req("request too large".into()))?;
         if total == 0 {
-            return Ok(convert::decode(&[], &v.dtype));
+            return Ok((v, Vec::new(), Vec::new()));
         }
         let total = total as usize;
         let mut out = vec![0u8; total * esize];
@@ -488,20 +802,7 @@ impl ZarrFile {
             }
             first = last;
         }
-        if v.dtype.kind == Kind::VlenUtf8 {
-            let resolved = out
-                .chunks_exact(8)
-                .map(|slot| {
-                    let mut k = [0u8; 8];
-                    k.copy_from_slice(slot);
-                    let k = u64::from_le_bytes(k) as usize;
-                    let s = k.checked_sub(1).and_then(|i| strings.get(i));
-                    Some(s.cloned().unwrap_or_default())
-                })
-                .collect();
-            return Ok(Values::String(resolved));
-        }
-        Ok(convert::decode(&out, &v.dtype))
+        Ok((v, out, strings))
     }
 }
 
@@ -647,6 +948,28 @@ impl DataSource for ZarrFile {
     ) -> Result<Values, DataError> {
         self.read_var(var, start, count)
             .map_err(|e| Box::new(e) as DataError)
+    }
+
+    fn read_le_bytes(
+        &self,
+        _ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, DataError>> {
+        self.read_le(var, start, count)
+            .map(|r| r.map_err(|e| Box::new(e) as DataError))
+    }
+
+    fn raw_chunk(
+        &self,
+        _ds: &Dataset,
+        var: VarId,
+        offsets: &[u64],
+        chunk: &[u64],
+        chain: &[nc_dataset::FilterSpec],
+    ) -> Option<Vec<u8>> {
+        ZarrFile::raw_chunk(self, var, offsets, chunk, chain)
     }
 }
 

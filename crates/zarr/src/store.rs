@@ -2,4 +2,6 @@
 //! bytes are (directory, zip, memory, object storage) and no format; this module names them
 //! where the Zarr code has always found them.
 
-pub use nc_store::{check_key, copy_store, DirStore, MemStore, Store, ZipStore, MAX_OBJECT_SIZE};
+pub use nc_store::{
+    check_key, copy_store, DirStore, MemStore, ObjectWriter, Store, ZipStore, MAX_OBJECT_SIZE,
+};

@@ -2,8 +2,9 @@
 //! writes): `zarr.json` groups and arrays (consolidated metadata used when the root has it),
 //! `dimension_names` as shared dimensions, the data types netCDF can hold, `fill_value` in
 //! every JSON form the specification allows, both chunk key encodings, and the codec chain
-//! (`transpose`, `bytes`, `vlen-utf8`/`vlen-bytes`, `sharding_indexed`, and the bytes-to-bytes
-//! codecs `gzip`, `zstd`, `blosc`, `crc32c` and `numcodecs.*`).
+//! (`transpose`, `bytes`, `vlen-utf8`/`vlen-bytes`, `sharding_indexed` — nested, and with
+//! codecs on the whole shard — and the bytes-to-bytes codecs `gzip`, `zstd`, `blosc`, `crc32c`
+//! and `numcodecs.*`).
 //!
 //! The result is the same [`Dataset`] and [`VarInfo`] table the version 2 reader makes, so the
 //! chunk assembly of `read.rs` serves both; a v3 array carries a [`V3Layout`] saying how its
@@ -49,7 +50,8 @@ pub(crate) struct V3Layout {
     pub shard: Option<Shard>,
 }
 
-/// `sharding_indexed`: shard shape and the form of its index.
+/// `sharding_indexed`: shard shape, the form of its index, the codecs on the whole shard, and
+/// the next level when its inner chunks are shards themselves (nested sharding).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Shard {
     pub shape: Vec<u64>,
@@ -59,19 +61,61 @@ pub(crate) struct Shard {
     pub index_big: bool,
     /// The index is followed by its CRC-32C.
     pub index_crc: bool,
+    /// Bytes-to-bytes codecs after `sharding_indexed` (application order): they encode the
+    /// whole shard, which is then read whole and decoded before its index is read.
+    pub codecs: Vec<ZarrCodec>,
+    /// Most bytes the shard can hold before `codecs` (its index and every inner chunk at the
+    /// largest size its codecs can encode it to), from the metadata alone: a stored or
+    /// decoded shard claiming more is an error, never an allocation.
+    pub max_bytes: u64,
+    /// Nested sharding: the inner chunks are shards of this form (its `shape` is the inner
+    /// chunk shape of this level).
+    pub inner: Option<Box<Shard>>,
 }
 
 impl Shard {
-    /// Inner chunks along each dimension of a shard.
-    pub fn per_shard(&self, inner: &[u64]) -> Vec<u64> {
+    /// Inner chunks along each dimension of a shard whose innermost chunks are `leaf`: the
+    /// chunks of the next level when nested, else `leaf`.
+    pub fn per_shard(&self, leaf: &[u64]) -> Vec<u64> {
+        let inner = self.inner_shape(leaf);
         self.shape.iter().zip(inner).map(|(s, c)| s / c).collect()
     }
 
+    /// The shape of this level's inner chunks (`leaf`, the innermost chunk shape, when not
+    /// nested).
+    pub fn inner_shape<'a>(&'a self, leaf: &'a [u64]) -> &'a [u64] {
+        self.inner.as_deref().map_or(leaf, |s| s.shape.as_slice())
+    }
+
     /// Bytes of the index (entries and checksum).
-    pub fn index_len(&self, inner: &[u64]) -> u64 {
-        let n: u64 = self.per_shard(inner).iter().product();
+    pub fn index_len(&self, leaf: &[u64]) -> u64 {
+        let n: u64 = self.per_shard(leaf).iter().product();
         16 * n + if self.index_crc { 4 } else { 0 }
     }
+
+    /// Most bytes the shard can be stored in: [`Shard::max_bytes`] through its codecs.
+    pub fn max_stored(&self) -> u64 {
+        expand(self.max_bytes, self.codecs.len(), 0)
+    }
+}
+
+/// Deepest nesting of `sharding_indexed` codecs accepted.
+const MAX_SHARD_LEVELS: usize = 8;
+
+/// The largest size `n` bytes can be encoded to by `bytes_codecs` bytes-to-bytes codecs after
+/// `element_codecs` numcodecs element codecs: compressors can grow incompressible data by a
+/// little (the formats' worst cases are below 1/16 and a few hundred bytes of framing),
+/// checksums add 4 bytes, and an element codec can widen the elements (`astype` from one to
+/// eight bytes at most). Saturates at [`crate::store::MAX_OBJECT_SIZE`], the largest object.
+fn expand(n: u64, bytes_codecs: usize, element_codecs: usize) -> u64 {
+    let mut m = n;
+    for _ in 0..element_codecs {
+        m = m.saturating_mul(8).saturating_add(4096);
+    }
+    for _ in 0..bytes_codecs {
+        m = m.saturating_add(m / 16).saturating_add(4096);
+    }
+    m.min(crate::store::MAX_OBJECT_SIZE)
 }
 
 /// True when the store's root is Zarr version 3 (a `zarr.json` and no `.zgroup`).
@@ -213,14 +257,26 @@ struct Chain {
     endian: Option<Endian>,
     /// `vlen-utf8` / `vlen-bytes` serialise the elements.
     vlen: bool,
-    /// `sharding_indexed`: shard shape, inner chunk shape, inner chain, index form.
+    /// `sharding_indexed`: index form, inner chunk shape and inner chain.
     shard: Option<(Shard, Vec<u64>, Box<Chain>)>,
-    /// Array-to-array numcodecs codecs then bytes-to-bytes codecs, as numcodecs JSON, in
-    /// application (encoding) order.
-    filters: Vec<Value>,
+    /// Array-to-array numcodecs codecs (before the array-to-bytes codec), as numcodecs JSON,
+    /// in application order.
+    element: Vec<Value>,
+    /// Bytes-to-bytes codecs (after the array-to-bytes codec), as numcodecs JSON, in
+    /// application order.
+    bytes: Vec<Value>,
 }
 
-/// Take apart `codecs` of an array of rank `rank`; `key` names the metadata for messages.
+impl Chain {
+    /// The numcodecs chain of a chain's chunks, as the filter engine applies it: element
+    /// codecs, then bytes codecs.
+    fn filters(&self) -> Vec<Value> {
+        self.element.iter().chain(&self.bytes).cloned().collect()
+    }
+}
+
+/// Take apart `codecs` of an array of rank `rank`; `key` names the metadata for messages;
+/// `depth` is the number of `sharding_indexed` codecs around this chain.
 fn parse_chain(codecs: &[Value], rank: usize, key: &str, depth: usize) -> Result<Chain, ZarrError> {
     let mut chain = Chain::default();
     // 0: array→array, 1: array→bytes seen, then bytes→bytes
@@ -232,6 +288,13 @@ fn parse_chain(codecs: &[Value], rank: usize, key: &str, depth: usize) -> Result
             "transpose" => {
                 if phase != 0 {
                     return Err(bad("comes after the array is serialised".into()));
+                }
+                if !chain.element.is_empty() {
+                    return Err(bad(
+                        "a transpose after a numcodecs element codec is not supported; put \
+                         the transpose first"
+                            .into(),
+                    ));
                 }
                 let order: Vec<usize> = match config.get("order") {
                     Some(Value::String(s)) if s == "C" => (0..rank).collect(),
@@ -256,9 +319,11 @@ fn parse_chain(codecs: &[Value], rank: usize, key: &str, depth: usize) -> Result
                         "order {order:?} is not a permutation of 0..{rank}"
                     )));
                 }
-                if chain.transpose.is_some() {
-                    return Err(bad("a second transpose is not supported".into()));
-                }
+                // two transposes are one: the second permutes the axes of the first's result
+                let order = match chain.transpose.take() {
+                    Some(first) => order.iter().map(|&k| first[k]).collect(),
+                    None => order,
+                };
                 if order.iter().enumerate().any(|(i, &o)| i != o) {
                     chain.transpose = Some(order);
                 }
@@ -280,14 +345,12 @@ fn parse_chain(codecs: &[Value], rank: usize, key: &str, depth: usize) -> Result
                         }
                     }
                     "sharding_indexed" => {
-                        if depth > 0 {
-                            return Err(bad(
-                                "sharding inside a shard is not supported; rewrite the array \
-                                 with one level of sharding"
-                                    .into(),
-                            ));
+                        if depth >= MAX_SHARD_LEVELS {
+                            return Err(bad(format!(
+                                "sharding nested more than {MAX_SHARD_LEVELS} levels deep"
+                            )));
                         }
-                        chain.shard = Some(parse_shard(&config, rank, key)?);
+                        chain.shard = Some(parse_shard(&config, rank, key, depth)?);
                     }
                     _ => chain.vlen = true,
                 }
@@ -304,10 +367,31 @@ fn parse_chain(codecs: &[Value], rank: usize, key: &str, depth: usize) -> Result
                         ),
                     ));
                 };
+                let id = j.get("id").and_then(Value::as_str).unwrap_or("");
+                if matches!(id, "pcodec" | "zfpy") {
+                    return Err(bad(
+                        "numcodecs' array-to-bytes codecs (pcodec, zfpy) are not read; \
+                         rewrite the array with the bytes codec and a compressor"
+                            .into(),
+                    ));
+                }
                 // array-to-array numcodecs codecs (delta, fixedscaleoffset...) run on the
                 // elements before they are serialised: the filter engine sees them as
                 // filters before the compressor, as in Zarr v2
-                chain.filters.push(j);
+                match (nc_filters::codec_json::is_element_codec(id), phase) {
+                    (true, 0) => chain.element.push(j),
+                    (false, 1) => chain.bytes.push(j),
+                    (true, _) => {
+                        return Err(bad(
+                            "an array-to-array codec after the array-to-bytes codec".into(),
+                        ))
+                    }
+                    (false, _) => {
+                        return Err(bad(
+                            "a bytes-to-bytes codec before the array-to-bytes codec".into(),
+                        ))
+                    }
+                }
             }
         }
     }
@@ -324,6 +408,7 @@ fn parse_shard(
     config: &Map<String, Value>,
     rank: usize,
     key: &str,
+    depth: usize,
 ) -> Result<(Shard, Vec<u64>, Box<Chain>), ZarrError> {
     let bad = |what: String| ZarrError::meta(key, format!("codec \"sharding_indexed\": {what}"));
     let inner = u64_list(
@@ -340,7 +425,7 @@ fn parse_shard(
         .get("codecs")
         .and_then(Value::as_array)
         .ok_or_else(|| bad("no \"codecs\" list".into()))?;
-    let inner_chain = parse_chain(codecs, rank, key, 1)?;
+    let inner_chain = parse_chain(codecs, rank, key, depth + 1)?;
     let index_codecs = config
         .get("index_codecs")
         .and_then(Value::as_array)
@@ -384,6 +469,9 @@ fn parse_shard(
             index_at_start,
             index_big,
             index_crc,
+            codecs: Vec::new(),
+            max_bytes: 0,
+            inner: None,
         },
         inner,
         Box::new(inner_chain),
@@ -442,6 +530,9 @@ fn data_type(v: &Value) -> Result<Dtype, String> {
             return Err("datetime/timedelta have no netCDF type".into())
         }
         "raw_bytes" => return Err("raw bytes (NumPy void) have no netCDF type".into()),
+        "structured" => {
+            return Err("structured (NumPy record) types are not read as netCDF compounds".into())
+        }
         "" => return Err(format!("{} is not a data type", json::compact(v))),
         other => return Err(format!("unknown data type \"{other}\"")),
     };
@@ -715,7 +806,7 @@ impl V3Loader<'_> {
         let obj = as_obj(&key, meta)?;
         let shape = u64_list(&key, "shape", obj.get("shape"))?;
         let rank = shape.len();
-        let dtype = match data_type(obj.get("data_type").unwrap_or(&Value::Null)) {
+        let mut dtype = match data_type(obj.get("data_type").unwrap_or(&Value::Null)) {
             Ok(d) => d,
             Err(why) => {
                 self.warnings.push(format!(
@@ -781,38 +872,42 @@ impl V3Loader<'_> {
             .and_then(Value::as_array)
             .ok_or_else(|| ZarrError::meta(&key, "\"codecs\" is missing or not a list"))?;
         let chain = parse_chain(codecs, rank, &key, 0)?;
-        let (mut dtype, inner, shard, leaf) = match chain.shard {
-            Some((mut shard, inner, inner_chain)) => {
-                if chain.transpose.is_some() || !chain.filters.is_empty() {
-                    return Err(ZarrError::meta(
-                        &key,
-                        "codecs around sharding_indexed (a transpose before it or a \
-                         compressor after it) are not supported; put them inside the shard's \
-                         codecs",
-                    ));
-                }
-                for (s, c) in outer.iter().zip(&inner) {
-                    if s % c != 0 {
-                        return Err(ZarrError::meta(
-                            &key,
-                            format!(
-                                "shard shape {outer:?} is not a whole number of inner chunks \
-                                 {inner:?}"
-                            ),
-                        ));
-                    }
-                }
-                shard.shape = outer.clone();
-                if shard.per_shard(&inner).iter().product::<u64>() > MAX_INNER_CHUNKS {
-                    return Err(ZarrError::meta(
-                        &key,
-                        format!("more than {MAX_INNER_CHUNKS} inner chunks in one shard"),
-                    ));
-                }
-                (dtype, inner, Some(shard), *inner_chain)
+        // the shard levels, outermost first, each with its chunk shape; the innermost chain
+        // and chunk shape are what the filter engine and the chunk assembly see
+        let mut levels: Vec<(Shard, Vec<Value>)> = Vec::new();
+        let mut leaf = chain;
+        let mut inner = outer.clone();
+        while let Some((mut shard, chunk, inner_chain)) = leaf.shard.take() {
+            if leaf.transpose.is_some() || !leaf.element.is_empty() {
+                return Err(ZarrError::meta(
+                    &key,
+                    "array-to-array codecs before sharding_indexed (a transpose, numcodecs \
+                     element codecs) are not supported (zarr-python 3.1 does not read them \
+                     back either); put them inside the shard's codecs",
+                ));
             }
-            None => (dtype, outer.clone(), None, chain),
-        };
+            for (s, c) in inner.iter().zip(&chunk) {
+                if s % c != 0 {
+                    return Err(ZarrError::meta(
+                        &key,
+                        format!(
+                            "shard shape {inner:?} is not a whole number of inner chunks \
+                             {chunk:?}"
+                        ),
+                    ));
+                }
+            }
+            let per: u64 = inner.iter().zip(&chunk).map(|(s, c)| s / c).product();
+            if per > MAX_INNER_CHUNKS {
+                return Err(ZarrError::meta(
+                    &key,
+                    format!("more than {MAX_INNER_CHUNKS} inner chunks in one shard"),
+                ));
+            }
+            shard.shape = std::mem::replace(&mut inner, chunk);
+            levels.push((shard, std::mem::take(&mut leaf.bytes)));
+            leaf = *inner_chain;
+        }
         if let Some(e) = leaf.endian {
             if dtype.size() > 1 || matches!(dtype.kind, Kind::Unicode(_)) {
                 dtype.endian = e;
@@ -835,34 +930,50 @@ impl V3Loader<'_> {
                 "vlen-utf8 / vlen-bytes serialise string arrays only",
             ));
         }
-        if dtype.endian == Endian::Big && !leaf.filters.is_empty() {
-            let arrayish = leaf.filters.iter().any(|f| {
-                f.get("id")
-                    .and_then(Value::as_str)
-                    .is_some_and(|id| !matches!(id, "gzip" | "zstd" | "blosc" | "crc32c"))
-            });
-            if arrayish {
-                return Err(ZarrError::meta(
-                    &key,
-                    "numcodecs array codecs on big-endian data are not supported",
-                ));
-            }
+        if dtype.endian == Endian::Big && !leaf.element.is_empty() {
+            return Err(ZarrError::meta(
+                &key,
+                "numcodecs array codecs on big-endian data are not supported",
+            ));
         }
         // inner chunk size must be addressable
-        inner
+        let chunk_bytes = inner
             .iter()
             .try_fold(dtype.size() as u64, |a, &c| a.checked_mul(c))
             .filter(|&n| n <= crate::store::MAX_OBJECT_SIZE)
             .ok_or_else(|| ZarrError::meta(&key, "one chunk would exceed 4 GiB"))?;
         let ctx = FilterContext::new(dtype.size(), &inner);
-        let mut zcodecs = Vec::with_capacity(leaf.filters.len());
-        for j in &leaf.filters {
-            let spec = codec_to_hdf5(j, &ctx)
-                .map_err(|e| ZarrError::meta(&key, format!("variable \"/{path}\": {e}")))?;
-            zcodecs.push(ZarrCodec {
-                json: j.clone(),
-                spec,
-            });
+        let zarr_codecs = |list: &[Value], ctx: &FilterContext| {
+            list.iter()
+                .map(|j| {
+                    let spec = codec_to_hdf5(j, ctx)
+                        .map_err(|e| ZarrError::meta(&key, format!("variable \"/{path}\": {e}")))?;
+                    Ok(ZarrCodec {
+                        json: j.clone(),
+                        spec,
+                    })
+                })
+                .collect::<Result<Vec<_>, ZarrError>>()
+        };
+        let zcodecs = zarr_codecs(&leaf.filters(), &ctx)?;
+        // the shard levels, innermost first, each bounded by what its inner chunks can hold
+        // (strings have no size the metadata bounds: the whole-object limit bounds them)
+        let mut most = if dtype.kind == Kind::VlenUtf8 {
+            crate::store::MAX_OBJECT_SIZE
+        } else {
+            expand(chunk_bytes, leaf.bytes.len(), leaf.element.len())
+        };
+        let mut shard: Option<Shard> = None;
+        for (mut level, bytes) in levels.into_iter().rev() {
+            level.inner = shard.take().map(Box::new);
+            let n: u64 = level.per_shard(&inner).iter().product();
+            level.max_bytes = n
+                .saturating_mul(most)
+                .saturating_add(level.index_len(&inner))
+                .min(crate::store::MAX_OBJECT_SIZE);
+            level.codecs = zarr_codecs(&bytes, &FilterContext::new(1, &[]))?;
+            most = level.max_stored();
+            shard = Some(level);
         }
 
         // dimensions
@@ -1128,17 +1239,80 @@ mod tests {
         assert_eq!(c.transpose, Some(vec![1, 0]));
         assert_eq!(c.endian, Some(Endian::Big));
         assert_eq!(
-            c.filters,
+            c.filters(),
             vec![json!({"id": "gzip", "level": 5}), json!({"id": "crc32c"})]
         );
+        // two transposes are one: [2,0,1] then [1,2,0] is the identity
+        let t = |o: Value| json!({"name": "transpose", "configuration": {"order": o}});
+        let c = parse_chain(
+            &[t(json!([2, 0, 1])), t(json!([1, 2, 0])), json!("bytes")],
+            3,
+            "k",
+            0,
+        )
+        .unwrap();
+        assert_eq!(c.transpose, None);
+        let c = parse_chain(
+            &[t(json!([1, 0, 2])), t(json!([0, 2, 1])), json!("bytes")],
+            3,
+            "k",
+            0,
+        )
+        .unwrap();
+        // B = A transposed [1,0,2]; C = B transposed [0,2,1]: C's axes are A's 1, 2, 0
+        assert_eq!(c.transpose, Some(vec![1, 2, 0]));
+        // nested sharding with codecs on the whole shards
+        let sh = |chunk: Value, codecs: Value| {
+            json!({"name": "sharding_indexed", "configuration": {
+                "chunk_shape": chunk, "codecs": codecs,
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                 {"name": "crc32c"}]}})
+        };
+        let c = parse_chain(
+            &[
+                sh(
+                    json!([4, 6]),
+                    json!([sh(json!([2, 3]), json!(["bytes", {"name": "zstd"}])), {"name": "gzip"}]),
+                ),
+                json!({"name": "numcodecs.zlib", "configuration": {"level": 1}}),
+            ],
+            2,
+            "k",
+            0,
+        )
+        .unwrap();
+        assert_eq!(c.bytes, vec![json!({"id": "zlib", "level": 1})]);
+        let (s0, chunk0, inner) = c.shard.unwrap();
+        assert!(s0.index_crc && !s0.index_at_start);
+        assert_eq!(chunk0, vec![4, 6]);
+        assert_eq!(inner.bytes, vec![json!({"id": "gzip"})]);
+        let (_, chunk1, leaf) = inner.shard.unwrap();
+        assert_eq!(chunk1, vec![2, 3]);
+        assert_eq!(leaf.bytes, vec![json!({"id": "zstd"})]);
+        let deep = (0..=MAX_SHARD_LEVELS).fold(json!(["bytes"]), |inner, _| {
+            json!([sh(json!([1, 1]), inner)])
+        });
+        let e = parse_chain(deep.as_array().unwrap(), 2, "k", 0).unwrap_err();
+        assert!(e.to_string().contains("nested more than 8"), "{e}");
         for bad in [
             vec![json!({"name": "gzip"})],
+            vec![json!({"name": "gzip"}), json!("bytes")],
             vec![json!("bytes"), json!("bytes")],
             vec![
                 json!({"name": "transpose", "configuration": {"order": [0, 0]}}),
                 json!("bytes"),
             ],
             vec![json!("bytes"), json!({"name": "mystery"})],
+            vec![
+                json!("bytes"),
+                json!({"name": "numcodecs.delta", "configuration": {}}),
+            ],
+            vec![json!({"name": "numcodecs.pcodec", "configuration": {}})],
+            vec![
+                json!({"name": "numcodecs.delta", "configuration": {}}),
+                t(json!([1, 0])),
+                json!("bytes"),
+            ],
         ] {
             assert!(parse_chain(&bad, 2, "k", 0).is_err(), "{bad:?}");
         }

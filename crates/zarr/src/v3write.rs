@@ -205,31 +205,58 @@ pub(crate) fn sharding(inner_chunks: &[u64], inner: Vec<Value>) -> Vec<Value> {
     })]
 }
 
+/// The index of a shard being written: (offset, length) of each inner chunk in C order, as
+/// little-endian u64s, `u64::MAX` twice for an empty one (read as fill).
+pub(crate) struct ShardIndex {
+    index: Vec<u8>,
+    offset: u64,
+}
+
+impl ShardIndex {
+    /// An index for `n` inner chunks.
+    pub fn new(n: usize) -> ShardIndex {
+        ShardIndex {
+            index: Vec::with_capacity(16 * n + 4),
+            offset: 0,
+        }
+    }
+
+    /// The next inner chunk: `len` bytes, following the previous ones, or empty (`None`).
+    pub fn push(&mut self, len: Option<u64>) {
+        let (offset, len) = match len {
+            Some(n) => {
+                let at = self.offset;
+                self.offset += n;
+                (at, n)
+            }
+            None => (u64::MAX, u64::MAX),
+        };
+        self.index.extend_from_slice(&offset.to_le_bytes());
+        self.index.extend_from_slice(&len.to_le_bytes());
+    }
+
+    /// The index followed by its CRC-32C: the shard's last bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        let sum = nc_filters::crc32c(&self.index);
+        self.index.extend_from_slice(&sum.to_le_bytes());
+        self.index
+    }
+}
+
 /// One shard: the encoded inner chunks (`None`: empty, read as fill) in C order, then the
 /// index of (offset, length) pairs and its CRC-32C. `None` when every inner chunk is empty.
+#[cfg(test)]
 pub(crate) fn assemble_shard(chunks: Vec<Option<Vec<u8>>>) -> Option<Vec<u8>> {
     if chunks.iter().all(Option::is_none) {
         return None;
     }
-    let data: usize = chunks.iter().flatten().map(Vec::len).sum();
-    let mut out = Vec::with_capacity(data + 16 * chunks.len() + 4);
-    let mut index = Vec::with_capacity(16 * chunks.len());
+    let mut out = Vec::new();
+    let mut index = ShardIndex::new(chunks.len());
     for c in chunks {
-        match c {
-            Some(bytes) => {
-                index.extend_from_slice(&(out.len() as u64).to_le_bytes());
-                index.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-                out.extend_from_slice(&bytes);
-            }
-            None => {
-                index.extend_from_slice(&u64::MAX.to_le_bytes());
-                index.extend_from_slice(&u64::MAX.to_le_bytes());
-            }
-        }
+        index.push(c.as_ref().map(|b| b.len() as u64));
+        out.extend(c.unwrap_or_default());
     }
-    let sum = nc_filters::crc32c(&index);
-    out.extend_from_slice(&index);
-    out.extend_from_slice(&sum.to_le_bytes());
+    out.extend(index.finish());
     Some(out)
 }
 

@@ -1017,34 +1017,80 @@ fn unravel(mut lin: u64, grid: &[u64]) -> Vec<u64> {
     idx
 }
 
-/// Zarr v3 sharded: each shard is assembled whole (its inner chunks read and encoded in
-/// order) and stored once, shards in parallel, so memory stays at one shard per thread.
+/// Zarr v3 sharded: each shard is written once, front to back — its inner chunks in C order
+/// as they are encoded, then its index — so a shard is never held whole in memory. Shards of
+/// at least [`SHARD_WINDOW`] inner chunks per thread are written one after the other, their
+/// inner chunks read and encoded in parallel a window at a time (memory: one window of
+/// chunks); smaller shards are written in parallel, one per thread.
 fn write_shards(cx: &Ctx, v: VarId, p: &VarPlan, shard: &[u64]) -> Result<(), ZarrError> {
     let rank = p.shape.len();
     let sgrid: Vec<u64> = (0..rank).map(|i| p.shape[i].div_ceil(shard[i])).collect();
     let per: Vec<u64> = (0..rank).map(|i| shard[i] / p.chunks[i]).collect();
     let n: u64 = sgrid.iter().product();
     let inner_n: u64 = per.iter().product();
-    (0..n).into_par_iter().try_for_each(|lin| {
-        let sidx = unravel(lin, &sgrid);
-        let mut chunks = Vec::with_capacity(inner_n as usize);
-        for k in 0..inner_n {
-            let within = unravel(k, &per);
-            let idx: Vec<u64> = (0..rank).map(|i| sidx[i] * per[i] + within[i]).collect();
-            // inner chunks past the array's end stay empty
-            let inside = (0..rank).all(|i| idx[i] * p.chunks[i] < p.shape[i]);
-            chunks.push(if inside {
-                chunk_data(cx, v, p, &idx)?
-            } else {
-                None
-            });
+    let window = (SHARD_WINDOW * rayon::current_num_threads()) as u64;
+    // inner chunk `k` of shard `sidx`: encoded, `None` when empty or past the array's end
+    let inner = |sidx: &[u64], k: u64| -> Result<Option<Vec<u8>>, ZarrError> {
+        let within = unravel(k, &per);
+        let idx: Vec<u64> = (0..rank).map(|i| sidx[i] * per[i] + within[i]).collect();
+        if (0..rank).all(|i| idx[i] * p.chunks[i] < p.shape[i]) {
+            chunk_data(cx, v, p, &idx)
+        } else {
+            Ok(None)
         }
-        match crate::v3write::assemble_shard(chunks) {
-            Some(bytes) => Ok(cx.store.put(&chunk_key(p, &sidx), &bytes)?),
+    };
+    let one_shard = |lin: u64, parallel: bool| -> Result<(), ZarrError> {
+        let sidx = unravel(lin, &sgrid);
+        let mut index = crate::v3write::ShardIndex::new(inner_n as usize);
+        // opened at the first inner chunk that is not empty: an all-empty shard is not stored
+        let mut out: Option<Box<dyn crate::store::ObjectWriter + '_>> = None;
+        let mut first = 0u64;
+        while first < inner_n {
+            let last = if parallel {
+                (first + window).min(inner_n)
+            } else {
+                first + 1
+            };
+            let chunks: Vec<Option<Vec<u8>>> = if parallel {
+                (first..last)
+                    .into_par_iter()
+                    .map(|k| inner(&sidx, k))
+                    .collect::<Result<_, _>>()?
+            } else {
+                vec![inner(&sidx, first)?]
+            };
+            for c in chunks {
+                index.push(c.as_ref().map(|b| b.len() as u64));
+                if let Some(bytes) = c {
+                    if out.is_none() {
+                        out = Some(cx.store.writer(&chunk_key(p, &sidx))?);
+                    }
+                    if let Some(w) = out.as_mut() {
+                        w.write(&bytes)?;
+                    }
+                }
+            }
+            first = last;
+        }
+        match out {
+            Some(mut w) => {
+                w.write(&index.finish())?;
+                Ok(w.finish()?)
+            }
             None => Ok(()),
         }
-    })
+    };
+    if inner_n >= window {
+        (0..n).try_for_each(|lin| one_shard(lin, true))
+    } else {
+        (0..n)
+            .into_par_iter()
+            .try_for_each(|lin| one_shard(lin, false))
+    }
 }
+
+/// Inner chunks per thread read and encoded at once within a shard (see [`write_shards`]).
+const SHARD_WINDOW: usize = 4;
 
 /// The store key of chunk (or, when sharded, shard) `idx`.
 fn chunk_key(p: &VarPlan, idx: &[u64]) -> String {

@@ -3,6 +3,7 @@
 mod blosc;
 mod blosclz;
 mod bzip2;
+mod checksum32;
 mod crc32c;
 mod deflate;
 mod delta;
@@ -23,6 +24,7 @@ pub use crc32c::crc32c;
 pub use fletcher32::fletcher32;
 pub use shuffle::{shuffle_bytes, unshuffle_bytes};
 // numcodecs codecs without an HDF5 filter id (Zarr only, built by crate::codec_json)
+pub(crate) use checksum32::{Checksum32, Sum};
 pub(crate) use crc32c::Crc32c;
 pub(crate) use delta::Delta;
 pub(crate) use gzip::GZip;

@@ -23,6 +23,7 @@ fn dir_store_suite() {
     let r = DirStore::open(&d.join("a.file")).unwrap();
     assert_eq!(r.get("v/0.1").unwrap(), Some(vec![7, 8]));
     assert!(r.put("x", b"1").is_err(), "read-only");
+    assert!(r.writer("x").is_err(), "read-only");
     fs::remove_dir_all(&d).unwrap();
 }
 

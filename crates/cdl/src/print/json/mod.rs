@@ -232,7 +232,10 @@ impl Json<'_> {
         }
         let mut atts: Vec<Attribute> = grp.atts.clone();
         if g == ROOT {
-            add_specials(&mut atts, special::global_specials(ds, self.format, self.opts));
+            add_specials(
+                &mut atts,
+                special::global_specials(ds, self.format, self.opts),
+            );
         }
         self.attributes(&atts, g)?;
         if !grp.groups.is_empty() {
@@ -335,7 +338,10 @@ impl Json<'_> {
         push_str(&mut self.buf, &ty)?;
         let mut atts = var.atts.clone();
         atts.extend(special::quantize_att(ds, v));
-        add_specials(&mut atts, special::var_specials(ds, self.format, v, self.opts));
+        add_specials(
+            &mut atts,
+            special::var_specials(ds, self.format, v, self.opts),
+        );
         self.attributes(&atts, var.group)?;
         if self.sel.data_vars[v.0] {
             self.key("data")?;
