@@ -108,8 +108,10 @@ mod tests {
                     assert!(text.contains(&format!("\\-{s}")), "{name}: -{s} missing");
                 }
                 if let Some(l) = arg.get_long() {
+                    // every dash of a long name is escaped: \-\-kerchunk\-url
+                    let escaped = l.replace('-', "\\-");
                     assert!(
-                        text.contains(&format!("\\-\\-{l}")),
+                        text.contains(&format!("\\-\\-{escaped}")),
                         "{name}: --{l} missing"
                     );
                 }
