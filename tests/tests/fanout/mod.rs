@@ -190,7 +190,10 @@ fn parts_refuse_what_cannot_be_written_by_parts() {
     fanout_source(&dir);
     let run = |a: &[&str]| tool("nccopy-rs", a, &dir, "http://127.0.0.1:9", &[]);
     for (dst, why) in [
-        ("out.nc", "only an NCZarr / Zarr store can be written by parts"),
+        (
+            "out.nc",
+            "only an NCZarr / Zarr store can be written by parts",
+        ),
         ("file://z.zip#mode=zarr,zip", "a zip store is one archive"),
     ] {
         let o = run(&["--part", "0/2", "src.nc", dst]);
@@ -209,7 +212,11 @@ fn parts_refuse_what_cannot_be_written_by_parts() {
     // a part before init
     let o = run(&["--part", "0/2", "src.nc", "file://p#mode=zarr,file"]);
     assert_eq!(code(&o), Some(3), "{}", stderr(&o));
-    assert!(stderr(&o).contains("run nccopy-rs --part init"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("run nccopy-rs --part init"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!dir.join("p").exists());
 }
 
@@ -232,7 +239,11 @@ fn objects(m: &Moto, bucket: &str, prefix: &str) -> BTreeMap<String, Vec<u8>> {
     let u = nc_store::remote::parse_remote(&url).unwrap();
     let store = nc_store::remote::open_store(&u).unwrap();
     let keys = store.list("").unwrap();
-    assert_eq!(keys.len(), m.keys(bucket, prefix).len(), "{url}: every key listed");
+    assert_eq!(
+        keys.len(),
+        m.keys(bucket, prefix).len(),
+        "{url}: every key listed"
+    );
     keys.into_iter()
         .map(|k| {
             let v = store.get(&k).unwrap().unwrap();
@@ -268,7 +279,8 @@ fn parts_on_s3_equal_a_one_process_copy_even_after_a_kill() {
         whole.extend(["src.nc", one.as_str()]);
         ok(&run(&whole), "one-process copy");
         let want = objects(m, "fanout", &format!("one-{name}/"));
-        assert!(want.len() > 20, "{name}: several chunks per variable");
+        // v3: a's 6 shards; b, c and s are small (-M: one chunk each)
+        assert!(want.len() > 12, "{name}: several units");
         let prefix = format!("parts-{name}/");
         let root_key = if name == "v3" { "zarr.json" } else { ".zgroup" };
 
@@ -317,8 +329,10 @@ fn parts_on_s3_equal_a_one_process_copy_even_after_a_kill() {
                 "{}",
                 stderr(&o)
             );
-            assert!(!m.keys("fanout", &prefix).iter().any(|k| k.ends_with(root_key)
-                && k.matches('/').count() == 1));
+            assert!(!m
+                .keys("fanout", &prefix)
+                .iter()
+                .any(|k| k.ends_with(root_key) && k.matches('/').count() == 1));
             ok(&run(&args(extra, "0/2", &dst)), "part 0 rerun");
         } else {
             // three parts: 2 alone, then 0 and 1 at once
@@ -372,7 +386,10 @@ fn the_dask_example_equals_a_one_process_copy() {
     let ep = m.endpoint();
     let mut whole: Vec<&str> = OPTS.to_vec();
     whole.extend(["src.nc", "s3://dask/one.zarr#mode=zarr"]);
-    ok(&tool("nccopy-rs", &whole, &dir, &ep, &[]), "one-process copy");
+    ok(
+        &tool("nccopy-rs", &whole, &dir, &ep, &[]),
+        "one-process copy",
+    );
     let nccopy = bin("nccopy-rs");
     let script = root().join("examples/dask_fanout.py");
     let mut o = Command::new("python3");
