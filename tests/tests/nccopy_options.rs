@@ -290,7 +290,7 @@ fn fix_unlimited_into_an_nczarr_store() {
     }
 }
 
-const KNOWN: &str = "nczarr, zarr, xarray, noxarray, file, zip, s3, bytes, dap2, dap4, netcdf-3, classic, netcdf-4, enhanced, udf0, udf1, v3";
+const KNOWN: &str = "nczarr, zarr, xarray, noxarray, file, zip, s3, bytes, dap2, dap4, netcdf-3, classic, netcdf-4, enhanced, udf0, udf1, v3, anon";
 
 #[test]
 fn unknown_mode_words_are_named_in_all_three_tools() {
