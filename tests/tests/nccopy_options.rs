@@ -123,7 +123,7 @@ fn no_arguments_prints_the_usage_and_exits_2() {
 }
 
 fn usage() -> &'static str {
-    "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] infile outfile"
+    "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] [--part init|I/N|finish] infile outfile"
 }
 
 #[test]
@@ -290,7 +290,7 @@ fn fix_unlimited_into_an_nczarr_store() {
     }
 }
 
-const KNOWN: &str = "nczarr, zarr, xarray, noxarray, file, zip, s3, bytes, dap2, dap4, netcdf-3, classic, netcdf-4, enhanced, udf0, udf1, v3";
+const KNOWN: &str = "nczarr, zarr, xarray, noxarray, file, zip, s3, bytes, dap2, dap4, netcdf-3, classic, netcdf-4, enhanced, udf0, udf1, v3, anon";
 
 #[test]
 fn unknown_mode_words_are_named_in_all_three_tools() {

@@ -2,11 +2,13 @@
 //! server (moto), zarr-python reading what we wrote there and we reading what it wrote, HTTP
 //! range reads, metadata-only header reads, faults (transient and persistent), and refusals
 //! (missing bucket or key, bad credentials, access denied) as one line with a cure, never
-//! showing a secret. One test binary: the S3 server starts once for all of them.
+//! showing a secret; copies written by parts (`fanout`). One test binary: the S3 server
+//! starts once for all of them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod fanout;
 mod servers;
 
 use std::path::Path;

@@ -15,7 +15,7 @@ const PERFORMANCE: &str = "Performance (accepted as hints)";
 const OTHER: &str = "Other";
 
 /// The synopsis, as nccopy's man page writes it.
-pub const USAGE: &str = "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] infile outfile";
+pub const USAGE: &str = "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] [--part init|I/N|finish] infile outfile";
 
 /// Copy a netCDF dataset, optionally converting its format, compression and chunking
 /// (netCDF-C nccopy's options).
@@ -120,6 +120,9 @@ pub struct Args {
     /// Replace an existing output file even when it is read-only (never a directory that is not a store).
     #[arg(long = "force", help_heading = OTHER)]
     pub force: bool,
+    /// Write a Zarr/NCZarr store (directory or object storage) by parts, one step per call, same options in every call: `init`, then `I/N` for I = 0 to N-1 (0-based; in any order, in parallel, each rerunnable), then `finish` (docs/scale-out.md).
+    #[arg(long = "part", value_name = "init|I/N|finish", help_heading = OTHER)]
+    pub part: Option<String>,
     /// Print this help.
     #[arg(long = "help", action = ArgAction::Help, help_heading = OTHER)]
     pub help: Option<bool>,

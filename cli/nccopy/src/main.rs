@@ -134,6 +134,49 @@ fn parse_size(opt: &str, text: &str) -> Result<u64, String> {
     Ok(v as u64)
 }
 
+/// Parse a `--part` value: `init`, `finish` (or `finish/N`), or `I/N` with 0 <= I < N.
+fn parse_part(text: &str) -> Result<nc_dispatch::FanoutStep, String> {
+    let t = text.trim();
+    let bad = |why: &str| {
+        format!(
+            "--part {text:?}: {why}; expected init, I/N (part I of N, 0-based: 0 to N-1) or \
+             finish (docs/scale-out.md)"
+        )
+    };
+    let count = |n: &str| match n.trim().parse::<u64>() {
+        Ok(0) => Err(bad("the part count N must be at least 1")),
+        Ok(n) => Ok(n),
+        Err(_) => Err(bad(&format!("{n:?} is not a part count"))),
+    };
+    match t {
+        "init" => return Ok(nc_dispatch::FanoutStep::Init),
+        "finish" => return Ok(nc_dispatch::FanoutStep::Finish { count: None }),
+        _ => {}
+    }
+    let Some((i, n)) = t.split_once('/') else {
+        return Err(bad("no \"/\""));
+    };
+    if i.trim() == "finish" {
+        return Ok(nc_dispatch::FanoutStep::Finish {
+            count: Some(count(n)?),
+        });
+    }
+    let count = count(n)?;
+    let index = i
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| bad(&format!("{i:?} is not a part number")))?;
+    if index >= count {
+        return Err(bad(&format!(
+            "parts are numbered 0 to {} (0-based, as JOB_COMPLETION_INDEX; with Slurm use \
+             --array=0-{})",
+            count - 1,
+            count - 1
+        )));
+    }
+    Ok(nc_dispatch::FanoutStep::Part { index, count })
+}
+
 fn size_opt(opt: &str, text: Option<&str>) -> anyhow::Result<Option<u64>> {
     text.map(|t| parse_size(opt, t)).transpose().map_err(usage)
 }
@@ -219,6 +262,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     let cache_size = size_opt("h", args.cache_size.as_deref())?;
     let cache_elems = size_opt("e", args.cache_elems.as_deref())?;
     let min_chunk_bytes = size_opt("M", args.min_chunk.as_deref())?;
+    let part = args
+        .part
+        .as_deref()
+        .map(parse_part)
+        .transpose()
+        .map_err(usage)?;
     if !args.explain && nc_dispatch::same_dataset(&infile, &outfile) {
         return Err(Failure::output(format!(
             "{}: output is the input dataset (the same file or store, maybe through a link); \
@@ -253,6 +302,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         cache_elems,
         min_chunk_bytes,
         force: args.force,
+        part,
         ..Default::default()
     };
     if args.explain {
@@ -268,7 +318,10 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    opts.progress = progress_bar();
+    // a part's bar would count the whole copy's bytes: none for --part
+    if part.is_none() {
+        opts.progress = progress_bar();
+    }
     let result = nc_dispatch::copy(&input, &outfile, &opts);
     if let (Err(_), Some(p)) = (&result, &opts.progress) {
         // clear a bar left on screen before the error is printed
@@ -289,6 +342,9 @@ fn run(args: Args) -> anyhow::Result<()> {
         anyhow::Error::new(f).context(doing)
     })?;
     print_warnings(&args, &report);
+    if let (Some(why), false) = (&report.unchanged, args.quiet) {
+        eprintln!("nccopy: {}: {why}", outfile.display());
+    }
     Ok(())
 }
 

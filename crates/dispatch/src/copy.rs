@@ -56,6 +56,10 @@ pub struct CopyOptions {
     pub progress: Option<ProgressFn>,
     /// Replace an existing output file the user may not write (`--force`).
     pub force: bool,
+    /// `--part`: write the output store by parts, this call doing one step (init, one part,
+    /// finish; see [`nc_zarr::fanout`]). Only for NCZarr / Zarr directory and object-storage
+    /// outputs.
+    pub part: Option<nc_zarr::FanoutStep>,
 }
 
 /// How far a copy has come: sent once before any data is read, after every read of the
@@ -92,6 +96,8 @@ pub struct CopyReport {
     /// One line per output variable: the -F rule row that fired, the filter chain, the chunk
     /// shape and the storage layout (see [`explain`]).
     pub explain: Vec<String>,
+    /// With [`CopyOptions::part`]: why the step wrote nothing (it had been done already).
+    pub unchanged: Option<String>,
 }
 
 /// A `-c` chunking spec, parsed (grammar: nccopy's man page and netCDF-C 4.9.0's
@@ -1272,12 +1278,25 @@ pub fn explain(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<Co
 /// dataset the output format cannot hold).
 pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyReport, Failure> {
     let in_ds = input.dataset();
+    if opts.part.is_some() {
+        check_part_output(out_path)?;
+    }
     let Prepared {
         out: out_ds,
         map,
         format,
-        report,
+        mut report,
     } = prepare(in_ds, out_path, opts)?;
+    // what the output's metadata does not show but every part must agree on: which
+    // variables get data, and from where
+    let facts: String = map
+        .iter()
+        .enumerate()
+        .map(|(o, i)| {
+            let from = i.map_or("-".to_string(), |i| in_ds.var_path(i));
+            format!("{} <- {from}\n", out_ds.var_path(VarId(o)))
+        })
+        .collect();
     let progress = opts.progress.clone().map(|cb| Progress::new(cb, &out_ds));
     if let Some(p) = &progress {
         (p.cb.0)(p.event(false));
@@ -1289,18 +1308,29 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyR
         progress,
         input_error: std::sync::Mutex::new(None),
     };
-    let written = create(
-        out_path,
-        &out_ds,
-        &src,
-        // netCDF-C's nccopy writes with fill off: padding is zeros, data is all copied.
-        &CreateOptions {
-            format,
-            fill: false,
-            only_given_data: false,
-            force: opts.force,
-        },
-    );
+    // netCDF-C's nccopy writes with fill off: padding is zeros, data is all copied.
+    let create_opts = CreateOptions {
+        format,
+        fill: false,
+        only_given_data: false,
+        force: opts.force,
+    };
+    let written = match opts.part {
+        None => create(out_path, &out_ds, &src, &create_opts),
+        Some(step) => crate::create_part(
+            out_path,
+            &out_ds,
+            &src,
+            &create_opts,
+            step,
+            facts.as_bytes(),
+        )
+        .map(|outcome| {
+            if let nc_zarr::FanoutOutcome::Unchanged(why) = outcome {
+                report.unchanged = Some(why);
+            }
+        }),
+    };
     if let Err(e) = written {
         let read = src
             .input_error
@@ -1316,6 +1346,26 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyR
         (p.cb.0)(p.event(true));
     }
     Ok(report)
+}
+
+/// `--part` writes an NCZarr / Zarr store in a directory or on object storage, nothing else.
+fn check_part_output(out_path: &Path) -> Result<(), Failure> {
+    match crate::open::zarr_output(out_path) {
+        Some(loc) if loc.storage == nc_zarr::StorageKind::Zip => Err(Failure::usage(format!(
+            "--part: {}: a zip store is one archive with one writer, so it cannot be written \
+             by parts: write a directory store (#mode=...,file) or object storage by parts, \
+             then zip it",
+            out_path.display()
+        ))),
+        Some(_) => Ok(()),
+        None => Err(Failure::usage(format!(
+            "--part: {}: only an NCZarr / Zarr store can be written by parts: name the output \
+             as a directory store (file://PATH#mode=zarr,file, #mode=nczarr,file or \
+             #mode=zarr,v3,file) or a store on object storage (s3://bucket/key#mode=zarr); a \
+             netCDF-4 or classic file has one writer: copy it in one call without --part",
+            out_path.display()
+        ))),
+    }
 }
 
 #[cfg(test)]

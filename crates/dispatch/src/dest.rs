@@ -27,8 +27,16 @@ pub(crate) enum OutputKind {
     Directory,
 }
 
-/// Keys whose presence at the top of a directory makes it a Zarr store we may replace.
-const STORE_MARKERS: [&str; 5] = [".zgroup", ".zarray", ".zattrs", "zarr.json", ".nczarr"];
+/// Keys whose presence at the top of a directory makes it a Zarr store we may replace (the
+/// last: a store being written by parts, `nccopy-rs --part`, whose root metadata comes last).
+const STORE_MARKERS: [&str; 6] = [
+    ".zgroup",
+    ".zarray",
+    ".zattrs",
+    "zarr.json",
+    ".nczarr",
+    nc_zarr::fanout::PLAN_KEY,
+];
 
 fn refuse(path: &Path, kind: ErrorKind, msg: String) -> DispatchError {
     DispatchError::Io {

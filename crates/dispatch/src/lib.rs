@@ -25,6 +25,7 @@ pub use decode::*;
 pub use dest::same_dataset;
 pub use failure::{Failure, Side};
 pub use kind::*;
+pub use nc_zarr::{FanoutOutcome, FanoutStep};
 pub use open::*;
 pub use process::tune_allocator;
 pub use references::{reference_url, write_references, ReferenceRequest};

@@ -438,6 +438,41 @@ pub fn create(
     src: &dyn DataSource,
     opts: &CreateOptions,
 ) -> Result<(), DispatchError> {
+    create_inner(path, ds, src, opts, None).map(|_| ())
+}
+
+/// One step of writing the NCZarr / Zarr store at `path` by parts (fan-out, see
+/// [`nc_zarr::fanout`]): init (under a temporary name, renamed into place, for a directory),
+/// one part, or finish. `facts` are plan facts beyond the metadata; every step must get the
+/// same.
+///
+/// # Errors
+/// As [`create`]; an output that is not a directory or object-storage store; the step's own
+/// refusals (another plan, parts missing).
+pub fn create_part(
+    path: &Path,
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &CreateOptions,
+    step: nc_zarr::FanoutStep,
+    facts: &[u8],
+) -> Result<nc_zarr::FanoutOutcome, DispatchError> {
+    match create_inner(path, ds, src, opts, Some((step, facts)))? {
+        Some(outcome) => Ok(outcome),
+        None => Err(DispatchError::NotSupported {
+            path: path.to_path_buf(),
+            what: "writing by parts (--part) a file output".into(),
+        }),
+    }
+}
+
+fn create_inner(
+    path: &Path,
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &CreateOptions,
+    step: Option<(nc_zarr::FanoutStep, &[u8])>,
+) -> Result<Option<nc_zarr::FanoutOutcome>, DispatchError> {
     let s = path.to_string_lossy();
     nc_zarr::check_mode_words(&s).map_err(DispatchError::Zarr)?;
     let zarr = zarr_output(path);
@@ -485,8 +520,14 @@ pub fn create(
         Some(q) => q,
         None => src,
     };
+    if let Some((step, facts)) = step {
+        return match zarr {
+            Some(loc) => create_zarr_step(&loc, ds, src, opts.force, step, facts).map(Some),
+            None => Ok(None),
+        };
+    }
     if let Some(loc) = zarr {
-        return create_zarr(&loc, ds, src, opts.force);
+        return create_zarr(&loc, ds, src, opts.force).map(|()| None);
     }
     // a remote file is written locally first, then uploaded whole (visible once complete)
     let dest = match &remote {
@@ -525,7 +566,7 @@ pub fn create(
             })
         }
     };
-    finish(&dest, result)
+    finish(&dest, result).map(|()| None)
 }
 
 /// Commit the finished temporary output (rename, or upload), or remove it after a failure.
@@ -585,7 +626,7 @@ pub(crate) fn is_zarr_v3_output(path: &Path) -> bool {
 }
 
 /// The NCZarr location an output name asks for (`file://…#mode=…` or a path with `#mode=`).
-fn zarr_output(path: &Path) -> Option<nc_zarr::ZarrLocation> {
+pub(crate) fn zarr_output(path: &Path) -> Option<nc_zarr::ZarrLocation> {
     let s = path.to_string_lossy();
     if !(s.starts_with("file://") || s.contains("#mode=")) {
         return None;
@@ -619,4 +660,38 @@ fn create_zarr(
     tmp_loc.path = dest.temp().to_path_buf();
     let result = nc_zarr::write_store(&tmp_loc, ds, src, &opts).map_err(DispatchError::Zarr);
     finish(&dest, result)
+}
+
+/// One fan-out step into the store at `loc`: init is written as a whole copy is (under a
+/// temporary name, renamed into place, for a directory); a part or finish adds to the store
+/// in place.
+fn create_zarr_step(
+    loc: &nc_zarr::ZarrLocation,
+    ds: &Dataset,
+    src: &dyn DataSource,
+    force: bool,
+    step: nc_zarr::FanoutStep,
+    facts: &[u8],
+) -> Result<nc_zarr::FanoutOutcome, DispatchError> {
+    let opts = nc_zarr::ZarrWriteOptions {
+        layout: loc.write_layout().map_err(DispatchError::Zarr)?,
+        ..Default::default()
+    };
+    let run = |at: &nc_zarr::ZarrLocation| {
+        nc_zarr::fanout::write_step(at, ds, src, &opts, step, facts).map_err(DispatchError::Zarr)
+    };
+    if step != nc_zarr::FanoutStep::Init
+        || loc.remote.is_some()
+        || loc.storage == nc_zarr::StorageKind::Zip
+    {
+        return run(loc);
+    }
+    let dest = Destination::local(&check_destination(&loc.path, OutputKind::Directory, force)?);
+    let _guard = crate::cleanup::register_temp(dest.temp());
+    let mut tmp_loc = loc.clone();
+    tmp_loc.path = dest.temp().to_path_buf();
+    let mut outcome = None;
+    let result = run(&tmp_loc).map(|o| outcome = Some(o));
+    finish(&dest, result)?;
+    Ok(outcome.unwrap_or(nc_zarr::FanoutOutcome::Written))
 }

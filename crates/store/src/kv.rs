@@ -225,6 +225,17 @@ impl DirStore {
         })
     }
 
+    /// Open an existing directory store to add keys to it, replacing nothing (a writer of one
+    /// part of a store another call created).
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] when `root` is not a directory.
+    pub fn open_writable(root: &Path) -> Result<DirStore, StoreError> {
+        let mut s = DirStore::open(root)?;
+        s.writable = true;
+        Ok(s)
+    }
+
     /// Create a new directory store at `root`. An existing empty directory or an existing
     /// Zarr store (a directory holding `.zgroup`) is replaced; anything else is refused.
     ///

@@ -19,6 +19,15 @@ pub enum ZarrError {
         /// What the failed write left behind, naming keys.
         left: String,
     },
+    /// A fan-out step (one call of a copy written by parts) cannot run here: why, and the
+    /// cure.
+    #[error("{location}: {why}")]
+    Fanout {
+        /// The store, as named.
+        location: String,
+        /// What is wrong and what to do.
+        why: String,
+    },
     /// The text is not a usable NCZarr location.
     #[error("{location:?} is not an NCZarr/Zarr location: {reason}")]
     BadLocation {

@@ -18,6 +18,7 @@ mod codecs;
 mod convert;
 mod dtype;
 mod error;
+pub mod fanout;
 pub mod json;
 mod kerchunk;
 mod location;
@@ -36,4 +37,5 @@ pub use location::{
 pub use read::ZarrFile;
 pub use store::{copy_store, DirStore, MemStore, ObjectWriter, Store, ZipStore};
 
-pub use write::{write_into, write_store, NczarrLayout, ZarrWriteOptions};
+pub use fanout::{FanoutOutcome, FanoutStep};
+pub use write::{write_into, write_store, ChunkScope, NczarrLayout, ZarrWriteOptions};

@@ -338,6 +338,31 @@ impl ZarrLocation {
         })
     }
 
+    /// Open the existing store to add keys to it, replacing nothing (one part of a fan-out,
+    /// see [`crate::fanout`]); on object storage metadata keys are still held back until
+    /// close. A zip store has one writer and is refused.
+    ///
+    /// # Errors
+    /// A zip store; a missing directory; remote settings.
+    pub fn open_store_writable(&self) -> Result<Box<dyn Store>, ZarrError> {
+        if let Some(u) = self.remote_url()? {
+            return Ok(Box::new(nc_store::remote::open_store_writable(
+                &u,
+                metadata_rank,
+            )?));
+        }
+        match self.storage {
+            StorageKind::File => Ok(Box::new(DirStore::open_writable(&self.path)?)),
+            StorageKind::Zip => Err(ZarrError::BadLocation {
+                location: self.text.clone(),
+                reason: "a zip store is one archive with one writer, so it cannot be written \
+                         by parts: write a directory store (#mode=...,file) or object storage \
+                         by parts, then zip it"
+                    .into(),
+            }),
+        }
+    }
+
     /// Create the store for writing (replacing an existing store there). On object storage
     /// the metadata objects are written last (see [`metadata_rank`]).
     ///

@@ -74,6 +74,41 @@ pub struct ZarrWriteOptions {
     /// Write Zarr version 3 (`zarr.json`; the `v3` mode word), pure Zarr with
     /// `dimension_names`; `_ShardSizes` shards a variable.
     pub v3: bool,
+    /// Which chunks (shards, when sharded) are read, encoded and stored: all of them, none
+    /// (metadata only), or one part's share (fan-out, see [`crate::fanout`]).
+    pub chunks: ChunkScope,
+}
+
+/// Which units of data a write stores. A unit is one chunk, or one shard of a sharded Zarr
+/// v3 array; units are numbered in the order the writer meets them — variables in group
+/// order (a group's variables, then its subgroups, depth first), each variable's units in C
+/// order — so the numbering depends only on the output's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChunkScope {
+    /// Every unit (a whole copy).
+    #[default]
+    All,
+    /// No unit: metadata only.
+    Nothing,
+    /// Units `u` with `u % count == index` (round robin: each part gets every `count`-th
+    /// unit of every variable, so parts are within one unit of each other per variable).
+    Part {
+        /// This part, `0..count`.
+        index: u64,
+        /// How many parts.
+        count: u64,
+    },
+}
+
+impl ChunkScope {
+    /// True when unit `unit` (global numbering, see [`ChunkScope`]) is written.
+    pub fn takes(&self, unit: u64) -> bool {
+        match *self {
+            ChunkScope::All => true,
+            ChunkScope::Nothing => false,
+            ChunkScope::Part { index, count } => count > 0 && unit % count == index,
+        }
+    }
 }
 
 impl Default for ZarrWriteOptions {
@@ -89,6 +124,7 @@ impl Default for ZarrWriteOptions {
             default_maxstrlen: 128,
             registry: None,
             v3: false,
+            chunks: ChunkScope::All,
         }
     }
 }
@@ -106,6 +142,8 @@ struct Ctx<'a> {
     pure: bool,
     xarray: bool,
     registry: std::sync::Arc<Registry>,
+    /// The number of the next variable's first unit (see [`ChunkScope`]).
+    next_unit: std::sync::atomic::AtomicU64,
 }
 
 /// How metadata is spelled: pure Zarr or NCZarr, and which NCZarr layout.
@@ -253,6 +291,7 @@ pub fn write_into(
         pure: pure_zarr,
         xarray,
         registry,
+        next_unit: std::sync::atomic::AtomicU64::new(0),
     };
     write_group(&cx, "", ROOT)
 }
@@ -996,14 +1035,24 @@ fn write_chunks(cx: &Ctx, v: VarId, p: &VarPlan) -> Result<(), ZarrError> {
     let grid: Vec<u64> = (0..rank)
         .map(|i| p.shape[i].div_ceil(p.chunks[i]))
         .collect();
+    // this variable's units (chunks, or shards) are numbered from `base` on
+    let unit = p.shard.as_deref().unwrap_or(&p.chunks);
+    let units: u64 = (0..rank).map(|i| p.shape[i].div_ceil(unit[i])).product();
+    let base = cx
+        .next_unit
+        .fetch_add(units, std::sync::atomic::Ordering::Relaxed);
+    if cx.opts.chunks == ChunkScope::Nothing {
+        return Ok(());
+    }
     if let Some(shard) = &p.shard {
-        return write_shards(cx, v, p, shard);
+        return write_shards(cx, v, p, shard, base);
     }
     let n: u64 = grid.iter().product();
     // each chunk is read, encoded and stored by the thread that takes it, so memory stays at
     // one chunk per thread; no batches, so no core waits for the slowest chunk of a batch
     (0..n)
         .into_par_iter()
+        .filter(|lin| cx.opts.chunks.takes(base + lin))
         .try_for_each(|lin| write_one_chunk(cx, v, p, &grid, lin))
 }
 
@@ -1022,7 +1071,13 @@ fn unravel(mut lin: u64, grid: &[u64]) -> Vec<u64> {
 /// at least [`SHARD_WINDOW`] inner chunks per thread are written one after the other, their
 /// inner chunks read and encoded in parallel a window at a time (memory: one window of
 /// chunks); smaller shards are written in parallel, one per thread.
-fn write_shards(cx: &Ctx, v: VarId, p: &VarPlan, shard: &[u64]) -> Result<(), ZarrError> {
+fn write_shards(
+    cx: &Ctx,
+    v: VarId,
+    p: &VarPlan,
+    shard: &[u64],
+    base: u64,
+) -> Result<(), ZarrError> {
     let rank = p.shape.len();
     let sgrid: Vec<u64> = (0..rank).map(|i| p.shape[i].div_ceil(shard[i])).collect();
     let per: Vec<u64> = (0..rank).map(|i| shard[i] / p.chunks[i]).collect();
@@ -1080,11 +1135,13 @@ fn write_shards(cx: &Ctx, v: VarId, p: &VarPlan, shard: &[u64]) -> Result<(), Za
             None => Ok(()),
         }
     };
+    let mine = |lin: &u64| cx.opts.chunks.takes(base + lin);
     if inner_n >= window {
-        (0..n).try_for_each(|lin| one_shard(lin, true))
+        (0..n).filter(mine).try_for_each(|lin| one_shard(lin, true))
     } else {
         (0..n)
             .into_par_iter()
+            .filter(mine)
             .try_for_each(|lin| one_shard(lin, false))
     }
 }
