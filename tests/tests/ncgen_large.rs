@@ -249,12 +249,18 @@ fn every_output_kind_gets_the_bytes_of_the_in_memory_path() {
         );
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let text = String::from_utf8_lossy(&o.stdout);
+        // (pure Zarr has no unlimited dimensions: the length is the data's all the same)
         assert!(
-            text.contains("t = UNLIMITED ; // (101 currently)"),
+            text.contains("t = UNLIMITED ; // (101 currently)")
+                || (mode.is_some() && text.contains("\tt = 101 ;")),
             "{name}: {text}"
         );
         assert!(text.contains(" t = 0.5, 1.5, _, _,"), "{name}: {text}");
-        assert!(text.contains(" tiny = 1, -2, 3, _,"), "{name}: {text}");
+        // (netCDF-C's ncdump prints a byte variable's default fill as the number)
+        assert!(
+            text.contains(" tiny = 1, -2, 3, -127,") || text.contains(" tiny = 1, -2, 3, _,"),
+            "{name}: {text}"
+        );
         assert!(text.contains(" name = \"spilled\" ;"), "{name}: {text}");
         let rec = numbers(&text, "rec");
         assert_eq!(rec.len(), 10_100, "{name}");
