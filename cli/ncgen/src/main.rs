@@ -1,13 +1,14 @@
 //! ncgen-rs: CDL text → netCDF dataset (or a C program that creates it), with netCDF-C
 //! ncgen's options.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
 use clap::Parser;
-use nc_dataset::{Format, InMemory};
+use nc_cdl::CdlData;
+use nc_dataset::Format;
 use nc_dispatch::exit;
 use ncgen_rs::gen_c::{self, COptions};
 use ncgen_rs::Args;
@@ -176,14 +177,35 @@ fn run(mut args: Args) -> Result<(), Fail> {
         None => None,
     };
 
-    let opts = nc_cdl::ParseOptions {
+    let mut opts = nc_cdl::ParseOptions {
         format: asked,
         ..nc_cdl::ParseOptions::default()
     };
-    let mut ds = match args.input.take() {
+    // bytes of parsed values kept in memory before the rest waits in a temporary file
+    if let Some(b) = std::env::var_os("NCGEN_RS_MEMORY_BUDGET") {
+        opts.memory_budget = whole_number("NCGEN_RS_MEMORY_BUDGET", &b.to_string_lossy())?;
+    }
+    // A C program needs every value in memory; a netCDF output takes large variables' values
+    // from a temporary file, so a data section larger than memory is written in bounded memory.
+    let parse = |src: &mut dyn std::io::Read, name: &str| {
+        if lang == Some(Language::C) {
+            nc_cdl::parse::parse_cdl_reader(src, name, &opts).map(|ds| (ds, CdlData::default()))
+        } else {
+            nc_cdl::parse_cdl_reader_spilling(src, name, &opts)
+        }
+    };
+    let (mut ds, data) = match args.input.take() {
         Some(p) if p.as_os_str() != "-" => {
             args.input = Some(p.clone());
-            nc_cdl::parse_cdl_file(&p, &opts)
+            let name = p.display().to_string();
+            let mut f = std::fs::File::open(&p)
+                .map_err(|e| nc_cdl::CdlError::Io {
+                    file: name.clone(),
+                    msg: e.to_string(),
+                })
+                .context("cannot read CDL")
+                .code(exit::INPUT)?;
+            parse(&mut f, &name)
                 .context("cannot read CDL")
                 .code(exit::INPUT)?
         }
@@ -195,18 +217,18 @@ fn run(mut args: Args) -> Result<(), Fail> {
                     "no input file: name a CDL file, or - to read standard input",
                 ));
             }
-            let mut text = String::new();
-            stdin
-                .lock()
-                .read_to_string(&mut text)
+            let mut r = stdin.lock();
+            let empty = r
+                .fill_buf()
                 .context("reading CDL from standard input")
-                .code(exit::INPUT)?;
-            if args.input.is_none() && text.is_empty() {
+                .code(exit::INPUT)?
+                .is_empty();
+            if args.input.is_none() && empty {
                 return Err(usage(
                     "no input file and nothing on standard input: name a CDL file, or pipe CDL in",
                 ));
             }
-            nc_cdl::parse_cdl(&text, "<stdin>", &opts)
+            parse(&mut r, "<stdin>")
                 .context("cannot read CDL")
                 .code(exit::INPUT)?
         }
@@ -260,7 +282,7 @@ fn run(mut args: Args) -> Result<(), Fail> {
                 .context("writing the C program")
                 .code(exit::OUTPUT)
         }
-        Language::Binary => write_binary(&ds, &args, &out, format),
+        Language::Binary => write_binary(&ds, &data, &args, &out, format),
     }
 }
 
@@ -269,6 +291,7 @@ fn run(mut args: Args) -> Result<(), Fail> {
 fn header_only(ds: &mut nc_dataset::Dataset) {
     for v in &mut ds.vars {
         v.data = None;
+        v.data_elsewhere = None;
     }
     for d in &mut ds.dims {
         if d.unlimited {
@@ -279,6 +302,7 @@ fn header_only(ds: &mut nc_dataset::Dataset) {
 
 fn write_binary(
     ds: &nc_dataset::Dataset,
+    data: &CdlData,
     args: &Args,
     out: &Path,
     format: Format,
@@ -289,7 +313,7 @@ fn write_binary(
         only_given_data: true,
         force: args.force,
     };
-    nc_dispatch::create(out, ds, &InMemory, &copts)
+    nc_dispatch::create(out, ds, data, &copts)
         .context("cannot write output")
         .code(exit::OUTPUT)
 }

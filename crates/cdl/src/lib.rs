@@ -3,5 +3,8 @@
 pub mod parse;
 pub mod print;
 
-pub use parse::{parse_cdl, parse_cdl_file, CdlError, ParseOptions};
+pub use parse::{
+    parse_cdl, parse_cdl_file, parse_cdl_file_spilling, parse_cdl_reader_spilling, CdlData,
+    CdlError, ParseOptions,
+};
 pub use print::{print, DumpOptions, PrintError};

@@ -381,7 +381,7 @@ impl Plan {
             };
             // ncgen writes a variable's data section whole (padded with fill values), and
             // nothing for a variable without one
-            let given_records = if opts.only_given_data && var.data.is_none() {
+            let given_records = if opts.only_given_data && var.given_len().is_none() {
                 0
             } else if record {
                 numrecs

@@ -118,9 +118,22 @@ pub struct Variable {
     /// Data held in memory (row-major, `shape` product elements); `None` when a reader
     /// streams it or none was given (reads as fill).
     pub data: Option<Values>,
+    /// Data given but held by the data source instead of `data` (ncgen-rs keeps a large CDL
+    /// data section in a temporary file): how many leading elements, in row-major order, the
+    /// source holds; the rest reads as fill. `None` when `data` says it all.
+    pub data_elsewhere: Option<u64>,
 }
 
 impl Variable {
+    /// How many leading elements (row-major) of data were given for this variable, in memory
+    /// or held by the data source; `None` when none was given.
+    pub fn given_len(&self) -> Option<u64> {
+        match &self.data {
+            Some(d) => Some(d.len() as u64),
+            None => self.data_elsewhere,
+        }
+    }
+
     /// The attribute called `name`.
     pub fn att(&self, name: &str) -> Option<&Attribute> {
         self.atts.iter().find(|a| a.name == name)
@@ -288,6 +301,7 @@ impl Dataset {
             atts: Vec::new(),
             storage: Storage::default(),
             data: None,
+            data_elsewhere: None,
         });
         self.groups[group.0].vars.push(id);
         id

@@ -117,6 +117,16 @@ impl Values {
         })
     }
 
+    /// Remove every element, keeping the allocation.
+    pub fn clear(&mut self) {
+        each_atomic!(self, v => v.clear(), other => match other {
+            Values::Opaque { bytes, .. } => bytes.clear(),
+            Values::Vlen(v) => v.clear(),
+            Values::Compound(v) => v.clear(),
+            _ => {}
+        })
+    }
+
     /// True when there are no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -213,6 +223,67 @@ impl Values {
         })
     }
 
+    /// Append the elements as little-endian bytes, for fixed-size atomic types (false, and
+    /// nothing appended, for strings and user types).
+    pub fn extend_le_bytes(&self, out: &mut Vec<u8>) -> bool {
+        macro_rules! le {
+            ($v:expr) => {{
+                out.reserve(std::mem::size_of_val($v.as_slice()));
+                for x in $v {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }};
+        }
+        match self {
+            Values::Byte(v) => le!(v),
+            Values::Char(v) | Values::UByte(v) => out.extend_from_slice(v),
+            Values::Short(v) => le!(v),
+            Values::Int(v) => le!(v),
+            Values::Float(v) => le!(v),
+            Values::Double(v) => le!(v),
+            Values::UShort(v) => le!(v),
+            Values::UInt(v) => le!(v),
+            Values::Int64(v) => le!(v),
+            Values::UInt64(v) => le!(v),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Values of the fixed-size atomic type `t` from little-endian bytes (a trailing partial
+    /// element is ignored); `None` for `string`.
+    pub fn from_le_bytes(t: AtomicType, bytes: &[u8]) -> Option<Values> {
+        macro_rules! le {
+            ($variant:ident, $ty:ty) => {{
+                const N: usize = std::mem::size_of::<$ty>();
+                Values::$variant(
+                    bytes
+                        .chunks_exact(N)
+                        .map(|c| {
+                            let mut a = [0u8; N];
+                            a.copy_from_slice(c);
+                            <$ty>::from_le_bytes(a)
+                        })
+                        .collect(),
+                )
+            }};
+        }
+        Some(match t {
+            AtomicType::Byte => le!(Byte, i8),
+            AtomicType::Char => Values::Char(bytes.to_vec()),
+            AtomicType::UByte => Values::UByte(bytes.to_vec()),
+            AtomicType::Short => le!(Short, i16),
+            AtomicType::Int => le!(Int, i32),
+            AtomicType::Float => le!(Float, f32),
+            AtomicType::Double => le!(Double, f64),
+            AtomicType::UShort => le!(UShort, u16),
+            AtomicType::UInt => le!(UInt, u32),
+            AtomicType::Int64 => le!(Int64, i64),
+            AtomicType::UInt64 => le!(UInt64, u64),
+            AtomicType::String => return None,
+        })
+    }
+
     /// A vector of `n` copies of element 0 of `one` (used to expand a fill value).
     ///
     /// Returns None if `one` is empty.
@@ -240,5 +311,43 @@ impl Values {
             Values::Vlen(v) => Values::Vlen(vec![v[0].clone(); n]),
             Values::Compound(v) => Values::Compound(vec![v[0].clone(); n]),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn little_endian_bytes_round_trip() {
+        let cases = [
+            Values::Byte(vec![-1, 2]),
+            Values::Char(b"ab".to_vec()),
+            Values::Short(vec![-2, 0x0102]),
+            Values::Int(vec![0x0102_0304, -5]),
+            Values::Float(vec![1.5, f32::NAN]),
+            Values::Double(vec![-0.25, 1e300]),
+            Values::UShort(vec![65535]),
+            Values::UInt(vec![4_000_000_000]),
+            Values::Int64(vec![i64::MIN]),
+            Values::UInt64(vec![u64::MAX - 1]),
+        ];
+        for v in cases {
+            let mut b = Vec::new();
+            assert!(v.extend_le_bytes(&mut b));
+            let t = v.atomic_type().unwrap();
+            assert_eq!(b.len(), v.len() * t.size());
+            let back = Values::from_le_bytes(t, &b).unwrap();
+            // compare bits: NaN != NaN
+            let mut b2 = Vec::new();
+            back.extend_le_bytes(&mut b2);
+            assert_eq!(b, b2, "{v:?}");
+            assert_eq!(back.len(), v.len());
+        }
+        let mut b = Vec::new();
+        Values::Short(vec![0x0102]).extend_le_bytes(&mut b);
+        assert_eq!(b, [2, 1]);
+        assert!(!Values::String(vec![None]).extend_le_bytes(&mut b));
+        assert_eq!(Values::from_le_bytes(AtomicType::String, &[]), None);
     }
 }

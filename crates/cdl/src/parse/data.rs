@@ -1,7 +1,8 @@
 //! The data section (rules `data_section`, `datadecl`, `datalist` in `cdl.ebnf`).
 //!
 //! Plain numeric and enum variables take the fast path: tokens are converted as they are read
-//! and appended to one typed vector, so a 200 MiB section costs only the values' memory.
+//! and appended to one typed vector, so a 200 MiB section costs only the values' memory; with
+//! a temporary file (`spill.rs`) the vector goes there block by block as it fills.
 //! Char, string and user-typed variables go through the item tree; variables with an unlimited
 //! dimension other than the first keep their `{...}` tree until every record count is known.
 
@@ -15,6 +16,7 @@ use super::convert::{
 use super::lexer::{Pos, Tok};
 use super::literal::Number;
 use super::parser::{name_number, Parser};
+use super::spill::{Run, Settled};
 use super::CdlError;
 
 /// Largest capacity reserved up front (the vector grows past it as values arrive).
@@ -89,9 +91,10 @@ impl<R: Read> Parser<R> {
             self.enum_checks.push((v, vpos));
         }
         let base = self.ds.base_atomic(ty);
+        let mut run = None;
         let values = match base {
             Some(a) if a != AtomicType::Char && a != AtomicType::String => {
-                self.fast_numeric(v, ty, a, per, first_unlim, rank)?
+                self.fast_numeric(v, ty, a, per, first_unlim, rank, &mut run)?
             }
             _ => {
                 let items = self.datalist(1)?;
@@ -142,17 +145,53 @@ impl<R: Read> Parser<R> {
             }
         };
         if first_unlim {
-            let n = values.len() as u64;
+            let n = values.len() as u64 + run.map_or(0, |r| r.elems());
             let recs = if per == 0 { 0 } else { n.div_ceil(per) };
             let d = self.ds.vars[v.0].dims[0];
             let dim = &mut self.ds.dims[d.0];
             dim.len = dim.len.max(recs);
         }
-        self.ds.vars[v.0].data = Some(values);
+        self.keep_data(v, values, run)
+    }
+
+    /// Give variable `v` its values: in memory, or in the temporary file when there is one
+    /// and they began going there or the memory budget is spent.
+    fn keep_data(&mut self, v: VarId, values: Values, run: Option<Run>) -> Result<(), CdlError> {
+        let settled = match self.spill.as_mut() {
+            Some(s) => s
+                .settle(v.0, values, run)
+                .map_err(|e| self.spill_error(e))?,
+            None => Settled::Memory(values),
+        };
+        let var = &mut self.ds.vars[v.0];
+        match settled {
+            Settled::Memory(values) => {
+                var.data = Some(values);
+                var.data_elsewhere = None;
+            }
+            Settled::File(n) => {
+                var.data = None;
+                var.data_elsewhere = Some(n);
+            }
+        }
         Ok(())
     }
 
-    /// The fast path: numbers straight into a typed vector.
+    fn spill_error(&self, e: std::io::Error) -> CdlError {
+        CdlError::Spill {
+            file: self.lx.file.clone(),
+            dir: self
+                .spill
+                .as_ref()
+                .map(|s| s.dir().display().to_string())
+                .unwrap_or_default(),
+            msg: e.to_string(),
+        }
+    }
+
+    /// The fast path: numbers straight into a typed vector. With a temporary file, each full
+    /// block of the vector goes there as part of `run`; the values returned follow the run.
+    #[allow(clippy::too_many_arguments)]
     fn fast_numeric(
         &mut self,
         v: VarId,
@@ -161,12 +200,17 @@ impl<R: Read> Parser<R> {
         per: u64,
         first_unlim: bool,
         rank: usize,
+        run: &mut Option<Run>,
     ) -> Result<Values, CdlError> {
         let limit = if first_unlim { u64::MAX } else { per };
+        let block = self
+            .spill
+            .as_ref()
+            .map_or(usize::MAX, |s| s.block_elems(base));
         let cap = if first_unlim {
             1024
         } else {
-            per.min(MAX_PREALLOC)
+            per.min(MAX_PREALLOC).min(block as u64)
         };
         let mut out = Values::with_capacity(base, cap as usize);
         let fill = self
@@ -176,6 +220,13 @@ impl<R: Read> Parser<R> {
         let is_enum = matches!(ty, NcType::User(_));
         let mut count: u64 = 0;
         loop {
+            if out.len() >= block {
+                if let Some(s) = self.spill.as_mut() {
+                    if let Err(e) = s.append(run, &mut out) {
+                        return Err(self.spill_error(e));
+                    }
+                }
+            }
             let keep = count < limit;
             if let Some(n) = if is_enum {
                 None
@@ -391,10 +442,7 @@ impl<R: Read> Parser<R> {
     pub(crate) fn finish(&mut self) -> Result<(), CdlError> {
         // ncgen rejects enum data that would need the default fill (no enum constant)
         for (v, pos) in std::mem::take(&mut self.enum_checks) {
-            let have = self.ds.vars[v.0]
-                .data
-                .as_ref()
-                .map_or(0, |d| d.len() as u64);
+            let have = self.ds.vars[v.0].given_len().unwrap_or(0);
             let want = self.ds.num_elements(v).unwrap_or(u64::MAX);
             if have < want {
                 return Err(self.semantic(

@@ -33,6 +33,8 @@ pub(crate) struct Parser<R: Read> {
     attr_slots: HashMap<(usize, Option<usize>), HashMap<String, usize>>,
     /// each group's variables by name: many variables parse in linear time
     var_slots: HashMap<(usize, String), VarId>,
+    /// the temporary file for large variables' values, when parsing with one
+    pub(crate) spill: Option<super::spill::Spill>,
 }
 
 /// The atomic type a CDL keyword names (rule `primtype`).
@@ -92,6 +94,7 @@ impl<R: Read> Parser<R> {
             enum_checks: Vec::new(),
             attr_slots: HashMap::new(),
             var_slots: HashMap::new(),
+            spill: None,
         }
     }
 

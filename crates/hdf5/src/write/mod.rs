@@ -620,7 +620,7 @@ impl Writer<'_> {
 
     /// True if the variable's data is written (ncgen mode writes only what the CDL gives).
     fn gets_data(&self, v: VarId) -> bool {
-        !(self.opts.only_given_data && self.ds.var(v).data.is_none())
+        !(self.opts.only_given_data && self.ds.var(v).given_len().is_none())
     }
 
     /// ncgen: the number of leading elements (in row-major order) the CDL gives for a
@@ -638,7 +638,7 @@ impl Writer<'_> {
         {
             return None;
         }
-        let given = var.data.as_ref()?.len() as u64;
+        let given = var.given_len()?;
         let all = self.ds.num_elements(v)?;
         (given < all).then_some(given)
     }
@@ -722,7 +722,7 @@ impl Writer<'_> {
     fn write_data(&mut self, v: VarId, hd: &H5Dataset, plan: &VarPlan) -> Result<(), Hdf5Error> {
         let ds = self.ds;
         let var = ds.var(v);
-        if self.opts.only_given_data && var.data.is_none() {
+        if self.opts.only_given_data && var.given_len().is_none() {
             // contiguous and compact storage of heap references is allocated at creation, so
             // it gets the fill values (netCDF-C leaves it unallocated, which reads as fill);
             // other variables without data keep no data
