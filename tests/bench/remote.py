@@ -5,15 +5,16 @@
       process, a counting HTTP proxy in front of it (another free port); prints
       "PROXY_PORT MOTO_PORT" and serves until its stdin closes (or after two hours).
       The proxy forwards every request unchanged and counts, since its last reset, the
-      requests by method (GETs with a Range header apart), the response body bytes and the
-      request body bytes. Control (bucket names cannot hold '_', so no S3 name is taken):
+      requests by method (GETs with a Range header apart), the response body bytes, the
+      request body bytes, and the seconds in which moto had at least one request in hand
+      (server_busy_s: what no client can go below). Control (bucket names cannot hold '_', so no S3 name is taken):
         GET /_proxy/reset          zero the counts
         GET /_proxy/stats          the counts as JSON
         GET /_proxy/stats?log=1    ... with one line per request (method, path, range,
                                    status, response bytes)
   remote.py stats PROXY_PORT [reset|log]
       prints the counts ("requests get_ranged get head put post delete list bytes_out
-      bytes_in"), then resets them (reset), or prints the request log (log)
+      bytes_in server_busy_s"), then resets them (reset), or prints the request log (log)
   remote.py upload ENDPOINT BUCKET KEY FILE
       makes BUCKET if needed and uploads FILE as KEY (boto3; multipart above 64 MiB)
   remote.py hs_h5py URL       (s3://bucket/key, through s3fs at AWS_ENDPOINT_URL)
@@ -39,6 +40,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 import warnings
 
@@ -67,8 +69,9 @@ class Counts:
         self.bytes_out = 0
         self.bytes_in = 0
         self.log = []
+        self.spans = []
 
-    def add(self, method, path, rng, status, n_out, n_in):
+    def add(self, method, path, rng, status, n_out, n_in, t0, t1):
         with self.lock:
             m = method.lower()
             if m == "get" and rng:
@@ -78,12 +81,22 @@ class Counts:
             self.by[m] = self.by.get(m, 0) + 1
             self.bytes_out += n_out
             self.bytes_in += n_in
-            self.log.append(f"{method} {path} {rng or '-'} {status} {n_out}")
+            self.log.append(f"{method} {path} {rng or '-'} {status} {n_out} {t1 - t0:.3f}s")
+            self.spans.append((t0, t1))
+
+    def busy(self):
+        """Seconds in which the S3 server had at least one request of ours in hand."""
+        total, end = 0.0, float("-inf")
+        for a, b in sorted(self.spans):
+            if b > end:
+                total += b - max(a, end)
+                end = b
+        return total
 
     def json(self, log):
         with self.lock:
             d = dict(requests=sum(self.by.values()), **self.by)
-            d.update(bytes_out=self.bytes_out, bytes_in=self.bytes_in)
+            d.update(bytes_out=self.bytes_out, bytes_in=self.bytes_in, server_busy_s=round(self.busy(), 2))
             if log:
                 d["log"] = list(self.log)
             return json.dumps(d).encode()
@@ -133,6 +146,7 @@ def proxy(moto_port, counts):
             headers.pop("Expect", None)
             if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
                 headers["Content-Length"] = str(len(data))
+            t0 = time.monotonic()
             for attempt in (0, 1):
                 conn = getattr(local, "conn", None)
                 if conn is None:
@@ -141,6 +155,7 @@ def proxy(moto_port, counts):
                     conn.request(self.command, self.path, body=data or None, headers=headers)
                     resp = conn.getresponse()
                     out = resp.read()
+                    t1 = time.monotonic()
                     break
                 except (http.client.HTTPException, OSError):
                     conn.close()
@@ -160,7 +175,7 @@ def proxy(moto_port, counts):
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(out)
-            counts.add(self.command, self.path, self.headers.get("Range"), resp.status, n_out, len(data))
+            counts.add(self.command, self.path, self.headers.get("Range"), resp.status, n_out, len(data), t0, t1)
 
         do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = forward
 
@@ -195,7 +210,8 @@ def serve():
 def stats(port, what=""):
     base = f"http://127.0.0.1:{port}/_proxy/"
     d = json.load(urllib.request.urlopen(base + "stats" + ("?log=1" if what == "log" else "")))
-    keys = ("requests", "get_ranged", "get", "head", "put", "post", "delete", "list", "bytes_out", "bytes_in")
+    keys = ("requests", "get_ranged", "get", "head", "put", "post", "delete", "list", "bytes_out", "bytes_in",
+            "server_busy_s")
     print(" ".join(str(d.get(k, 0)) for k in keys))
     if what == "log":
         print("\n".join(d["log"]))
@@ -270,9 +286,10 @@ def hs_h5netcdf(url):
                 for k in v.attrs:
                     v.attrs[k]
                     natts += 1
-                # v.shape is not asked: h5netcdf works out an unlimited dimension's length
-                # from every variable's (quadratic in 2000 variables), and -h does not print it
-                (v.dimensions, v.dtype, v.chunks, v.compression, v.compression_opts)
+                # v.shape and v.chunks (which asks v.shape) are not asked: h5netcdf works out
+                # an unlimited dimension's length from every variable's, quadratic in 2000
+                # variables (> 5 min here); -h does not print it; the chunks come from h5py
+                (v.dimensions, v.dtype, v._h5ds.chunks, v.compression, v.compression_opts)
                 (v.shuffle, v.fletcher32, v._h5ds.fillvalue, v.filters())
             for sub in g.groups.values():
                 visit(sub)

@@ -37,7 +37,10 @@
 #              local source's raw values
 # Each row: median wall seconds, CPU seconds (user + system) and peak RSS of the client
 # process, and its requests (all; ranged GETs; PUTs + POSTs), MB received (response bodies)
-# and MB sent (request bodies), as the proxy counted them (medians; they do not vary much).
+# and MB sent (request bodies), as the proxy counted them (medians; they do not vary much),
+# and busy_s: the seconds in which moto had at least one of the run's requests in hand (a
+# floor under the wall time that the client cannot lower but by fewer or cheaper requests:
+# moto reads the whole object for every ranged GET, ~0.5 s for the 360 MB file here).
 # Copy rows add the throughput: uncompressed source MB per wall second. The machine may be
 # shared: wall times are noisy, CPU seconds and request and byte counts much less so.
 set -euo pipefail
@@ -96,7 +99,8 @@ print(sum(v.size * v.dtype.itemsize for v in d.variables.values()) / 1e6)' "$src
 
 stats() { "$py" "$here/remote.py" stats "$proxy_port" "$@"; }
 
-# one TOOL JOB: run TOOL's side of JOB once; prints "wall cpu rss_kb requests ranged puts mb_in mb_out"
+# one TOOL JOB: run TOOL's side of JOB once; prints
+# "wall cpu rss_kb requests ranged puts bytes_recv bytes_sent server_busy"
 one() {
     local tool=$1 job=$2 tf="$work/t.time" file out
     case $job in
@@ -121,14 +125,14 @@ one() {
     esac 2>>"$work/stderr.log"
     local w u s m n ranged get head put post
     read -r w u s m <"$tf"
-    read -r n ranged get head put post _ _ bin bout <<<"$(stats)"
-    echo "$w $(python3 -c "print(f'{$u + $s:.2f}')") $m $n $ranged $((put + post)) $bin $bout"
+    read -r n ranged get head put post _ _ bin bout busy <<<"$(stats)"
+    echo "$w $(python3 -c "print(f'{$u + $s:.2f}')") $m $n $ranged $((put + post)) $bin $bout $busy"
 }
 
 median() { python3 -c 'import sys,statistics as s; print("%.2f" % s.median(float(x) for x in sys.argv[1:]))' "$@"; }
 
 status=0
-printf '\n%-9s %-9s %7s %7s %7s %6s %6s %5s %8s %8s %7s  %s\n' job tool wall_s cpu_s rss_MB reqs ranged puts MB_recv MB_sent MB/s values
+printf '\n%-9s %-9s %7s %7s %7s %6s %6s %5s %8s %8s %6s %7s  %s\n' job tool wall_s cpu_s rss_MB reqs ranged puts MB_recv MB_sent busy_s MB/s values
 for job in ${jobs//,/ }; do
     case $job in
         hs_many | hs_corpus) sides="ncdump-rs h5py h5netcdf" ;;
@@ -152,7 +156,7 @@ for job in ${jobs//,/ }; do
             continue
         fi
         cols=()
-        for k in 1 2 3 4 5 6 7 8; do
+        for k in 1 2 3 4 5 6 7 8 9; do
             cols+=("$(median $(cut -d' ' -f$k "$work/$job.$tool.times"))")
         done
         wall=${cols[0]}
@@ -178,9 +182,9 @@ for job in ${jobs//,/ }; do
                 values=$("$py" "$here/remote.py" check "$src" "s3://bench/$job.$tool.zarr" 2>>"$work/stderr.log" || true)
                 [[ $values == equal* ]] || status=1 ;;
         esac
-        printf '%-9s %-9s %7s %7.2f %7d %6d %6d %5d %8.1f %8.1f %7s  %s\n' "$job" "$tool" "$wall" "${cols[1]}" \
+        printf '%-9s %-9s %7s %7.2f %7d %6d %6d %5d %8.1f %8.1f %6s %7s  %s\n' "$job" "$tool" "$wall" "${cols[1]}" \
             "$(python3 -c "print(int(${cols[2]} / 1024))")" "${cols[3]%.*}" "${cols[4]%.*}" "${cols[5]%.*}" \
-            "$(python3 -c "print(${cols[6]} / 1e6)")" "$(python3 -c "print(${cols[7]} / 1e6)")" "$rate" "$values"
+            "$(python3 -c "print(${cols[6]} / 1e6)")" "$(python3 -c "print(${cols[7]} / 1e6)")" "${cols[8]}" "$rate" "$values"
     done
 done
 exit $status
