@@ -124,7 +124,8 @@ one() {
             /usr/bin/time -f '%e %U %S %M' -o "$tf" "$py" "$here/remote.py" xarray_copy s3://bench/d1s.nc "$out" 3 3 ;;
     esac 2>>"$work/stderr.log"
     local w u s m n ranged get head put post
-    read -r w u s m <"$tf"
+    # (a killed run's first line is GNU time's "Command terminated by signal N")
+    read -r w u s m <<<"$(tail -1 "$tf")"
     read -r n ranged get head put post _ _ bin bout busy <<<"$(stats)"
     echo "$w $(python3 -c "print(f'{$u + $s:.2f}')") $m $n $ranged $((put + post)) $bin $bout $busy"
 }
