@@ -1,19 +1,25 @@
 //! A remote object as a [`ByteSource`]: one HEAD for its length, then ranged GETs. Small reads
 //! (HDF5 and classic metadata) go through aligned blocks kept in a bounded cache, so a header
-//! spread over many small structures costs a few requests; large reads (chunks) go straight
-//! to the server. [`ByteSource::read_ranges`] merges close ranges into one GET and runs the
-//! GETs concurrently.
+//! spread over many small structures costs a few requests; a reader that keeps missing the
+//! cache is fetched wider spans (1, 1, 2, 4, then 8 blocks, for its first 16 misses), so a
+//! header scattered over megabytes costs a dozen requests, not one per block. Large reads (chunks) go to the
+//! server, except that a large read continuing where an earlier one ended (a copy reading a
+//! variable's chunks in file order) is served from read-ahead windows: 4 MiB, doubling to
+//! 16 MiB, the next window fetched in the background while the current one is read.
+//! [`ByteSource::read_ranges`] merges close ranges into one GET and runs the GETs concurrently.
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use futures::future::{BoxFuture, FutureExt, Shared};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::connect::{object_path, remote_error};
-use super::runtime::{block_on, permit};
+use super::runtime::{block_on, permit, spawn};
 use super::stats::{count_read, count_request};
 use super::url::RemoteUrl;
 use crate::error::StoreError;
@@ -30,6 +36,16 @@ const MAX_BLOCKS: usize = 64;
 const COALESCE_GAP: u64 = 256 * 1024;
 /// Largest merged request.
 const MAX_SPAN: u64 = 64 << 20;
+/// The widest span (in blocks) a cache miss fetches once the reader has missed often.
+const MAX_GROW: u64 = 8;
+/// Misses that may fetch wider spans: opening a file reads its header; later small reads (a
+/// chunk index now and then) are far apart, and a wide span around them would be wasted.
+const GROW_MISSES: u32 = 16;
+/// The first read-ahead window of a run of large reads, and the largest (each window twice
+/// the last). At most [`STREAMS`] runs are followed, each holding at most two windows.
+const AHEAD_MIN: u64 = 4 << 20;
+const AHEAD_MAX: u64 = 16 << 20;
+const STREAMS: usize = 4;
 
 /// An object in a bucket or on a web server, read by range.
 pub struct ObjectSource {
@@ -38,6 +54,41 @@ pub struct ObjectSource {
     path: Path,
     len: u64,
     cache: Mutex<Blocks>,
+    /// Cache misses so far: the span the next miss fetches grows with them.
+    misses: AtomicU32,
+    ahead: Mutex<Ahead>,
+}
+
+/// A window being fetched or fetched: its bytes, shared by every reader waiting for them.
+type Window = Shared<BoxFuture<'static, Result<Bytes, Arc<object_store::Error>>>>;
+/// A window and the bytes of the object it holds.
+type Placed = (Range<u64>, Window);
+
+/// Runs of large reads followed for read-ahead.
+#[derive(Default)]
+struct Ahead {
+    streams: Vec<Stream>,
+    tick: u64,
+}
+
+struct Stream {
+    /// Where the last read served ended.
+    end: u64,
+    /// Fetched (or being fetched) windows, in file order.
+    windows: Vec<Placed>,
+    /// The size of the next window.
+    next: u64,
+    /// Last use, to drop the stream used least recently.
+    tick: u64,
+}
+
+impl Stream {
+    /// Where the windows end (or the last read, without windows).
+    fn reach(&self) -> u64 {
+        self.windows
+            .last()
+            .map_or(self.end, |w| w.0.end.max(self.end))
+    }
 }
 
 #[derive(Default)]
@@ -116,6 +167,8 @@ impl ObjectSource {
             path,
             len: meta.size,
             cache: Mutex::new(Blocks::default()),
+            misses: AtomicU32::new(0),
+            ahead: Mutex::new(Ahead::default()),
         })
     }
 
@@ -152,6 +205,29 @@ impl ObjectSource {
             }
         }
         if !runs.is_empty() {
+            // a reader that keeps missing reads a scattered header: each miss fetches a wider
+            // aligned span (1, 1, 2, 4, then MAX_GROW blocks), its blocks not cached yet; after
+            // GROW_MISSES misses, one block again
+            let nblocks = self.len.div_ceil(BLOCK);
+            let c = self.cache.lock().map_err(|_| self.poisoned())?;
+            for r in &mut runs {
+                let n = self.misses.fetch_add(1, Ordering::Relaxed);
+                let span = if n < GROW_MISSES {
+                    (1u64 << n.saturating_sub(1).min(8)).min(MAX_GROW)
+                } else {
+                    1
+                };
+                let a = r.start / span * span;
+                let b = (a + span).min(nblocks);
+                while r.start > a && c.get(r.start - 1).is_none() {
+                    r.start -= 1;
+                }
+                while r.end < b && c.get(r.end).is_none() {
+                    r.end += 1;
+                }
+            }
+        }
+        if !runs.is_empty() {
             let len = self.len;
             let fetched = block_on(futures::future::try_join_all(runs.iter().map(|r| {
                 let range = r.start * BLOCK..(r.end * BLOCK).min(len);
@@ -168,12 +244,118 @@ impl ObjectSource {
                     let s = ((i - r.start) * BLOCK) as usize;
                     let e = (s + BLOCK as usize).min(bytes.len());
                     let b = bytes.slice(s..e);
-                    have[(i - first) as usize] = Some(b.clone());
+                    if (first..=last).contains(&i) {
+                        have[(i - first) as usize] = Some(b.clone());
+                    }
                     c.put(i, b);
                 }
             }
         }
         Ok(have.into_iter().flatten().collect())
+    }
+
+    /// A window of bytes `r`, fetched in the background from now on.
+    fn window(&self, r: Range<u64>) -> Result<Window, StoreError> {
+        let (store, path) = (self.store.clone(), self.path.clone());
+        let h = spawn(async move { fetch(store.as_ref(), &path, r).await.map_err(Arc::new) })?;
+        Ok(async move {
+            match h.await {
+                Ok(got) => got,
+                Err(e) => Err(Arc::new(object_store::Error::JoinError { source: e })),
+            }
+        }
+        .boxed()
+        .shared())
+    }
+
+    /// A read of at least [`DIRECT`] bytes: from read-ahead windows when it continues a run
+    /// of large reads (or falls in a window), else by one GET (which starts a run).
+    fn read_large(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
+        let end = offset + buf.len() as u64;
+        let windows = if end - offset > AHEAD_MIN {
+            // a read this large is an efficient request already
+            None
+        } else {
+            self.ahead_windows(offset, end)?
+        };
+        let Some(windows) = windows else {
+            let b = block_on(fetch(self.store.as_ref(), &self.path, offset..end))?
+                .map_err(|e| self.err(&e))?;
+            if b.len() != buf.len() {
+                return Err(self.short(&(offset..end), b.len()));
+            }
+            buf.copy_from_slice(&b);
+            return Ok(());
+        };
+        // the read may span the end of one window and the start of the next
+        let mut pos = offset;
+        for (r, w) in windows {
+            if pos >= end {
+                break;
+            }
+            if r.end <= pos || r.start > pos {
+                continue;
+            }
+            let b = block_on(w)?.map_err(|e| self.err(&e))?;
+            if b.len() as u64 != r.end - r.start {
+                return Err(self.short(&r, b.len()));
+            }
+            let upto = end.min(r.end);
+            buf[(pos - offset) as usize..(upto - offset) as usize]
+                .copy_from_slice(&b[(pos - r.start) as usize..(upto - r.start) as usize]);
+            pos = upto;
+        }
+        if pos != end {
+            return Err(self.short(&(offset..end), (pos - offset) as usize));
+        }
+        Ok(())
+    }
+
+    /// The read-ahead windows covering `offset..end` when the read falls in a window or
+    /// continues a run of large reads (starting the windows it needs and the one after);
+    /// `None` when it does neither (it then starts a run).
+    fn ahead_windows(&self, offset: u64, end: u64) -> Result<Option<Vec<Placed>>, StoreError> {
+        let mut a = self.ahead.lock().map_err(|_| self.poisoned())?;
+        a.tick += 1;
+        let tick = a.tick;
+        let found = a.streams.iter().position(|s| {
+            s.windows.iter().any(|w| w.0.contains(&offset))
+                || (s.end <= offset && offset <= s.reach() + COALESCE_GAP)
+        });
+        let Some(i) = found else {
+            if a.streams.len() >= STREAMS {
+                if let Some(old) = (0..a.streams.len()).min_by_key(|&k| a.streams[k].tick) {
+                    a.streams.swap_remove(old);
+                }
+            }
+            a.streams.push(Stream {
+                end,
+                windows: Vec::new(),
+                next: AHEAD_MIN,
+                tick,
+            });
+            return Ok(None);
+        };
+        let s = &mut a.streams[i];
+        s.tick = tick;
+        s.end = s.end.max(end);
+        // windows wholly before this read are done with
+        s.windows.retain(|w| w.0.end > offset);
+        if s.windows.first().is_none_or(|w| w.0.start > offset) {
+            // past the windows (or none yet): a new one from here
+            s.windows.clear();
+            let r = offset..(offset + s.next.max(end - offset)).min(self.len);
+            s.next = (s.next * 2).min(AHEAD_MAX);
+            s.windows.push((r.clone(), self.window(r)?));
+        }
+        // the windows up to this read's end, and one more fetched while they are read
+        while s.reach() < self.len && (s.reach() < end || s.windows.len() < 2) {
+            let from = s.reach();
+            let r = from..(from + s.next).min(self.len);
+            s.next = (s.next * 2).min(AHEAD_MAX);
+            s.windows.push((r.clone(), self.window(r)?));
+        }
+        Ok(Some(s.windows.clone()))
     }
 
     fn poisoned(&self) -> StoreError {
@@ -197,13 +379,7 @@ impl ByteSource for ObjectSource {
         }
         let end = offset + buf.len() as u64;
         if buf.len() as u64 >= DIRECT {
-            let b = block_on(fetch(self.store.as_ref(), &self.path, offset..end))?
-                .map_err(|e| self.err(&e))?;
-            if b.len() != buf.len() {
-                return Err(self.short(&(offset..end), b.len()));
-            }
-            buf.copy_from_slice(&b);
-            return Ok(());
+            return self.read_large(offset, buf);
         }
         let (first, last) = (offset / BLOCK, (end - 1) / BLOCK);
         let blocks = self.blocks(first, last)?;
@@ -303,5 +479,67 @@ mod tests {
         );
         assert_eq!(merge(&[5..5, 7..7]), Vec::<Range<u64>>::new());
         assert_eq!(merge(&[0..(MAX_SPAN), MAX_SPAN..MAX_SPAN + 1]).len(), 2);
+    }
+
+    fn byte(i: u64) -> u8 {
+        (i.wrapping_mul(2_654_435_761) >> 13) as u8
+    }
+
+    /// A 40 MiB object in memory, read as a copy and a header reader read: right bytes, and
+    /// requests few (the process-wide counters: the only test here that sends requests).
+    #[test]
+    fn read_ahead_and_growing_spans() {
+        use crate::remote::stats::io_stats;
+        use object_store::memory::InMemory;
+        use object_store::{ObjectStoreExt, PutPayload};
+
+        let len: u64 = 40 << 20;
+        let data: Vec<u8> = (0..len).map(byte).collect();
+        let store = Arc::new(InMemory::new());
+        let u = crate::remote::url::parse_remote("s3://b/obj").unwrap();
+        let path = object_path(&u, "");
+        block_on(store.put(&path, PutPayload::from(data.clone())))
+            .unwrap()
+            .unwrap();
+        let check = |src: &ObjectSource, off: u64, n: usize| {
+            let mut buf = vec![0u8; n];
+            src.read_at(off, &mut buf).unwrap();
+            assert!(
+                buf == data[off as usize..off as usize + n],
+                "{n} bytes at {off}"
+            );
+        };
+
+        // two variables' chunks read in turn, each run in file order (150 kB chunks)
+        let src = ObjectSource::open(&u, store.clone()).unwrap();
+        let before = io_stats().requests;
+        let chunk = 150_000u64;
+        let (mut a, mut b) = (0u64, 20 << 20);
+        while b + chunk <= len {
+            check(&src, a, chunk as usize);
+            check(&src, b, chunk as usize);
+            a += chunk;
+            b += chunk;
+        }
+        // a read back inside a window, and one across the end of the object
+        check(&src, 1_000_000, 100_000);
+        check(&src, len - 70_000, 70_000);
+        let sent = io_stats().requests - before;
+        // 282 reads: one HEAD; per run one GET, then windows of 4, 8, 16 MiB (and one more
+        // fetched ahead); the read back before the windows one GET
+        assert!(sent <= 14, "{sent} requests for 282 reads");
+
+        // a header reader: 100-byte reads scattered over 64 blocks, in a shuffled order
+        let src = ObjectSource::open(&u, store).unwrap();
+        let before = io_stats().requests;
+        let mut k = 7u64;
+        for _ in 0..64 {
+            k = (k * 37 + 11) % 64;
+            check(&src, k * (len / 64) + 300, 100);
+        }
+        let sent = io_stats().requests - before;
+        // one HEAD, then spans of 1, 1, 2, 4, 8, 8, ... blocks: 17 requests, a few more as
+        // the 64-block cache drops some of the 80 (65 with one block a miss)
+        assert!(sent <= 30, "{sent} requests for 64 scattered reads");
     }
 }

@@ -1,0 +1,365 @@
+"""The server and the Python sides of tests/bench/remote.sh (object storage, issue 17).
+
+  remote.py serve
+      starts moto's S3 server on 127.0.0.1 (a free port, in a child process) and, in this
+      process, a counting HTTP proxy in front of it (another free port); prints
+      "PROXY_PORT MOTO_PORT" and serves until its stdin closes (or after two hours).
+      The proxy forwards every request unchanged and counts, since its last reset, the
+      requests by method (GETs with a Range header apart), the response body bytes, the
+      request body bytes, and the seconds in which moto had at least one request in hand
+      (server_busy_s: what no client can go below). Control (bucket names cannot hold '_', so no S3 name is taken):
+        GET /_proxy/reset          zero the counts
+        GET /_proxy/stats          the counts as JSON
+        GET /_proxy/stats?log=1    ... with one line per request (method, path, range,
+                                   status, response bytes)
+  remote.py stats PROXY_PORT [reset|log]
+      prints the counts ("requests get_ranged get head put post delete list bytes_out
+      bytes_in server_busy_s"), then resets them (reset), or prints the request log (log)
+  remote.py upload ENDPOINT BUCKET KEY FILE
+      makes BUCKET if needed and uploads FILE as KEY (boto3; multipart above 64 MiB)
+  remote.py hs_h5py URL       (s3://bucket/key, through s3fs at AWS_ENDPOINT_URL)
+  remote.py hs_h5netcdf URL
+      what ncdump -hs shows of every variable: h5py (or h5netcdf) over an s3fs file object
+      opened with s3fs's defaults; every attribute value, dimension, chunk shape, filter
+      (compression, options, shuffle, fletcher32), fill value and dtype is read (dimension
+      lengths once per dimension, as -h prints them); prints a one-line summary (variables,
+      attributes)
+  remote.py xarray_copy URL OUT_URL FORMAT LEVEL
+      xarray.open_dataset(s3fs file object, engine="h5netcdf").to_zarr(FsspecStore at
+      OUT_URL, zarr_format=FORMAT) with the source's chunks and zstd LEVEL for every array
+      (numcodecs Zstd for v2, ZstdCodec for v3)
+  remote.py check SRC.nc OUT_URL
+      every variable of the Zarr store at OUT_URL equals SRC's (raw values, no scale/offset
+      or masking); prints "equal" or what differs, exit 1 on a difference
+"""
+
+import http.client
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import warnings
+
+warnings.simplefilter("ignore")
+
+MOTO = """import os, sys, threading
+from moto.server import ThreadedMotoServer
+s = ThreadedMotoServer(ip_address='127.0.0.1', port=0, verbose=False)
+s.start()
+print(s.get_host_and_port()[1], flush=True)
+threading.Timer(7200, lambda: os._exit(0)).start()
+sys.stdin.read()
+os._exit(0)
+"""
+
+HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "upgrade"}
+
+
+class Counts:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self):
+        self.by = dict(get=0, get_ranged=0, head=0, put=0, post=0, delete=0, list=0)
+        self.bytes_out = 0
+        self.bytes_in = 0
+        self.log = []
+        self.spans = []
+
+    def add(self, method, path, rng, status, n_out, n_in, t0, t1):
+        with self.lock:
+            m = method.lower()
+            if m == "get" and rng:
+                m = "get_ranged"
+            elif m == "get" and path.split("?")[0].rstrip("/").count("/") <= 1:
+                m = "list"
+            self.by[m] = self.by.get(m, 0) + 1
+            self.bytes_out += n_out
+            self.bytes_in += n_in
+            self.log.append(f"{method} {path} {rng or '-'} {status} {n_out} {t1 - t0:.3f}s")
+            self.spans.append((t0, t1))
+
+    def busy(self):
+        """Seconds in which the S3 server had at least one request of ours in hand."""
+        total, end = 0.0, float("-inf")
+        for a, b in sorted(self.spans):
+            if b > end:
+                total += b - max(a, end)
+                end = b
+        return total
+
+    def json(self, log):
+        with self.lock:
+            d = dict(requests=sum(self.by.values()), **self.by)
+            d.update(bytes_out=self.bytes_out, bytes_in=self.bytes_in, server_busy_s=round(self.busy(), 2))
+            if log:
+                d["log"] = list(self.log)
+            return json.dumps(d).encode()
+
+
+def proxy(moto_port, counts):
+    local = threading.local()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def body(self):
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                out = bytearray()
+                while True:
+                    n = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                    if n == 0:
+                        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                            pass
+                        return bytes(out)
+                    out += self.rfile.read(n)
+                    self.rfile.readline()
+            n = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(n) if n else b""
+
+        def control(self):
+            if self.path.startswith("/_proxy/reset"):
+                with counts.lock:
+                    counts.reset()
+                out = b"{}"
+            else:
+                out = counts.json("log=1" in self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def forward(self):
+            if self.path.startswith("/_proxy/"):
+                return self.control()
+            data = self.body()
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
+            headers.pop("Expect", None)
+            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                headers["Content-Length"] = str(len(data))
+            t0 = time.monotonic()
+            for attempt in (0, 1):
+                conn = getattr(local, "conn", None)
+                if conn is None:
+                    conn = local.conn = http.client.HTTPConnection("127.0.0.1", moto_port, timeout=600)
+                try:
+                    conn.request(self.command, self.path, body=data or None, headers=headers)
+                    resp = conn.getresponse()
+                    out = resp.read()
+                    t1 = time.monotonic()
+                    break
+                except (http.client.HTTPException, OSError):
+                    conn.close()
+                    local.conn = None
+                    if attempt:
+                        raise
+            self.send_response(resp.status, resp.reason)
+            n_out = 0
+            for k, v in resp.getheaders():
+                if k.lower() not in HOP and k.lower() != "content-length":
+                    self.send_header(k, v)
+            if self.command == "HEAD":
+                self.send_header("Content-Length", resp.getheader("Content-Length", "0"))
+            else:
+                self.send_header("Content-Length", str(len(out)))
+                n_out = len(out)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(out)
+            counts.add(self.command, self.path, self.headers.get("Range"), resp.status, n_out, len(data), t0, t1)
+
+        do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = forward
+
+    class Server(http.server.ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 128
+
+        def handle_error(self, request, client_address):
+            # a client that hung up (a timed-out run) is no news
+            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+                super().handle_error(request, client_address)
+
+    return Server(("127.0.0.1", 0), Handler)
+
+
+def serve():
+    moto = subprocess.Popen(
+        [sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    moto_port = int(moto.stdout.readline())
+    counts = Counts()
+    srv = proxy(moto_port, counts)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    threading.Timer(7200, lambda: os._exit(0)).start()
+    print(srv.server_address[1], moto_port, flush=True)
+    sys.stdin.read()
+    moto.stdin.close()
+    moto.wait(timeout=10)
+    os._exit(0)
+
+
+def stats(port, what=""):
+    base = f"http://127.0.0.1:{port}/_proxy/"
+    d = json.load(urllib.request.urlopen(base + "stats" + ("?log=1" if what == "log" else "")))
+    keys = ("requests", "get_ranged", "get", "head", "put", "post", "delete", "list", "bytes_out", "bytes_in",
+            "server_busy_s")
+    print(" ".join(str(d.get(k, 0)) for k in keys))
+    if what == "log":
+        print("\n".join(d["log"]))
+    if what == "reset":
+        urllib.request.urlopen(base + "reset").read()
+
+
+def s3fs_fs():
+    import s3fs
+
+    return s3fs.S3FileSystem(endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+
+
+def upload(endpoint, bucket, key, path):
+    import boto3
+    from boto3.s3.transfer import TransferConfig
+
+    s3 = boto3.client("s3", endpoint_url=endpoint)
+    try:
+        s3.create_bucket(Bucket=bucket)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    s3.upload_file(path, bucket, key, Config=TransferConfig(multipart_threshold=64 << 20, multipart_chunksize=64 << 20))
+
+
+def walk_h5py(f):
+    import h5py
+
+    nvars = natts = 0
+
+    def visit(obj):
+        nonlocal nvars, natts
+        for k in obj.attrs:
+            obj.attrs[k]
+            natts += 1
+        if isinstance(obj, h5py.Dataset):
+            nvars += 1
+            (obj.shape, obj.dtype, obj.chunks, obj.compression, obj.compression_opts)
+            (obj.shuffle, obj.fletcher32, obj.fillvalue, obj.dims and [d.keys() for d in obj.dims])
+            obj.id.get_create_plist().get_nfilters()
+        if isinstance(obj, h5py.Group):
+            for k in obj:
+                visit(obj[k])
+
+    visit(f)
+    return nvars, natts
+
+
+def hs_h5py(url):
+    import h5py
+
+    with s3fs_fs().open(url, "rb") as fo, h5py.File(fo, "r") as f:
+        nvars, natts = walk_h5py(f)
+    print(f"h5py: {nvars} datasets, {natts} attributes")
+
+
+def hs_h5netcdf(url):
+    import h5netcdf
+
+    nvars = natts = 0
+    with s3fs_fs().open(url, "rb") as fo, h5netcdf.File(fo, "r") as f:
+
+        def visit(g):
+            nonlocal nvars, natts
+            for k in g.attrs:
+                g.attrs[k]
+                natts += 1
+            for d in g.dimensions.values():
+                (d.size, d.isunlimited())
+            for v in g.variables.values():
+                nvars += 1
+                for k in v.attrs:
+                    v.attrs[k]
+                    natts += 1
+                # v.shape and v.chunks (which asks v.shape) are not asked: h5netcdf works out
+                # an unlimited dimension's length from every variable's, quadratic in 2000
+                # variables (> 5 min here); -h does not print it; the chunks come from h5py
+                (v.dimensions, v.dtype, v._h5ds.chunks, v.compression, v.compression_opts)
+                (v.shuffle, v.fletcher32, v._h5ds.fillvalue, v.filters())
+            for sub in g.groups.values():
+                visit(sub)
+
+        visit(f)
+    print(f"h5netcdf: {nvars} variables, {natts} attributes")
+
+
+CF_KEYS = ("dtype", "scale_factor", "add_offset", "_FillValue", "units", "calendar")
+
+
+def xarray_copy(url, out, fmt, level):
+    import xarray as xr
+    import zarr
+
+    fmt, level = int(fmt), int(level)
+    fs = s3fs_fs()
+    store = zarr.storage.FsspecStore.from_url(
+        out, storage_options=dict(endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+    )
+    with fs.open(url, "rb") as fo:
+        ds = xr.open_dataset(fo, engine="h5netcdf")
+        enc = {}
+        for name in ds.variables:
+            e = {k: v for k, v in ds[name].encoding.items() if k in CF_KEYS}
+            chunks = ds[name].encoding.get("chunksizes")
+            if chunks:
+                e["chunks"] = tuple(chunks)
+            if fmt == 3:
+                from zarr.codecs import ZstdCodec
+
+                e["compressors"] = [ZstdCodec(level=level)]
+            else:
+                from numcodecs import Zstd
+
+                e["compressors"] = [Zstd(level=level)]
+            enc[name] = e
+        ds.to_zarr(store, mode="w", zarr_format=fmt, encoding=enc, consolidated=False)
+
+
+def check(src, out):
+    import netCDF4
+    import numpy as np
+    import zarr
+
+    nc = netCDF4.Dataset(src)
+    nc.set_auto_maskandscale(False)
+    g = zarr.open_group(out, mode="r", storage_options=dict(endpoint_url=os.environ["AWS_ENDPOINT_URL"]))
+    bad = []
+    for name, v in nc.variables.items():
+        try:
+            got = np.asarray(g[name][...])
+        except KeyError:
+            bad.append(name + " missing")
+            continue
+        want = v[...]
+        if got.shape != want.shape or not np.array_equal(
+            got.astype(want.dtype), want, equal_nan=want.dtype.kind == "f"
+        ):
+            bad.append(name)
+    print("equal" if not bad else "DIFFER: " + " ".join(bad))
+    return 0 if not bad else 1
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    fns = dict(serve=serve, stats=stats, upload=upload, hs_h5py=hs_h5py, hs_h5netcdf=hs_h5netcdf,
+               xarray_copy=xarray_copy)
+    if cmd == "check":
+        sys.exit(check(*args))
+    if cmd not in fns:
+        sys.exit("unknown command " + cmd)
+    fns[cmd](*args)
