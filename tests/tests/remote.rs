@@ -620,6 +620,89 @@ g.attrs["who"] = "zarr-python"
     assert!(got.contains(":who = \"zarr-python\" ;"), "{got}");
 }
 
+/// `ncdump-rs --kerchunk` of a file on object storage (issue 18.3 once object storage
+/// landed): the references name the object's URL (without netCDF-C's `#mode=` words), equal
+/// those of the local file given that URL, and fsspec (s3fs) through them reads the values.
+#[test]
+fn kerchunk_references_of_a_remote_file() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-kerchunk");
+    std::fs::write(
+        dir.join("k.cdl"),
+        "netcdf k { dimensions: x = 6 ; variables: int v(x) ; v:_ChunkSizes = 4 ; \
+         v:_DeflateLevel = 1 ; data: v = 1, 2, 3, 4, 5, 6 ; }",
+    )
+    .unwrap();
+    let o = Command::new(bin("ncgen-rs"))
+        .args(["-k", "nc4", "-o", "k.nc", "k.cdl"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    ok(&o, "ncgen k");
+    let ep = m.endpoint();
+    ok(
+        &tool("nccopy-rs", &["k.nc", "s3://header/k.nc"], &dir, &ep, &[]),
+        "upload",
+    );
+    let local = ok(
+        &tool(
+            "ncdump-rs",
+            &["--kerchunk", "--kerchunk-url", "s3://header/k.nc", "k.nc"],
+            &dir,
+            &ep,
+            &[],
+        ),
+        "local refs",
+    );
+    assert!(local.contains(r#""v/0":["s3://header/k.nc","#), "{local}");
+    let remote = ok(
+        &tool(
+            "ncdump-rs",
+            &["--kerchunk", "s3://header/k.nc"],
+            &dir,
+            &ep,
+            &[],
+        ),
+        "remote refs",
+    );
+    assert_eq!(remote, local);
+    // netCDF-C's address form: the references keep the address, not the mode words
+    let addressed = format!("{ep}/header/k.nc#mode=bytes,s3");
+    let o = tool("ncdump-rs", &["--kerchunk", &addressed], &dir, &ep, &[]);
+    let out = ok(&o, "addressed refs");
+    assert_eq!(
+        out,
+        local.replace("s3://header/k.nc", &format!("{ep}/header/k.nc"))
+    );
+    std::fs::write(dir.join("refs.json"), &remote).unwrap();
+    let probe = "import xarray, fsspec, s3fs";
+    if !Command::new("python3")
+        .args(["-c", probe])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("SKIP: xarray through S3 references needs python3 with xarray, fsspec, s3fs");
+        return;
+    }
+    let script = format!(
+        r#"
+import xarray as xr
+# zarr-python 3's fsspec store is asynchronous: so must the target file system be
+so = {{"fo": "refs.json", "remote_protocol": "s3", "asynchronous": True,
+      "remote_options": {{"key": "testing", "secret": "x", "asynchronous": True,
+                          "client_kwargs": {{"endpoint_url": "{ep}"}}}}}}
+ds = xr.open_dataset("reference://", engine="zarr", backend_kwargs={{"storage_options": so}})
+print(ds["v"].values.tolist())
+"#
+    );
+    let o = Command::new("python3")
+        .args(["-c", &script])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(ok(&o, "xarray over references"), "[1, 2, 3, 4, 5, 6]\n");
+}
+
 /// SIGINT while writing to object storage: exit 130, no object (the multipart upload is
 /// aborted), no store that looks complete, no temporary file left in TMPDIR.
 #[test]

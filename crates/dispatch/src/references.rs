@@ -32,7 +32,10 @@ pub fn reference_url(input: &Path) -> Result<String, DispatchError> {
                 .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
             && scheme != "file"
         {
-            return Ok(s.into_owned());
+            // netCDF-C's `#mode=...` words say how we open it; fsspec takes the URL
+            // without them
+            let url = s.split_once('#').map_or(&*s, |(u, _)| u);
+            return Ok(url.to_string());
         }
     }
     let local = s.strip_prefix("file://").map_or(input, Path::new);
