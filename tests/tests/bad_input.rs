@@ -210,18 +210,11 @@ fn check_run(t: &mut Tally, dir: &Path, tool: &str, args: &[&str], what: &str) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let status_path = format!("/proc/{}/status", child.id());
     let t0 = Instant::now();
     let mut peak_kb = 0u64;
     let status = loop {
-        if let Ok(s) = fs::read_to_string(&status_path) {
-            if let Some(kb) = s
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            {
-                peak_kb = peak_kb.max(kb);
-            }
+        if let Some(kb) = common::vm_hwm_kb(child.id()) {
+            peak_kb = peak_kb.max(kb);
         }
         if let Some(st) = child.try_wait().unwrap() {
             break Some(st);

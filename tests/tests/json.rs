@@ -453,15 +453,8 @@ fn large_variable_streams_in_bounded_memory() {
     // VmHWM is the peak so far: the last reading before the process exits is its peak
     let mut peak_kb = 0u64;
     loop {
-        if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
-            if let Some(l) = s.lines().find(|l| l.starts_with("VmHWM:")) {
-                let kb: u64 = l
-                    .split_whitespace()
-                    .nth(1)
-                    .and_then(|x| x.parse().ok())
-                    .unwrap_or(0);
-                peak_kb = peak_kb.max(kb);
-            }
+        if let Some(kb) = common::vm_hwm_kb(pid) {
+            peak_kb = peak_kb.max(kb);
         }
         if child.try_wait().unwrap().is_some() {
             break;

@@ -110,27 +110,11 @@ fn long_dimensions_without_variables_take_no_space() {
 
 /// Run a tool and return its output with its peak resident memory in MiB (VmHWM, polled).
 fn run_measured(tool: &str, args: &[&str], dir: &std::path::Path) -> (std::process::Output, u64) {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(common::bin(tool))
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak_kb = 0u64;
-    while child.try_wait().unwrap().is_none() {
-        if let Some(kb) = fs::read_to_string(&status).ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        }) {
-            peak_kb = peak_kb.max(kb);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    (child.wait_with_output().unwrap(), peak_kb / 1024)
+    common::run_measured(
+        std::process::Command::new(common::bin(tool))
+            .args(args)
+            .current_dir(dir),
+    )
 }
 
 /// A chunk declared but never written is fill: a copy leaves it unwritten (the output reads

@@ -9,7 +9,7 @@ mod common;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use common::{bin, run, tempdir};
 
@@ -26,27 +26,12 @@ fn ncgen(args: &[&str], dir: &Path, budget: Option<&str>) -> Output {
 
 /// Run ncgen-rs and return its output with its peak resident memory in MiB (VmHWM, polled).
 fn ncgen_measured(args: &[&str], dir: &Path) -> (Output, u64) {
-    let mut child = Command::new(bin("ncgen-rs"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("NCGEN_RS_MEMORY_BUDGET")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak_kb = 0u64;
-    while child.try_wait().unwrap().is_none() {
-        if let Some(kb) = fs::read_to_string(&status).ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        }) {
-            peak_kb = peak_kb.max(kb);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    (child.wait_with_output().unwrap(), peak_kb / 1024)
+    common::run_measured(
+        Command::new(bin("ncgen-rs"))
+            .args(args)
+            .current_dir(dir)
+            .env_remove("NCGEN_RS_MEMORY_BUDGET"),
+    )
 }
 
 /// The value at index `i` of the big variable (two digits, so the text is ~4 bytes a value).

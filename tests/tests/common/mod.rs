@@ -151,3 +151,30 @@ pub fn python_script(dir: &Path, probe: &str, needs: &str, script: &str) -> Opti
     );
     Some(out.stdout)
 }
+
+/// The peak resident memory so far (VmHWM, KiB) of a running process, `None` once it is gone.
+pub fn vm_hwm_kb(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Run `cmd` with its output captured and return the output with its peak resident memory in
+/// MiB (VmHWM, polled every 2 ms while it runs).
+pub fn run_measured(cmd: &mut Command) -> (Output, u64) {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut peak_kb = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(kb) = vm_hwm_kb(child.id()) {
+            peak_kb = peak_kb.max(kb);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    (child.wait_with_output().unwrap(), peak_kb / 1024)
+}
