@@ -7,7 +7,9 @@
       The proxy forwards every request unchanged and counts, since its last reset, the
       requests by method (GETs with a Range header apart), the response body bytes, the
       request body bytes, and the seconds in which moto had at least one request in hand
-      (server_busy_s: what no client can go below). Control (bucket names cannot hold '_', so no S3 name is taken):
+      (server_busy_s: what no client can go below). With RANGES=slice in the environment,
+      moto serves a ranged GET by reading only the range, as S3 does (ranged_moto.py);
+      without it, moto reads the whole object for every ranged GET. Control (bucket names cannot hold '_', so no S3 name is taken):
         GET /_proxy/reset          zero the counts
         GET /_proxy/stats          the counts as JSON
         GET /_proxy/stats?log=1    ... with one line per request (method, path, range,
@@ -48,6 +50,9 @@ warnings.simplefilter("ignore")
 
 MOTO = """import os, sys, threading
 from moto.server import ThreadedMotoServer
+if os.environ.get("RANGES") == "slice":
+    import ranged_moto
+    ranged_moto.install()
 s = ThreadedMotoServer(ip_address='127.0.0.1', port=0, verbose=False)
 s.start()
 print(s.get_host_and_port()[1], flush=True)
@@ -192,8 +197,9 @@ def proxy(moto_port, counts):
 
 
 def serve():
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
     moto = subprocess.Popen(
-        [sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     )
     moto_port = int(moto.stdout.readline())
     counts = Counts()

@@ -12,6 +12,9 @@
 #   SIZE    corpus size, S or M (default M)
 #   PYTHON  the Python with moto[server], boto3, s3fs, h5py, h5netcdf, xarray, zarr 3,
 #           netCDF4 (default python3)
+#   RANGES  "slice": moto serves a ranged GET by reading only its range, as S3 does
+#           (tests/bench/ranged_moto.py); unset: moto as released, which reads the whole
+#           object for every ranged GET (so its busy time follows GETs x object size)
 #
 # The server: moto's S3 server (in memory) on 127.0.0.1 with a free port, and in front of it a
 # counting proxy of ours (remote.py serve, another free port) that every client talks to
@@ -40,7 +43,8 @@
 # and MB sent (request bodies), as the proxy counted them (medians; they do not vary much),
 # and busy_s: the seconds in which moto had at least one of the run's requests in hand (a
 # floor under the wall time that the client cannot lower but by fewer or cheaper requests:
-# moto reads the whole object for every ranged GET, ~0.5 s for the 360 MB file here).
+# moto reads the whole object for every ranged GET, ~0.5 s for the 360 MB file here, unless
+# RANGES=slice).
 # Copy rows add the throughput: uncompressed source MB per wall second. The machine may be
 # shared: wall times are noisy, CPU seconds and request and byte counts much less so.
 set -euo pipefail
@@ -86,7 +90,7 @@ export AWS_ENDPOINT_URL=http://127.0.0.1:$proxy_port AWS_EC2_METADATA_DISABLED=t
 unset AWS_PROFILE AWS_SESSION_TOKEN
 
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); cpus: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "ncdump-rs/nccopy-rs: $tools; moto on 127.0.0.1:$moto_port, counting proxy on 127.0.0.1:$proxy_port"
+echo "ncdump-rs/nccopy-rs: $tools; moto on 127.0.0.1:$moto_port (ranged GETs: ${RANGES:-whole object read}), counting proxy on 127.0.0.1:$proxy_port"
 echo "python: $("$py" -c 'import moto, s3fs, h5py, h5netcdf, xarray, zarr, numcodecs; print("moto", moto.__version__, "s3fs", s3fs.__version__, "h5py", h5py.__version__, "h5netcdf", h5netcdf.__version__, "xarray", xarray.__version__, "zarr", zarr.__version__, "numcodecs", numcodecs.__version__)')"
 "$py" "$here/remote.py" upload "$AWS_ENDPOINT_URL" bench manyvars.nc "$many"
 "$py" "$here/remote.py" upload "$AWS_ENDPOINT_URL" bench d1s.nc "$src"
