@@ -1,6 +1,8 @@
 //! The dataset tree: flat tables of groups, dimensions, user types and variables, addressed by ids.
 
-use crate::{default_fill, AtomicType, NcType, Storage, UserType, UserTypeKind, Values};
+use crate::{
+    default_fill, AtomicType, CompoundField, NcType, Storage, UserType, UserTypeKind, Values,
+};
 
 /// Index of a group in [`Dataset::groups`]; the root group is `GroupId(0)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -234,6 +236,17 @@ impl Dataset {
     /// The user type with this id.
     pub fn user_type(&self, t: TypeId) -> &UserType {
         &self.types[t.0]
+    }
+
+    /// The fields of `ty` when it is a compound type, else `None`.
+    pub fn compound_fields(&self, ty: NcType) -> Option<&[CompoundField]> {
+        match ty {
+            NcType::User(t) => match &self.user_type(t).kind {
+                UserTypeKind::Compound { fields, .. } => Some(fields),
+                _ => None,
+            },
+            NcType::Atomic(_) => None,
+        }
     }
 
     /// Add a subgroup of `parent`.

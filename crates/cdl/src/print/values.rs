@@ -173,13 +173,7 @@ impl ValueFmt<'_> {
     }
 
     fn compound(&self, out: &mut Vec<u8>, ty: NcType, fields: &[Values]) {
-        let defs = match ty {
-            NcType::User(t) => match &self.ds.user_type(t).kind {
-                UserTypeKind::Compound { fields, .. } => Some(fields),
-                _ => None,
-            },
-            NcType::Atomic(_) => None,
-        };
+        let defs = self.ds.compound_fields(ty);
         out.push(b'{');
         for (k, f) in fields.iter().enumerate() {
             if k > 0 {
