@@ -549,6 +549,62 @@ fn replacing_a_store_costs_its_puts_and_batched_deletes() {
     }
 }
 
+/// A replacement that fails: when the uploads fail, what is left of the old store goes too and
+/// nothing looks complete; when its metadata cannot even be deleted, the error names the keys
+/// left and the old store is as it was.
+#[test]
+fn a_failed_replacement_leaves_nothing_that_looks_complete_or_names_what_is_left() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-replace-fail");
+    std::fs::write(dir.join("old.cdl"), OLD_CDL).unwrap();
+    let o = Command::new(bin("ncgen-rs"))
+        .args(["-k", "nc4", "-o", "old.nc", "old.cdl"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    ok(&o, "ncgen");
+    let proxy = FaultProxy::start(m.port, Faults::None);
+    let ep = proxy.endpoint();
+    let url = "s3://replace/fail#mode=zarr";
+    let copy = || {
+        tool(
+            "nccopy-rs",
+            &["-c", "t/1,x/3", "old.nc", url],
+            &dir,
+            &ep,
+            &[("NC_STORE_RETRIES", "1"), ("NC_STORE_RETRY_TIMEOUT", "3")],
+        )
+    };
+    ok(&copy(), "first copy");
+    let old = m.keys("replace", "fail/");
+    assert!(old.contains(&"fail/.zgroup".to_string()), "{old:?}");
+    // deletes (DeleteObjects is a POST) and uploads fail: nothing changes, the keys are named
+    proxy.set(Faults::FailMethods(&["PUT", "POST"]));
+    let o = copy();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "cannot remove the metadata of the store being replaced: .zattrs, .zgroup, \
+                    .zmetadata are left"
+        ),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    let mut now = m.keys("replace", "fail/");
+    now.sort();
+    let mut was = old.clone();
+    was.sort();
+    assert_eq!(now, was, "the old store is as it was");
+    // uploads fail: the old store's metadata is gone, then the rest of it
+    proxy.set(Faults::FailMethods(&["PUT"]));
+    let o = copy();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("nothing was left behind"), "{e}");
+    assert_eq!(m.keys("replace", "fail/"), Vec::<String>::new());
+}
+
 #[test]
 fn refusals_are_one_line_with_a_cure_and_no_secret() {
     let Some(m) = server() else { return };

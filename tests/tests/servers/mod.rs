@@ -318,6 +318,9 @@ pub enum Faults {
     Transient { every: usize },
     /// Pass everything through, each request after a delay.
     Slow { ms: u64 },
+    /// Answer every request of these methods with HTTP 500 (S3 `InternalError`); pass the
+    /// others through.
+    FailMethods(&'static [&'static str]),
     /// Answer every request with this status and S3 error body.
     Always {
         status: u16,
@@ -389,7 +392,21 @@ fn proxy_conn(
             return;
         };
         let n = seen.fetch_add(1, Ordering::Relaxed);
-        let f = faults.lock().unwrap().clone();
+        let mut f = faults.lock().unwrap().clone();
+        if let Faults::FailMethods(methods) = f {
+            f = if methods
+                .iter()
+                .any(|m| head.first.starts_with(&format!("{m} ")))
+            {
+                Faults::Always {
+                    status: 500,
+                    code: "InternalError".into(),
+                    message: "We encountered an internal error. Please try again.".into(),
+                }
+            } else {
+                Faults::None
+            };
+        }
         match f {
             Faults::Always {
                 status,

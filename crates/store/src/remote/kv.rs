@@ -47,8 +47,8 @@ pub struct ObjectKvStore {
     deferred: Mutex<BTreeMap<String, Vec<u8>>>,
     pending: Mutex<Vec<InFlight>>,
     written: Mutex<Vec<String>>,
-    /// Keys of the store this one replaces that it has not written (yet): deleted at close,
-    /// before the metadata.
+    /// Keys of the store this one replaces: those this one did not write are deleted at
+    /// close, before the metadata; all of them on a failure.
     stale: Mutex<BTreeSet<String>>,
     failed: Mutex<Option<String>>,
     closed: Mutex<bool>,
@@ -447,9 +447,6 @@ impl Store for ObjectKvStore {
                 cure: None,
             });
         }
-        if let Ok(mut s) = self.stale.lock() {
-            s.remove(key);
-        }
         if rank(key).is_some() {
             self.deferred
                 .lock()
@@ -533,11 +530,17 @@ impl Store for ObjectKvStore {
             return Err(self.fail(f));
         }
         // the replaced store's keys this one did not write, after every chunk and before the
-        // metadata: the new store never looks complete with an old chunk in it
-        let stale: Vec<String> =
+        // metadata: the new store never looks complete with an old chunk in it (a key whose
+        // upload failed stays in `stale` until here, so a failure removes and names it too)
+        let stale: Vec<String> = {
+            let written = self.written.lock().map_err(|_| poisoned(&self.url))?;
+            let written: std::collections::HashSet<&str> =
+                written.iter().map(String::as_str).collect();
             std::mem::take(&mut *self.stale.lock().map_err(|_| poisoned(&self.url))?)
                 .into_iter()
-                .collect();
+                .filter(|k| !written.contains(k.as_str()))
+                .collect()
+        };
         let left = self.delete_many(stale)?;
         if !left.is_empty() {
             let n = left.len();
