@@ -135,7 +135,14 @@ fn server() -> Option<&'static Moto> {
     let m = moto()?;
     static BUCKETS: std::sync::Once = std::sync::Once::new();
     BUCKETS.call_once(|| {
-        for b in ["roundtrip", "faults", "python", "header", "refuse"] {
+        for b in [
+            "roundtrip",
+            "faults",
+            "python",
+            "header",
+            "refuse",
+            "replace",
+        ] {
             m.bucket(b);
         }
     });
@@ -454,6 +461,148 @@ fn persistent_faults_fail_clearly_and_leave_nothing_complete() {
         "{e}"
     );
     assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+/// The store a replacement overwrites: `temp` in four chunks (one row each) and `gone`.
+const OLD_CDL: &str = "netcdf old {\ndimensions:\n\tt = 4 ;\n\tx = 3 ;\nvariables:\n\
+    \tfloat temp(t, x) ;\n\t\ttemp:_FillValue = -9.f ;\n\tint gone(x) ;\n\
+    data:\n temp = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ;\n gone = 7, 8, 9 ;\n}\n";
+
+/// What replaces it: no `gone`, and a row of `temp` all fill (a chunk the writer leaves out).
+const NEW_CDL: &str = "netcdf new {\ndimensions:\n\tt = 4 ;\n\tx = 3 ;\nvariables:\n\
+    \tfloat temp(t, x) ;\n\t\ttemp:_FillValue = -9.f ;\n\
+    data:\n temp = 21, 22, 23, _, _, _, 27, 28, 29, 30, 31, 32 ;\n}\n";
+
+/// Replacing a store in the bucket costs the new store's PUTs and three batched deletes (the
+/// old top-level metadata, the rest of its metadata, then the old keys the new store does not
+/// write), and leaves exactly the new store's keys: no chunk of a row now all fill, nothing of
+/// a variable no longer there.
+#[test]
+fn replacing_a_store_costs_its_puts_and_batched_deletes() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-replace");
+    for (name, cdl) in [("old", OLD_CDL), ("new", NEW_CDL)] {
+        std::fs::write(dir.join(format!("{name}.cdl")), cdl).unwrap();
+        let o = Command::new(bin("ncgen-rs"))
+            .args([
+                "-k",
+                "nc4",
+                "-o",
+                &format!("{name}.nc"),
+                &format!("{name}.cdl"),
+            ])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        ok(&o, "ncgen");
+    }
+    let new_dump = body(&ok(
+        &Command::new(bin("ncdump-rs"))
+            .arg("new.nc")
+            .current_dir(&dir)
+            .output()
+            .unwrap(),
+        "ncdump new.nc",
+    ));
+    let proxy = FaultProxy::start(m.port, Faults::None);
+    let ep = proxy.endpoint();
+    let copy = |src: &str, dst: &str| {
+        ok(
+            &tool("nccopy-rs", &["-c", "t/1,x/3", src, dst], &dir, &ep, &[]),
+            &format!("nccopy {src} {dst}"),
+        );
+        proxy.take_kinds()
+    };
+    for (kind, mode) in [("v2", "zarr"), ("v3", "zarr,v3"), ("nczarr", "nczarr")] {
+        let fresh = copy("new.nc", &format!("s3://replace/fresh-{kind}#mode={mode}"));
+        assert!(fresh["PUT"] >= 2, "{kind}: {fresh:?}");
+        let url = format!("s3://replace/r-{kind}#mode={mode}");
+        copy("old.nc", &url);
+        let replaced = copy("new.nc", &url);
+        let mut expected = fresh.clone();
+        expected.insert("POST".into(), 3);
+        assert_eq!(replaced, expected, "{kind}: requests by kind");
+        let strip = |keys: Vec<String>, p: &str| -> Vec<String> {
+            let mut k: Vec<String> = keys
+                .into_iter()
+                .map(|k| k.strip_prefix(p).unwrap().to_string())
+                .collect();
+            k.sort();
+            k
+        };
+        let want = strip(
+            m.keys("replace", &format!("fresh-{kind}/")),
+            &format!("fresh-{kind}/"),
+        );
+        let got = strip(
+            m.keys("replace", &format!("r-{kind}/")),
+            &format!("r-{kind}/"),
+        );
+        assert_eq!(got, want, "{kind}: the replaced store's keys");
+        assert!(
+            !got.iter().any(|k| k.starts_with("gone")),
+            "{kind}: {got:?}"
+        );
+        let dump = ok(&tool("ncdump-rs", &[&url], &dir, &ep, &[]), "ncdump");
+        assert_eq!(values(&dump), values(&new_dump), "{kind}: values");
+        proxy.take_kinds();
+    }
+}
+
+/// A replacement that fails: when the uploads fail, what is left of the old store goes too and
+/// nothing looks complete; when its metadata cannot even be deleted, the error names the keys
+/// left and the old store is as it was.
+#[test]
+fn a_failed_replacement_leaves_nothing_that_looks_complete_or_names_what_is_left() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-replace-fail");
+    std::fs::write(dir.join("old.cdl"), OLD_CDL).unwrap();
+    let o = Command::new(bin("ncgen-rs"))
+        .args(["-k", "nc4", "-o", "old.nc", "old.cdl"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    ok(&o, "ncgen");
+    let proxy = FaultProxy::start(m.port, Faults::None);
+    let ep = proxy.endpoint();
+    let url = "s3://replace/fail#mode=zarr";
+    let copy = || {
+        tool(
+            "nccopy-rs",
+            &["-c", "t/1,x/3", "old.nc", url],
+            &dir,
+            &ep,
+            &[("NC_STORE_RETRIES", "1"), ("NC_STORE_RETRY_TIMEOUT", "3")],
+        )
+    };
+    ok(&copy(), "first copy");
+    let old = m.keys("replace", "fail/");
+    assert!(old.contains(&"fail/.zgroup".to_string()), "{old:?}");
+    // deletes (DeleteObjects is a POST) and uploads fail: nothing changes, the keys are named
+    proxy.set(Faults::FailMethods(&["PUT", "POST"]));
+    let o = copy();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "cannot remove the metadata of the store being replaced: .zattrs, .zgroup, \
+                    .zmetadata are left"
+        ),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    let mut now = m.keys("replace", "fail/");
+    now.sort();
+    let mut was = old.clone();
+    was.sort();
+    assert_eq!(now, was, "the old store is as it was");
+    // uploads fail: the old store's metadata is gone, then the rest of it
+    proxy.set(Faults::FailMethods(&["PUT"]));
+    let o = copy();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("nothing was left behind"), "{e}");
+    assert_eq!(m.keys("replace", "fail/"), Vec::<String>::new());
 }
 
 #[test]

@@ -11,8 +11,10 @@
 //!   back to the store's close, as metadata is). A part whose marker is there already writes
 //!   nothing; a part that failed is rerun alone and rewrites the same bytes.
 //! - **finish** checks the plan marker and that the markers of parts 0 to N-1 are all there
-//!   with the same plan, writes the root metadata last, then removes the markers (the part
-//!   markers first, the plan marker last). Run again, or on a complete store, it changes
+//!   with the same plan, writes the root metadata last (for pure Zarr it holds the
+//!   consolidated metadata: `.zmetadata`, or the v3 root `zarr.json`'s inline
+//!   `consolidated_metadata`, so a store is consolidated only once complete), then removes the
+//!   markers (the part markers first, the plan marker last). Run again, or on a complete store, it changes
 //!   nothing.
 //!
 //! Parts never read each other's keys; the only order is init, then parts, then finish.

@@ -170,15 +170,10 @@ pub fn write_references(
     // reference file system wrongly (a leading `/`), so without it a subgroup opens empty;
     // with it xarray opens every group, and the default `consolidated=None` opens without a
     // warning
-    let mut cons = String::from("{\"zarr_consolidated_format\":1,\"metadata\":{");
+    let mut cons = crate::consolidated::ConsolidatedV2::new();
     let mut meta = |w: &mut RefWriter<'_>, key: String, v: &Value| -> Result<(), ZarrError> {
         let text = to_text(v);
-        if !cons.ends_with('{') {
-            cons.push(',');
-        }
-        cons.push_str(&serde_json::to_string(&key).map_err(json_output)?);
-        cons.push(':');
-        cons.push_str(&text);
+        cons.add(&key, &text)?;
         w.meta_text(&key, &text)
     };
     for e in &entries {
@@ -196,8 +191,7 @@ pub fn write_references(
             }
         }
     }
-    cons.push_str("}}");
-    w.meta_text(".zmetadata", &cons)?;
+    w.meta_text(crate::consolidated::V2_KEY, &cons.finish())?;
     w.raw(b"}}\n")?;
     w.flush()?;
     Ok(warnings)

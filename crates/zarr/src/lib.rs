@@ -15,6 +15,7 @@
 
 mod attrs;
 mod codecs;
+mod consolidated;
 mod convert;
 mod dtype;
 mod error;

@@ -144,6 +144,8 @@ struct Ctx<'a> {
     registry: std::sync::Arc<Registry>,
     /// The number of the next variable's first unit (see [`ChunkScope`]).
     next_unit: std::sync::atomic::AtomicU64,
+    /// Pure Zarr: every metadata object written, by key, for the consolidated metadata.
+    meta: std::sync::Mutex<std::collections::BTreeMap<String, Value>>,
 }
 
 /// How metadata is spelled: pure Zarr or NCZarr, and which NCZarr layout.
@@ -202,7 +204,48 @@ impl Ctx<'_> {
     }
 
     fn put_json(&self, key: &str, v: &Value) -> Result<(), ZarrError> {
+        if self.pure {
+            self.meta
+                .lock()
+                .map_err(|_| ZarrError::meta(key, "metadata list lock poisoned"))?
+                .insert(key.to_string(), v.clone());
+        }
         Ok(self.store.put(key, crate::json::to_text(v).as_bytes())?)
+    }
+
+    /// Pure Zarr: write the consolidated metadata, after every other metadata object (v2:
+    /// `.zmetadata`; v3: the root `zarr.json` again, now holding every node below it).
+    /// NCZarr output has none (netCDF-C writes none; it stays as netCDF-C writes it).
+    fn consolidate(&self) -> Result<(), ZarrError> {
+        if !self.pure {
+            return Ok(());
+        }
+        let meta = std::mem::take(
+            &mut *self
+                .meta
+                .lock()
+                .map_err(|_| ZarrError::meta("", "metadata list lock poisoned"))?,
+        );
+        if self.opts.v3 {
+            let Some(root) = meta.get("zarr.json") else {
+                return Ok(());
+            };
+            let nodes = meta
+                .iter()
+                .filter_map(|(k, v)| Some((k.strip_suffix("/zarr.json")?.to_string(), v.clone())))
+                .collect();
+            let text = crate::json::to_text(&crate::consolidated::v3_root(root, &nodes));
+            return Ok(self.store.put("zarr.json", text.as_bytes())?);
+        }
+        let mut c = crate::consolidated::ConsolidatedV2::new();
+        for (k, v) in &meta {
+            if crate::consolidated::is_v2_metadata(k) {
+                c.add(k, &crate::json::to_text(v))?;
+            }
+        }
+        Ok(self
+            .store
+            .put(crate::consolidated::V2_KEY, c.finish().as_bytes())?)
     }
 }
 
@@ -292,8 +335,10 @@ pub fn write_into(
         xarray,
         registry,
         next_unit: std::sync::atomic::AtomicU64::new(0),
+        meta: std::sync::Mutex::default(),
     };
-    write_group(&cx, "", ROOT)
+    write_group(&cx, "", ROOT)?;
+    cx.consolidate()
 }
 
 fn check_model(ds: &Dataset) -> Result<(), ZarrError> {

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use super::common::{bin, root, tempdir};
+use super::common::{bin, python_script, root, tempdir};
 use super::servers::{FaultProxy, Faults, Moto};
 use super::{ok, server, stderr, tool, SECRET};
 
@@ -366,6 +366,101 @@ fn parts_on_s3_equal_a_one_process_copy_even_after_a_kill() {
         );
         same_objects(&want, &objects(m, "fanout", &prefix));
     }
+}
+
+/// Pure Zarr by parts, in a directory and in the S3 server: the consolidated metadata (v2
+/// `.zmetadata`, v3 inline in the root `zarr.json`) appears only at finish, and zarr-python 3's
+/// `open_consolidated` and xarray's `open_zarr(consolidated=True)` read every value through it.
+#[test]
+fn finish_consolidates_and_zarr_python_and_xarray_read_it() {
+    let Some(m) = server() else { return };
+    m.bucket("fanoutcons");
+    let dir = tempdir("fanout-cons");
+    fanout_source(&dir);
+    let ep = m.endpoint();
+    let run = |a: &[&str]| tool("nccopy-rs", a, &dir, &ep, &[]);
+    let mut checks = Vec::new();
+    for (name, mode, extra) in KINDS.iter().filter(|k| k.0 != "nczarr") {
+        for place in ["file", "s3"] {
+            let (dst, key) = if place == "file" {
+                (format!("file://c-{name}#mode={mode},file"), String::new())
+            } else {
+                (
+                    format!("s3://fanoutcons/c-{name}#mode={mode}"),
+                    format!("c-{name}"),
+                )
+            };
+            ok(&run(&args(extra, "init", &dst)), "init");
+            for p in ["1/2", "0/2"] {
+                ok(&run(&args(extra, p, &dst)), p);
+            }
+            // complete but not finished: neither consolidated nor looking complete
+            let top: Vec<String> = if place == "file" {
+                std::fs::read_dir(dir.join(format!("c-{name}")))
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            } else {
+                m.keys("fanoutcons", &format!("{key}/"))
+                    .into_iter()
+                    .map(|k| k[key.len() + 1..].to_string())
+                    .collect()
+            };
+            for k in [".zmetadata", "zarr.json", ".zgroup"] {
+                assert!(
+                    !top.contains(&k.to_string()),
+                    "{name} {place}: {k} before finish"
+                );
+            }
+            ok(&run(&args(extra, "finish", &dst)), "finish");
+            let fmt = if *name == "v3" { 3 } else { 2 };
+            checks.push(format!("({place:?}, {:?}, {fmt})", format!("c-{name}")));
+        }
+    }
+    let script = format!(
+        r#"
+import warnings, numpy as np, zarr, xarray as xr
+from obstore.store import S3Store
+from zarr.storage import ObjectStore, LocalStore
+nt, ny, nx = 12, 20, 30
+a = ((np.arange(nt * ny * nx) * 7) % 1000 + 0.5).astype("f4").reshape(nt, ny, nx)
+b = (np.arange(ny * nx) * 3 - 500).astype("i4").reshape(ny, nx)
+c = (np.arange(nx) * 11).astype("i2")
+for place, name, fmt in [{}]:
+    if place == "s3":
+        st = ObjectStore(S3Store("fanoutcons", prefix=name, endpoint="{ep}", region="us-east-1",
+                         access_key_id="testing", secret_access_key="x",
+                         client_options={{"allow_http": True}}), read_only=True)
+    else:
+        st = LocalStore(name, read_only=True)
+    g = zarr.open_consolidated(st, mode="r", zarr_format=fmt)
+    assert g.metadata.consolidated_metadata is not None, name
+    assert sorted(g.metadata.consolidated_metadata.metadata) == ["a", "b", "g", "s"],         sorted(g.metadata.consolidated_metadata.metadata)
+    assert (g["a"][:] == a).all() and (g["b"][:] == b).all() and np.asarray(g["s"][...]).ravel().tolist() == [3.25]
+    assert (g["g"]["c"][:] == c).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = xr.open_zarr(st, consolidated=True, zarr_format=fmt, mask_and_scale=False)
+    assert (ds["a"].values == a).all() and (ds["b"].values == b).all()
+    assert ds["s"].values.ravel().tolist() == [3.25]
+    assert ds.attrs["title"] == "fan-out", ds.attrs
+    print(place, name, "equal")
+"#,
+        checks.join(", ")
+    );
+    let Some(out) = python_script(
+        &dir,
+        "import zarr, xarray, obstore; assert int(zarr.__version__.split('.')[0]) >= 3",
+        "zarr 3, xarray and obstore",
+        &script,
+    ) else {
+        return;
+    };
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(
+        out,
+        "file c-v2 equal\ns3 c-v2 equal\nfile c-v3 equal\ns3 c-v3 equal\n"
+    );
 }
 
 /// examples/dask_fanout.py on a LocalCluster of two workers against the S3 server.

@@ -318,6 +318,9 @@ pub enum Faults {
     Transient { every: usize },
     /// Pass everything through, each request after a delay.
     Slow { ms: u64 },
+    /// Answer every request of these methods with HTTP 500 (S3 `InternalError`); pass the
+    /// others through.
+    FailMethods(&'static [&'static str]),
     /// Answer every request with this status and S3 error body.
     Always {
         status: u16,
@@ -331,6 +334,8 @@ pub struct FaultProxy {
     pub port: u16,
     pub faults: Arc<Mutex<Faults>>,
     pub seen: Arc<AtomicUsize>,
+    /// Requests passed through, by kind: the method, `LIST` for a GET listing a bucket.
+    pub kinds: Arc<Mutex<std::collections::BTreeMap<String, usize>>>,
 }
 
 impl FaultProxy {
@@ -339,14 +344,25 @@ impl FaultProxy {
         let port = listener.local_addr().unwrap().port();
         let faults = Arc::new(Mutex::new(faults));
         let seen = Arc::new(AtomicUsize::new(0));
-        let (f, n) = (faults.clone(), seen.clone());
+        let kinds = Arc::new(Mutex::new(std::collections::BTreeMap::new()));
+        let (f, n, k) = (faults.clone(), seen.clone(), kinds.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
-                let (f, n) = (f.clone(), n.clone());
-                std::thread::spawn(move || proxy_conn(conn, upstream, &f, &n));
+                let (f, n, k) = (f.clone(), n.clone(), k.clone());
+                std::thread::spawn(move || proxy_conn(conn, upstream, &f, &n, &k));
             }
         });
-        FaultProxy { port, faults, seen }
+        FaultProxy {
+            port,
+            faults,
+            seen,
+            kinds,
+        }
+    }
+
+    /// The requests passed through by kind since the last call, and start counting anew.
+    pub fn take_kinds(&self) -> std::collections::BTreeMap<String, usize> {
+        std::mem::take(&mut *self.kinds.lock().unwrap())
     }
 
     pub fn set(&self, f: Faults) {
@@ -358,7 +374,13 @@ impl FaultProxy {
     }
 }
 
-fn proxy_conn(conn: TcpStream, upstream: u16, faults: &Mutex<Faults>, seen: &AtomicUsize) {
+fn proxy_conn(
+    conn: TcpStream,
+    upstream: u16,
+    faults: &Mutex<Faults>,
+    seen: &AtomicUsize,
+    kinds: &Mutex<std::collections::BTreeMap<String, usize>>,
+) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(30)));
     let mut r = BufReader::new(conn.try_clone().unwrap());
     let mut w = conn;
@@ -370,7 +392,21 @@ fn proxy_conn(conn: TcpStream, upstream: u16, faults: &Mutex<Faults>, seen: &Ato
             return;
         };
         let n = seen.fetch_add(1, Ordering::Relaxed);
-        let f = faults.lock().unwrap().clone();
+        let mut f = faults.lock().unwrap().clone();
+        if let Faults::FailMethods(methods) = f {
+            f = if methods
+                .iter()
+                .any(|m| head.first.starts_with(&format!("{m} ")))
+            {
+                Faults::Always {
+                    status: 500,
+                    code: "InternalError".into(),
+                    message: "We encountered an internal error. Please try again.".into(),
+                }
+            } else {
+                Faults::None
+            };
+        }
         match f {
             Faults::Always {
                 status,
@@ -411,6 +447,13 @@ fn proxy_conn(conn: TcpStream, upstream: u16, faults: &Mutex<Faults>, seen: &Ato
             }
             _ => {}
         }
+        let method = head.first.split(' ').next().unwrap_or("").to_string();
+        let kind = if method == "GET" && head.first.contains("list-type=") {
+            "LIST".to_string()
+        } else {
+            method
+        };
+        *kinds.lock().unwrap().entry(kind).or_default() += 1;
         // forward on a fresh connection, answer with what the server said
         let Ok(mut up) = TcpStream::connect(("127.0.0.1", upstream)) else {
             return;

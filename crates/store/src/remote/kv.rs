@@ -6,12 +6,19 @@
 //! order (the Zarr writer ranks arrays' metadata before groups', the root's last), so a store
 //! being written never looks complete to a reader. A failure removes what was written, as far
 //! as the server lets it, and the error lists the keys it left.
+//!
+//! Replacing a store in place ([`ObjectKvStore::create`] over an old one) costs the new
+//! store's PUTs plus batched deletes (one request per 1,000 keys on S3): the old metadata
+//! objects go first (the root's, then the rest), so the old store stops looking complete
+//! before any of its chunks is overwritten; old chunks the new store writes again are simply
+//! overwritten; the old keys it does not write (a chunk now all fill, a variable no longer
+//! there) are deleted at close, after every new chunk and before the new metadata.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use super::connect::{is_not_found, object_path, remote_error};
@@ -40,6 +47,9 @@ pub struct ObjectKvStore {
     deferred: Mutex<BTreeMap<String, Vec<u8>>>,
     pending: Mutex<Vec<InFlight>>,
     written: Mutex<Vec<String>>,
+    /// Keys of the store this one replaces: those this one did not write are deleted at
+    /// close, before the metadata; all of them on a failure.
+    stale: Mutex<BTreeSet<String>>,
     failed: Mutex<Option<String>>,
     closed: Mutex<bool>,
 }
@@ -50,6 +60,21 @@ impl std::fmt::Debug for ObjectKvStore {
             .field("url", &self.url.display)
             .finish_non_exhaustive()
     }
+}
+
+/// The first keys of a list, for a message.
+fn list_keys(keys: &[String]) -> String {
+    let shown: Vec<&str> = keys
+        .iter()
+        .take(MAX_KEYS_SHOWN)
+        .map(String::as_str)
+        .collect();
+    let more = if keys.len() > MAX_KEYS_SHOWN {
+        ", ..."
+    } else {
+        ""
+    };
+    format!("{}{more}", shown.join(", "))
 }
 
 fn poisoned(u: &RemoteUrl) -> StoreError {
@@ -69,6 +94,7 @@ impl ObjectKvStore {
             deferred: Mutex::default(),
             pending: Mutex::default(),
             written: Mutex::default(),
+            stale: Mutex::default(),
             failed: Mutex::default(),
             closed: Mutex::new(false),
         }
@@ -92,8 +118,10 @@ impl ObjectKvStore {
     }
 
     /// A store to write at `u`: an existing store there (a prefix holding a top-level
-    /// metadata key, as `rank` tells) is removed first, its metadata before its data; a
-    /// prefix holding other objects is refused.
+    /// metadata key, as `rank` tells) is replaced: its metadata objects are deleted at once
+    /// (the top-level ones first), its other keys either overwritten by the new store or
+    /// deleted at [`Store::close`] before the new metadata; a prefix holding other objects is
+    /// refused.
     pub(crate) fn create(
         u: &RemoteUrl,
         store: Arc<dyn ObjectStore>,
@@ -121,14 +149,66 @@ impl ObjectKvStore {
                     ),
                 });
             }
-            // the old store stops looking complete first: metadata, shallow to deep, then data
-            let mut order = old;
-            order.sort_by_key(|k| (rank(k).is_none(), k.matches('/').count()));
-            for k in &order {
-                s.delete_now(k)?;
+            // the old store stops looking complete first: its top-level metadata (what a
+            // reader opens first), then the rest of its metadata, each in batches; its data
+            // keys stay until the new store has overwritten them or close deletes them
+            let (meta, data): (Vec<String>, Vec<String>) =
+                old.into_iter().partition(|k| rank(k).is_some());
+            let (top, deep): (Vec<String>, Vec<String>) =
+                meta.into_iter().partition(|k| !k.contains('/'));
+            for batch in [top, deep] {
+                let left = s.delete_many(batch)?;
+                if !left.is_empty() {
+                    return Err(StoreError::Remote {
+                        url: u.display.clone(),
+                        cause: format!(
+                            "cannot remove the metadata of the store being replaced: {} are \
+                             left",
+                            list_keys(&left)
+                        ),
+                        cure: None,
+                    });
+                }
             }
+            *s.stale.lock().map_err(|_| poisoned(u))? = data.into_iter().collect();
         }
         Ok(s)
+    }
+
+    /// Delete `keys` in batches (S3's DeleteObjects: up to 1,000 keys a request), missing
+    /// keys counting as deleted; the keys that could not be deleted.
+    fn delete_many(&self, keys: Vec<String>) -> Result<Vec<String>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let requests = match self.url.cloud {
+            Cloud::S3 => keys.len().div_ceil(1000),
+            _ => keys.len(),
+        };
+        let paths: Vec<object_store::path::Path> =
+            keys.iter().map(|k| object_path(&self.url, k)).collect();
+        let done: BTreeSet<String> = block_on(async {
+            let _p = permit().await;
+            for _ in 0..requests {
+                count_request();
+            }
+            let input = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
+            self.store
+                .delete_stream(input)
+                .filter_map(|r| async move {
+                    match r {
+                        Ok(p) => Some(p.to_string()),
+                        Err(object_store::Error::NotFound { path, .. }) => Some(path),
+                        Err(_) => None,
+                    }
+                })
+                .collect()
+                .await
+        })?;
+        Ok(keys
+            .into_iter()
+            .filter(|k| !done.contains(object_path(&self.url, k).as_ref()))
+            .collect())
     }
 
     fn delete_now(&self, key: &str) -> Result<(), StoreError> {
@@ -178,33 +258,25 @@ impl ObjectKvStore {
     /// Remove what was written (best effort) and say what is left.
     fn left_behind(&self) -> String {
         let _ = self.drain();
-        let written: Vec<String> = self
+        let mut gone: BTreeSet<String> = self
             .written
             .lock()
-            .map(|mut w| std::mem::take(&mut *w))
+            .map(|mut w| std::mem::take(&mut *w).into_iter().collect())
             .unwrap_or_default();
-        let left: Vec<String> = written
-            .into_iter()
-            .filter(|k| self.delete_now(k).is_err())
-            .collect();
+        // what is left of a store this one replaced goes too (its metadata went first)
+        if let Ok(mut s) = self.stale.lock() {
+            gone.append(&mut s);
+        }
+        let keys: Vec<String> = gone.into_iter().collect();
+        let left = self.delete_many(keys.clone()).unwrap_or(keys);
         if left.is_empty() {
             return "nothing was left behind (the objects written were removed)".into();
         }
-        let shown: Vec<&str> = left
-            .iter()
-            .take(MAX_KEYS_SHOWN)
-            .map(String::as_str)
-            .collect();
         format!(
             "{} objects were left without their metadata, so no reader takes them for a store: \
-             {}{} (remove everything below {})",
+             {} (remove everything below {})",
             left.len(),
-            shown.join(", "),
-            if left.len() > MAX_KEYS_SHOWN {
-                ", ..."
-            } else {
-                ""
-            },
+            list_keys(&left),
             self.url.display
         )
     }
@@ -437,6 +509,9 @@ impl Store for ObjectKvStore {
         if let Ok(mut d) = self.deferred.lock() {
             d.remove(key);
         }
+        if let Ok(mut s) = self.stale.lock() {
+            s.remove(key);
+        }
         self.settle()?;
         self.delete_now(key)
     }
@@ -453,6 +528,29 @@ impl Store for ObjectKvStore {
         *closed = true;
         if let Some(f) = self.drain()?.or_else(|| self.first_failure()) {
             return Err(self.fail(f));
+        }
+        // the replaced store's keys this one did not write, after every chunk and before the
+        // metadata: the new store never looks complete with an old chunk in it (a key whose
+        // upload failed stays in `stale` until here, so a failure removes and names it too)
+        let stale: Vec<String> = {
+            let written = self.written.lock().map_err(|_| poisoned(&self.url))?;
+            let written: std::collections::HashSet<&str> =
+                written.iter().map(String::as_str).collect();
+            std::mem::take(&mut *self.stale.lock().map_err(|_| poisoned(&self.url))?)
+                .into_iter()
+                .filter(|k| !written.contains(k.as_str()))
+                .collect()
+        };
+        let left = self.delete_many(stale)?;
+        if !left.is_empty() {
+            let n = left.len();
+            let shown = list_keys(&left);
+            if let Ok(mut s) = self.stale.lock() {
+                s.extend(left);
+            }
+            return Err(self.fail(format!(
+                "cannot remove {n} objects of the store being replaced: {shown}"
+            )));
         }
         // metadata last, in rank order; objects of one rank concurrently
         let deferred = std::mem::take(&mut *self.deferred.lock().map_err(|_| poisoned(&self.url))?);
