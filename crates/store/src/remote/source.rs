@@ -1,16 +1,23 @@
 //! A remote object as a [`ByteSource`]: one HEAD for its length, then ranged GETs. Small reads
 //! (HDF5 and classic metadata) go through aligned blocks kept in a bounded cache, so a header
-//! spread over many small structures costs a few requests; a reader that keeps missing the
-//! cache is fetched wider spans (1, 1, 2, 4, then 8 blocks, for its first 16 misses), so a
-//! header scattered over megabytes costs a dozen requests, not one per block. Large reads (chunks) go to the
-//! server, except that a large read continuing where an earlier one ended (a copy reading a
-//! variable's chunks in file order) is served from read-ahead windows: 4 MiB, doubling to
-//! 16 MiB, the next window fetched in the background while the current one is read.
+//! spread over many small structures costs a few requests. A reader missing the cache a third
+//! time walks a header larger than a block or two: that miss fetches the aligned 16 MiB around
+//! it, later ones 4 MiB (for the first 16 misses), so a header scattered over megabytes costs a
+//! handful of requests; while the 16 MiB is not of use (a copy reading a lone chunk index
+//! node), later misses fetch one block. A miss of a block another reader is
+//! fetching waits for that fetch. Large reads (chunks) go to the server, except that a large
+//! read continuing where an earlier one ended (a copy reading a variable's chunks in file
+//! order) is served from read-ahead windows: 4 MiB, doubling to 16 MiB, the next window fetched
+//! in the background while the current one is read. The windows are held in one pool of
+//! 64 MiB that serves any large read falling in them, whichever run fetched them, and a new
+//! window never fetches bytes held already. A run whose variable is stored in stretches
+//! between other variables' chunks (it jumps forward) has its windows end where its stretch
+//! ends when as long as the last one, so it does not fetch the others' chunks.
 //! [`ByteSource::read_ranges`] merges close ranges into one GET and runs the GETs concurrently.
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -36,16 +43,36 @@ const MAX_BLOCKS: usize = 64;
 const COALESCE_GAP: u64 = 256 * 1024;
 /// Largest merged request.
 const MAX_SPAN: u64 = 64 << 20;
-/// The widest span (in blocks) a cache miss fetches once the reader has missed often.
+/// The span (in blocks, aligned) a source's third cache miss fetches (16 MiB): a reader
+/// missing a third time walks a header larger than a block or two, and a header lies mostly
+/// near the start of the file (a netCDF-4 file's object headers between its first chunks).
+/// Two misses are common (a header at the start and a few structures at the end, written
+/// last) and fetch a block each.
+const WIDE: u64 = 32;
+/// The span of the misses after the third (4 MiB), while they are fewer than [`GROW_MISSES`]
+/// and the wide span was of use.
 const MAX_GROW: u64 = 8;
 /// Misses that may fetch wider spans: opening a file reads its header; later small reads (a
 /// chunk index now and then) are far apart, and a wide span around them would be wasted.
 const GROW_MISSES: u32 = 16;
+/// Blocks of the wide span that must have been read (the missed one included) before later
+/// misses fetch [`MAX_GROW`] blocks: until then the third miss may have been a lone
+/// structure (a chunk index node of a copy), and a miss fetches one block.
+const WIDE_USED: u32 = 2;
 /// The first read-ahead window of a run of large reads, and the largest (each window twice
-/// the last). At most [`STREAMS`] runs are followed, each holding at most two windows.
+/// the last). At most [`STREAMS`] runs are followed, their windows held in one pool of
+/// [`POOL`] bytes.
 const AHEAD_MIN: u64 = 4 << 20;
 const AHEAD_MAX: u64 = 16 << 20;
 const STREAMS: usize = 4;
+/// Bytes of read-ahead windows held (a 64 MiB pool and a 128 MiB one differed by 1 % of the
+/// bytes received, replayed on a copy's trace).
+const POOL: u64 = 64 << 20;
+/// A large read at most this far past the end of a run continues it (a new stretch).
+const JUMP: u64 = 16 << 20;
+/// Bytes a window of a run in stretches reaches past the stretch's predicted end (stretches
+/// of compressed chunks differ a little in length).
+const SLACK: u64 = 256 << 10;
 
 /// An object in a bucket or on a web server, read by range.
 pub struct ObjectSource {
@@ -54,9 +81,16 @@ pub struct ObjectSource {
     path: Path,
     len: u64,
     cache: Mutex<Blocks>,
-    /// Cache misses so far: the span the next miss fetches grows with them.
-    misses: AtomicU32,
     ahead: Mutex<Ahead>,
+    /// This source's requests and bytes received.
+    tally: Arc<Tally>,
+}
+
+/// Requests sent and bytes received by one source (the process-wide counts are `io_stats`).
+#[derive(Default)]
+struct Tally {
+    requests: AtomicU64,
+    bytes: AtomicU64,
 }
 
 /// A window being fetched or fetched: its bytes, shared by every reader waiting for them.
@@ -64,30 +98,82 @@ type Window = Shared<BoxFuture<'static, Result<Bytes, Arc<object_store::Error>>>
 /// A window and the bytes of the object it holds.
 type Placed = (Range<u64>, Window);
 
-/// Runs of large reads followed for read-ahead.
+/// Runs of large reads followed for read-ahead, and the windows fetched for them.
 #[derive(Default)]
 struct Ahead {
     streams: Vec<Stream>,
+    /// Windows held, disjoint: any large read falling in them is served from them, whichever
+    /// run fetched them (a window on one variable's run also holds other variables' chunks,
+    /// read later by their own runs). At most [`POOL`] bytes, the least recently used dropped.
+    pool: Vec<Held>,
     tick: u64,
 }
 
 struct Stream {
     /// Where the last read served ended.
     end: u64,
-    /// Fetched (or being fetched) windows, in file order.
-    windows: Vec<Placed>,
+    /// Where the run's current stretch of adjacent reads began.
+    start: u64,
+    /// The length of its last stretch: the next one is taken to be as long.
+    stretch: Option<u64>,
+    /// Where the windows fetched for this run end.
+    reach: u64,
     /// The size of the next window.
     next: u64,
     /// Last use, to drop the stream used least recently.
     tick: u64,
 }
 
-impl Stream {
-    /// Where the windows end (or the last read, without windows).
-    fn reach(&self) -> u64 {
-        self.windows
-            .last()
-            .map_or(self.end, |w| w.0.end.max(self.end))
+struct Held {
+    range: Range<u64>,
+    window: Window,
+    /// Last use, to drop the window used least recently.
+    tick: u64,
+}
+
+impl Ahead {
+    /// The held windows covering `from..` without a hole (each marked used), and where
+    /// they end (`from` when none holds it).
+    fn covered(&mut self, from: u64, upto: u64) -> (Vec<Placed>, u64) {
+        let tick = self.tick;
+        let mut out = Vec::new();
+        let mut pos = from;
+        while pos < upto {
+            let Some(h) = self.pool.iter_mut().find(|h| h.range.contains(&pos)) else {
+                break;
+            };
+            h.tick = tick;
+            out.push((h.range.clone(), h.window.clone()));
+            pos = h.range.end;
+        }
+        (out, pos)
+    }
+
+    /// Where the next held window after `pos` starts (`len` when none).
+    fn next_held(&self, pos: u64, len: u64) -> u64 {
+        self.pool
+            .iter()
+            .map(|h| h.range.start)
+            .filter(|&s| s > pos)
+            .min()
+            .unwrap_or(len)
+    }
+
+    /// Drop the windows used least recently until at most [`POOL`] bytes are held, but
+    /// none overlapping `keep`.
+    fn evict(&mut self, keep: &Range<u64>) {
+        let mut held: u64 = self.pool.iter().map(|h| h.range.end - h.range.start).sum();
+        while held > POOL {
+            let old = (0..self.pool.len())
+                .filter(|&k| {
+                    let r = &self.pool[k].range;
+                    r.end <= keep.start || r.start >= keep.end
+                })
+                .min_by_key(|&k| self.pool[k].tick);
+            let Some(old) = old else { break };
+            let h = self.pool.swap_remove(old);
+            held -= h.range.end - h.range.start;
+        }
     }
 }
 
@@ -95,9 +181,44 @@ impl Stream {
 struct Blocks {
     map: HashMap<u64, Bytes>,
     order: VecDeque<u64>,
+    /// Runs of blocks (block numbers) being fetched: a reader missing one of them waits for that fetch.
+    fetching: Vec<(Range<u64>, Window)>,
+    /// Cache misses so far: the span the next miss fetches depends on them.
+    misses: u32,
+    /// The wide span (block numbers) fetched by the third miss, and which of its blocks
+    /// were read (a bit each): later misses fetch wider spans only once it proved of use.
+    wide: Option<(Range<u64>, u64)>,
 }
 
 impl Blocks {
+    /// Note that block `i` was read (for judging the wide span).
+    fn touch(&mut self, i: u64) {
+        if let Some((r, used)) = &mut self.wide {
+            if r.contains(&i) {
+                *used |= 1 << (i - r.start);
+            }
+        }
+    }
+
+    /// The span (in blocks) the next miss fetches, aligned to its size: 1 block twice, then
+    /// [`WIDE`], then [`MAX_GROW`] while the wide span is of use, until [`GROW_MISSES`]
+    /// misses; else 1.
+    fn miss_span(&mut self) -> u64 {
+        let n = self.misses;
+        self.misses = n.saturating_add(1);
+        let used = self.wide.as_ref().map_or(0, |w| w.1.count_ones());
+        match n {
+            2 => WIDE,
+            3.. if n < GROW_MISSES && used >= WIDE_USED => MAX_GROW,
+            _ => 1,
+        }
+    }
+
+    /// Block `i` is neither held nor being fetched.
+    fn free(&self, i: u64) -> bool {
+        !self.map.contains_key(&i) && !self.fetching.iter().any(|f| f.0.contains(&i))
+    }
+
     fn get(&self, i: u64) -> Option<Bytes> {
         self.map.get(&i).cloned()
     }
@@ -167,9 +288,33 @@ impl ObjectSource {
             path,
             len: meta.size,
             cache: Mutex::new(Blocks::default()),
-            misses: AtomicU32::new(0),
             ahead: Mutex::new(Ahead::default()),
+            tally: Arc::default(),
         })
+    }
+
+    /// One ranged GET of this object, counted in its tally; runs in the background from now on.
+    fn get(
+        &self,
+        r: Range<u64>,
+    ) -> impl std::future::Future<Output = Result<Bytes, object_store::Error>> + Send + 'static
+    {
+        let (store, path, tally) = (self.store.clone(), self.path.clone(), self.tally.clone());
+        async move {
+            let b = fetch(store.as_ref(), &path, r).await?;
+            tally.requests.fetch_add(1, Ordering::Relaxed);
+            tally.bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
+            Ok(b)
+        }
+    }
+
+    /// Ranged GETs sent by this source and the bytes they returned.
+    #[cfg(test)]
+    fn sent(&self) -> (u64, u64) {
+        (
+            self.tally.requests.load(Ordering::Relaxed),
+            self.tally.bytes.load(Ordering::Relaxed),
+        )
     }
 
     fn err(&self, e: &object_store::Error) -> StoreError {
@@ -187,77 +332,100 @@ impl ObjectSource {
         }
     }
 
-    /// The blocks `first..=last`, from the cache or fetched (runs of missing blocks by one
-    /// request each, concurrently).
+    /// The blocks `first..=last`, from the cache, from a fetch of another reader already
+    /// under way, or fetched (runs of missing blocks by one request each, concurrently).
     fn blocks(&self, first: u64, last: u64) -> Result<Vec<Bytes>, StoreError> {
-        let mut have: Vec<Option<Bytes>> = {
-            let c = self.cache.lock().map_err(|_| self.poisoned())?;
-            (first..=last).map(|i| c.get(i)).collect()
-        };
-        let mut runs: Vec<Range<u64>> = Vec::new();
-        for (k, b) in have.iter().enumerate() {
-            if b.is_none() {
-                let i = first + k as u64;
-                match runs.last_mut() {
-                    Some(r) if r.end == i => r.end = i + 1,
-                    _ => runs.push(i..i + 1),
+        let mut have: Vec<Option<Bytes>> = vec![None; (last - first + 1) as usize];
+        // spans of blocks to wait for: (blocks, their fetch, fetched by this reader)
+        let mut waits: Vec<(Range<u64>, Window, bool)> = Vec::new();
+        {
+            let mut c = self.cache.lock().map_err(|_| self.poisoned())?;
+            let mut runs: Vec<Range<u64>> = Vec::new();
+            for i in first..=last {
+                if let Some(b) = c.get(i) {
+                    c.touch(i);
+                    have[(i - first) as usize] = Some(b);
+                } else if let Some(f) = c.fetching.iter().find(|f| f.0.contains(&i)) {
+                    // another reader is fetching it: wait for that fetch, do not send another
+                    if !waits.iter().any(|w| w.0 == f.0) {
+                        waits.push((f.0.clone(), f.1.clone(), false));
+                    }
+                } else {
+                    match runs.last_mut() {
+                        Some(r) if r.end == i => r.end = i + 1,
+                        _ => runs.push(i..i + 1),
+                    }
                 }
             }
-        }
-        if !runs.is_empty() {
-            // a reader that keeps missing reads a scattered header: each miss fetches a wider
-            // aligned span (1, 1, 2, 4, then MAX_GROW blocks), its blocks not cached yet; after
-            // GROW_MISSES misses, one block again
-            let nblocks = self.len.div_ceil(BLOCK);
-            let c = self.cache.lock().map_err(|_| self.poisoned())?;
-            for r in &mut runs {
-                let n = self.misses.fetch_add(1, Ordering::Relaxed);
-                let span = if n < GROW_MISSES {
-                    (1u64 << n.saturating_sub(1).min(8)).min(MAX_GROW)
-                } else {
-                    1
-                };
+            for mut r in runs {
+                let span = c.miss_span();
+                let nblocks = self.len.div_ceil(BLOCK);
+                // the span's blocks from its first to its last one neither held nor being
+                // fetched: one request (held blocks between them are fetched again)
                 let a = r.start / span * span;
                 let b = (a + span).min(nblocks);
-                while r.start > a && c.get(r.start - 1).is_none() {
-                    r.start -= 1;
+                if let Some(s) = (a..r.start).find(|&k| c.free(k)) {
+                    r.start = s;
                 }
-                while r.end < b && c.get(r.end).is_none() {
-                    r.end += 1;
+                if let Some(e) = (r.end..b).rev().find(|&k| c.free(k)) {
+                    r.end = e + 1;
                 }
+                if span == WIDE {
+                    // the blocks this read wants count as read
+                    let want = (first.max(r.start) - r.start)..(last.min(r.end - 1) + 1 - r.start);
+                    c.wide = Some((r.clone(), want.fold(0, |m, k| m | 1 << k)));
+                }
+                let w = self.window(r.start * BLOCK..(r.end * BLOCK).min(self.len))?;
+                c.fetching.push((r.clone(), w.clone()));
+                waits.push((r, w, true));
             }
         }
-        if !runs.is_empty() {
-            let len = self.len;
-            let fetched = block_on(futures::future::try_join_all(runs.iter().map(|r| {
-                let range = r.start * BLOCK..(r.end * BLOCK).min(len);
-                fetch(self.store.as_ref(), &self.path, range)
-            })))?
-            .map_err(|e| self.err(&e))?;
-            let mut c = self.cache.lock().map_err(|_| self.poisoned())?;
-            for (r, bytes) in runs.iter().zip(fetched) {
-                let want = ((r.end * BLOCK).min(len) - r.start * BLOCK) as usize;
-                if bytes.len() != want {
-                    return Err(self.short(&(r.start * BLOCK..r.end * BLOCK), bytes.len()));
+        if waits.is_empty() {
+            return Ok(have.into_iter().flatten().collect());
+        }
+        let got = block_on(futures::future::join_all(waits.iter().map(|w| w.1.clone())))?;
+        let mut c = self.cache.lock().map_err(|_| self.poisoned())?;
+        let mut failed = None;
+        for ((r, _, mine), got) in waits.iter().zip(got) {
+            if *mine {
+                c.fetching.retain(|f| f.0 != *r);
+            }
+            let bytes = match got {
+                Ok(b) => b,
+                Err(e) => {
+                    failed.get_or_insert_with(|| self.err(&e));
+                    continue;
                 }
-                for i in r.clone() {
-                    let s = ((i - r.start) * BLOCK) as usize;
-                    let e = (s + BLOCK as usize).min(bytes.len());
-                    let b = bytes.slice(s..e);
-                    if (first..=last).contains(&i) {
-                        have[(i - first) as usize] = Some(b.clone());
-                    }
+            };
+            let want = ((r.end * BLOCK).min(self.len) - r.start * BLOCK) as usize;
+            if bytes.len() != want {
+                failed.get_or_insert_with(|| {
+                    self.short(&(r.start * BLOCK..r.end * BLOCK), bytes.len())
+                });
+                continue;
+            }
+            for i in r.clone() {
+                let s = ((i - r.start) * BLOCK) as usize;
+                let e = (s + BLOCK as usize).min(bytes.len());
+                let b = bytes.slice(s..e);
+                if (first..=last).contains(&i) {
+                    have[(i - first) as usize] = Some(b.clone());
+                }
+                if *mine {
                     c.put(i, b);
                 }
             }
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         Ok(have.into_iter().flatten().collect())
     }
 
     /// A window of bytes `r`, fetched in the background from now on.
     fn window(&self, r: Range<u64>) -> Result<Window, StoreError> {
-        let (store, path) = (self.store.clone(), self.path.clone());
-        let h = spawn(async move { fetch(store.as_ref(), &path, r).await.map_err(Arc::new) })?;
+        let get = self.get(r);
+        let h = spawn(async move { get.await.map_err(Arc::new) })?;
         Ok(async move {
             match h.await {
                 Ok(got) => got,
@@ -279,8 +447,7 @@ impl ObjectSource {
             self.ahead_windows(offset, end)?
         };
         let Some(windows) = windows else {
-            let b = block_on(fetch(self.store.as_ref(), &self.path, offset..end))?
-                .map_err(|e| self.err(&e))?;
+            let b = block_on(self.get(offset..end))?.map_err(|e| self.err(&e))?;
             if b.len() != buf.len() {
                 return Err(self.short(&(offset..end), b.len()));
             }
@@ -311,18 +478,29 @@ impl ObjectSource {
         Ok(())
     }
 
-    /// The read-ahead windows covering `offset..end` when the read falls in a window or
-    /// continues a run of large reads (starting the windows it needs and the one after);
-    /// `None` when it does neither (it then starts a run).
+    /// The read-ahead windows covering `offset..end` when the read falls in held windows or
+    /// continues a run of large reads (starting the windows it needs and the one after, but
+    /// not fetching again what is held); `None` when it does neither (it then starts a run).
     fn ahead_windows(&self, offset: u64, end: u64) -> Result<Option<Vec<Placed>>, StoreError> {
         let mut a = self.ahead.lock().map_err(|_| self.poisoned())?;
         a.tick += 1;
         let tick = a.tick;
-        let found = a.streams.iter().position(|s| {
-            s.windows.iter().any(|w| w.0.contains(&offset))
-                || (s.end <= offset && offset <= s.reach() + COALESCE_GAP)
-        });
+        // a read continuing a run, or else jumping a little forward of one (a variable's
+        // chunks stored in stretches between other variables' chunks)
+        let found = a
+            .streams
+            .iter()
+            .position(|s| s.end <= offset && offset <= s.reach.max(s.end) + COALESCE_GAP)
+            .or_else(|| {
+                a.streams
+                    .iter()
+                    .position(|s| s.end < offset && offset <= s.end + JUMP)
+            });
         let Some(i) = found else {
+            let (held, upto) = a.covered(offset, end);
+            if upto >= end {
+                return Ok(Some(held));
+            }
             if a.streams.len() >= STREAMS {
                 if let Some(old) = (0..a.streams.len()).min_by_key(|&k| a.streams[k].tick) {
                     a.streams.swap_remove(old);
@@ -330,32 +508,75 @@ impl ObjectSource {
             }
             a.streams.push(Stream {
                 end,
-                windows: Vec::new(),
+                start: offset,
+                stretch: None,
+                reach: end,
                 next: AHEAD_MIN,
                 tick,
             });
             return Ok(None);
         };
-        let s = &mut a.streams[i];
-        s.tick = tick;
-        s.end = s.end.max(end);
-        // windows wholly before this read are done with
-        s.windows.retain(|w| w.0.end > offset);
-        if s.windows.first().is_none_or(|w| w.0.start > offset) {
-            // past the windows (or none yet): a new one from here
-            s.windows.clear();
-            let r = offset..(offset + s.next.max(end - offset)).min(self.len);
+        let cap = {
+            let s = &mut a.streams[i];
+            s.tick = tick;
+            if offset > s.end + COALESCE_GAP {
+                // a new stretch: the last one ended at s.end
+                s.stretch = Some(s.end - s.start);
+                s.start = offset;
+                s.next = AHEAD_MIN;
+            }
+            s.end = s.end.max(end);
+            // windows stop where this stretch ends if as long as the last (or a multiple,
+            // once longer), not fetching the other variables' chunks after it
+            match s.stretch {
+                Some(l) if l > 0 => {
+                    let mut cap = s.start + l + SLACK;
+                    while cap <= end {
+                        cap += l;
+                    }
+                    cap.min(self.len)
+                }
+                _ => self.len,
+            }
+        };
+        // windows up to this read's end, each from the first byte not held to the next held
+        // window at most, and one more after the window holding its end, fetched while the
+        // held ones are read
+        loop {
+            let (held, from) = a.covered(offset, end);
+            let ahead = from >= end;
+            let from = if ahead {
+                let after = held.last().map_or(end, |w| w.0.end);
+                if after >= cap || a.covered(after, after + 1).1 > after {
+                    break;
+                }
+                after
+            } else {
+                from
+            };
+            let s = &mut a.streams[i];
+            let size = s.next.max(end.saturating_sub(from));
             s.next = (s.next * 2).min(AHEAD_MAX);
-            s.windows.push((r.clone(), self.window(r)?));
+            let to = (from + size)
+                .min(a.next_held(from, self.len))
+                .min(cap.max(end));
+            let window = self.window(from..to)?;
+            a.streams[i].reach = a.streams[i].reach.max(to);
+            a.pool.push(Held {
+                range: from..to,
+                window,
+                tick,
+            });
+            if ahead {
+                break;
+            }
         }
-        // the windows up to this read's end, and one more fetched while they are read
-        while s.reach() < self.len && (s.reach() < end || s.windows.len() < 2) {
-            let from = s.reach();
-            let r = from..(from + s.next).min(self.len);
-            s.next = (s.next * 2).min(AHEAD_MAX);
-            s.windows.push((r.clone(), self.window(r)?));
+        a.evict(&(offset..end));
+        let (held, upto) = a.covered(offset, end);
+        if upto < end {
+            return Err(self.short(&(offset..end), (upto - offset) as usize));
         }
-        Ok(Some(s.windows.clone()))
+        Ok(Some(held))
     }
 
     fn poisoned(&self) -> StoreError {
@@ -404,9 +625,7 @@ impl ByteSource for ObjectSource {
         }
         let spans = merge(ranges);
         let got = block_on(futures::future::try_join_all(
-            spans
-                .iter()
-                .map(|s| fetch(self.store.as_ref(), &self.path, s.clone())),
+            spans.iter().map(|s| self.get(s.clone())),
         ))?
         .map_err(|e| self.err(&e))?;
         for (s, b) in spans.iter().zip(&got) {
@@ -485,22 +704,25 @@ mod tests {
         (i.wrapping_mul(2_654_435_761) >> 13) as u8
     }
 
-    /// A 40 MiB object in memory, read as a copy and a header reader read: right bytes, and
-    /// requests few (the process-wide counters: the only test here that sends requests).
-    #[test]
-    fn read_ahead_and_growing_spans() {
-        use crate::remote::stats::io_stats;
-        use object_store::memory::InMemory;
+    /// An object of `len` bytes ([`byte`]) in a store in memory.
+    fn object(len: u64) -> (Arc<object_store::memory::InMemory>, RemoteUrl, Vec<u8>) {
         use object_store::{ObjectStoreExt, PutPayload};
-
-        let len: u64 = 40 << 20;
         let data: Vec<u8> = (0..len).map(byte).collect();
-        let store = Arc::new(InMemory::new());
+        let store = Arc::new(object_store::memory::InMemory::new());
         let u = crate::remote::url::parse_remote("s3://b/obj").unwrap();
         let path = object_path(&u, "");
         block_on(store.put(&path, PutPayload::from(data.clone())))
             .unwrap()
             .unwrap();
+        (store, u, data)
+    }
+
+    /// A 40 MiB object in memory, read as a copy and a header reader read: right bytes, and
+    /// requests few.
+    #[test]
+    fn read_ahead_and_growing_spans() {
+        let len: u64 = 40 << 20;
+        let (store, u, data) = object(len);
         let check = |src: &ObjectSource, off: u64, n: usize| {
             let mut buf = vec![0u8; n];
             src.read_at(off, &mut buf).unwrap();
@@ -512,7 +734,6 @@ mod tests {
 
         // two variables' chunks read in turn, each run in file order (150 kB chunks)
         let src = ObjectSource::open(&u, store.clone()).unwrap();
-        let before = io_stats().requests;
         let chunk = 150_000u64;
         let (mut a, mut b) = (0u64, 20 << 20);
         while b + chunk <= len {
@@ -524,22 +745,88 @@ mod tests {
         // a read back inside a window, and one across the end of the object
         check(&src, 1_000_000, 100_000);
         check(&src, len - 70_000, 70_000);
-        let sent = io_stats().requests - before;
-        // 282 reads: one HEAD; per run one GET, then windows of 4, 8, 16 MiB (and one more
+        let sent = src.sent().0;
+        // 282 reads: per run one GET, then windows of 4, 8, 16 MiB (and one more
         // fetched ahead); the read back before the windows one GET
         assert!(sent <= 14, "{sent} requests for 282 reads");
 
         // a header reader: 100-byte reads scattered over 64 blocks, in a shuffled order
         let src = ObjectSource::open(&u, store).unwrap();
-        let before = io_stats().requests;
         let mut k = 7u64;
         for _ in 0..64 {
             k = (k * 37 + 11) % 64;
             check(&src, k * (len / 64) + 300, 100);
         }
-        let sent = io_stats().requests - before;
-        // one HEAD, then spans of 1, 1, 2, 4, 8, 8, ... blocks: 17 requests, a few more as
-        // the 64-block cache drops some of the 80 (65 with one block a miss)
+        let sent = src.sent().0;
+        // spans of 1, 1, 32, then 8 blocks: the cache (64 blocks) drops some of the 80,
+        // and after 16 misses one block each
         assert!(sent <= 30, "{sent} requests for 64 scattered reads");
+    }
+
+    /// Readers missing the same block at once: one request, every reader the right bytes.
+    #[test]
+    fn concurrent_misses_share_one_fetch() {
+        use object_store::throttle::{ThrottleConfig, ThrottledStore};
+        let (mem, u, data) = object(3 << 20);
+        // each GET takes 200 ms, so the readers all miss while the first fetch is under way
+        let cfg = ThrottleConfig {
+            wait_get_per_call: std::time::Duration::from_millis(200),
+            ..ThrottleConfig::default()
+        };
+        let src = ObjectSource::open(&u, Arc::new(ThrottledStore::new(mem, cfg))).unwrap();
+        let barrier = std::sync::Barrier::new(4);
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let (src, barrier, data) = (&src, &barrier, &data);
+                s.spawn(move || {
+                    barrier.wait();
+                    let off = 1000 + t * 5000;
+                    let mut buf = vec![0u8; 3000];
+                    src.read_at(off, &mut buf).unwrap();
+                    assert!(buf == data[off as usize..off as usize + 3000], "reader {t}");
+                });
+            }
+        });
+        assert_eq!(
+            src.sent(),
+            (1, BLOCK),
+            "requests and bytes of 4 readers of block 0"
+        );
+    }
+
+    /// Two variables stored in alternating stretches of 16 chunks (as netCDF-C writes a file
+    /// record by record), copied one after the other: each byte received about once (before
+    /// the windows stopped at a stretch's end and were pooled, twice), requests few.
+    #[test]
+    fn stretches_of_interleaved_variables() {
+        let (na, nb) = (80_000u64, 200_000u64);
+        let period = 16 * (na + nb);
+        let len = 20 * period;
+        let (store, u, data) = object(len);
+        let src = ObjectSource::open(&u, store).unwrap();
+        let check = |off: u64, n: u64| {
+            let mut buf = vec![0u8; n as usize];
+            src.read_at(off, &mut buf).unwrap();
+            assert!(
+                buf == data[off as usize..(off + n) as usize],
+                "{n} bytes at {off}"
+            );
+        };
+        for p in 0..20 {
+            for k in 0..16 {
+                check(p * period + k * na, na);
+            }
+        }
+        for p in 0..20 {
+            for k in 0..16 {
+                check(p * period + 16 * na + k * nb, nb);
+            }
+        }
+        let (requests, bytes) = src.sent();
+        // 40 stretches: one window each, a few more while the first stretches are learnt
+        assert!(
+            bytes <= len + len / 8 && requests <= 60,
+            "{requests} requests, {bytes} bytes received for {len}"
+        );
     }
 }
