@@ -12,7 +12,7 @@
 //! 64 MiB that serves any large read falling in them, whichever run fetched them, and a new
 //! window never fetches bytes held already. A run whose variable is stored in stretches
 //! between other variables' chunks (it jumps forward) has its windows end where its stretch
-//! ends when as long as the last one, so it does not fetch the others' chunks.
+//! is predicted to end (as long as its last stretch), so it does not fetch the others' chunks.
 //! [`ByteSource::read_ranges`] merges close ranges into one GET and runs the GETs concurrently.
 
 use std::collections::{HashMap, VecDeque};
