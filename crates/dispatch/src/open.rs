@@ -536,6 +536,7 @@ fn create_inner(
     };
     let tmp = dest.temp().to_path_buf();
     let _guard = crate::cleanup::register_temp(&tmp);
+    let writeback = dest.start_writeback();
     let result = match opts.format {
         Format::Classic | Format::Offset64 | Format::Cdf5 => {
             let wopts = nc_classic::WriteOptions {
@@ -566,6 +567,7 @@ fn create_inner(
             })
         }
     };
+    drop(writeback);
     finish(&dest, result).map(|()| None)
 }
 

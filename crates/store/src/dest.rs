@@ -104,7 +104,91 @@ impl Destination {
     pub fn discard(&self) {
         remove_path(self.temp());
     }
+
+    /// While a local file is being written, start writing its pages to disk every
+    /// [`WRITEBACK_EVERY`], so the flush before the rename ([`Destination::commit`]) finds
+    /// little left and does not stall the end of the copy (it was 0.14-0.16 s of a 0.4 s copy
+    /// of 512 MiB). Stops when the returned guard is dropped; drop it before `commit`. Other
+    /// destinations (a store directory, a file bound for upload): nothing to do.
+    pub fn start_writeback(&self) -> Writeback {
+        match self {
+            Destination::Local { tmp, .. } => Writeback::start(tmp.clone()),
+            Destination::Object { .. } => Writeback { stop: None },
+        }
+    }
 }
+
+/// How often a file being written is handed to the kernel's writeback.
+pub const WRITEBACK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The thread that starts writeback of a file being written ([`Destination::start_writeback`]);
+/// dropping it stops and joins the thread.
+pub struct Writeback {
+    stop: Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
+}
+
+impl Writeback {
+    fn start(path: PathBuf) -> Writeback {
+        if !cfg!(target_os = "linux") {
+            return Writeback { stop: None };
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("writeback".into())
+            .spawn(move || {
+                let mut file: Option<fs::File> = None;
+                // until the guard is dropped (the sender gone: Disconnected)
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    rx.recv_timeout(WRITEBACK_EVERY)
+                {
+                    if file.is_none() {
+                        // the writer creates the file a moment after the copy starts; a
+                        // directory (a store) is flushed file by file at commit instead
+                        file = fs::File::open(&path)
+                            .ok()
+                            .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
+                    }
+                    if let Some(f) = &file {
+                        start_file_writeback(f);
+                    }
+                }
+            });
+        match thread {
+            Ok(t) => Writeback {
+                stop: Some((tx, t)),
+            },
+            // no thread: the flush at commit does all the work, as without this
+            Err(_) => Writeback { stop: None },
+        }
+    }
+}
+
+impl Drop for Writeback {
+    fn drop(&mut self) {
+        if let Some((tx, t)) = self.stop.take() {
+            drop(tx);
+            let _ = t.join();
+        }
+    }
+}
+
+/// Ask the kernel to start writing the file's dirty pages now, without waiting for them
+/// (`sync_file_range(SYNC_FILE_RANGE_WRITE)` on the whole file). Best effort: an error leaves
+/// the work to the flush at commit.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn start_file_writeback(f: &fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: sync_file_range only reads its integer arguments; the descriptor is open (owned
+    // by `f`, alive for the call), offset 0 and length 0 mean the whole file, and the flag is
+    // one of the documented ones. It does not touch memory of ours.
+    unsafe {
+        libc::sync_file_range(f.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_file_writeback(_: &fs::File) {}
 
 /// Move a finished temporary output `tmp` to `dest`. A directory at `dest` (an old store
 /// already checked by [`check_destination`]) is first renamed aside and removed only after the
@@ -254,6 +338,53 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("out.nc")]);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn writeback_runs_while_the_file_is_written_and_stops_when_dropped() {
+        let d = tmpdir("writeback");
+        let out = d.join("out.nc");
+        let dest = Destination::local(&out);
+        let wb = dest.start_writeback();
+        assert!(
+            wb.stop.is_some(),
+            "a local destination starts the writeback thread"
+        );
+        // the writer creates the file after the thread started, and keeps appending
+        let block = vec![7u8; 1 << 20];
+        {
+            use std::io::Write;
+            let mut f = fs::File::create(dest.temp()).unwrap();
+            for _ in 0..8 {
+                f.write_all(&block).unwrap();
+                std::thread::sleep(WRITEBACK_EVERY / 2);
+            }
+        }
+        let t = std::time::Instant::now();
+        drop(wb);
+        assert!(
+            t.elapsed() < 4 * WRITEBACK_EVERY,
+            "stopped in {:?}",
+            t.elapsed()
+        );
+        dest.commit().unwrap();
+        let got = fs::read(&out).unwrap();
+        assert_eq!(got.len(), 8 << 20);
+        assert!(got.iter().all(|&b| b == 7));
+        // a store directory: the thread finds no file and the commit flushes the tree
+        let store = d.join("s.zarr");
+        let dest = Destination::local(&store);
+        let wb = dest.start_writeback();
+        fs::create_dir(dest.temp()).unwrap();
+        fs::write(dest.temp().join(".zgroup"), b"{}").unwrap();
+        std::thread::sleep(2 * WRITEBACK_EVERY);
+        drop(wb);
+        dest.commit().unwrap();
+        assert_eq!(fs::read(store.join(".zgroup")).unwrap(), b"{}");
+        // an object's temporary file is uploaded, not flushed: no thread
+        let url = crate::remote::parse_remote("s3://b/k.nc").unwrap();
+        assert!(Destination::object(&url).start_writeback().stop.is_none());
         fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -13,7 +13,7 @@ mod source;
 #[cfg(any(test, feature = "conformance"))]
 pub mod suite;
 
-pub use dest::{remove_path, Destination};
+pub use dest::{remove_path, Destination, Writeback};
 pub use error::StoreError;
 pub use kv::{
     check_key, copy_store, DirStore, MemStore, ObjectWriter, Store, ZipStore, MAX_OBJECT_SIZE,
