@@ -18,11 +18,15 @@ use std::sync::{Mutex, MutexGuard};
 struct Registry {
     paths: Vec<(u64, PathBuf)>,
     interrupted: bool,
+    /// An output has been renamed into place: an interrupt after it finds nothing to remove
+    /// because the work is done, not because none had started.
+    committed: bool,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     paths: Vec::new(),
     interrupted: false,
+    committed: false,
 });
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -87,7 +91,9 @@ pub fn commit_unless_interrupted(
             "interrupted before the output was complete",
         ));
     }
+    let mut reg = reg;
     let r = rename();
+    reg.committed |= r.is_ok();
     drop(reg);
     r
 }
@@ -96,6 +102,11 @@ pub fn commit_unless_interrupted(
 /// directory). Returns the paths that were there and got removed. Later
 /// [`commit_unless_interrupted`] calls fail.
 pub fn interrupt() -> Vec<PathBuf> {
+    interrupt_and_tell().0
+}
+
+/// [`interrupt`], and whether an output had already been renamed into place before it.
+fn interrupt_and_tell() -> (Vec<PathBuf>, bool) {
     let mut reg = registry();
     reg.interrupted = true;
     let mut removed = Vec::new();
@@ -108,7 +119,7 @@ pub fn interrupt() -> Vec<PathBuf> {
             }
         }
     }
-    removed
+    (removed, reg.committed)
 }
 
 /// Entries beside a temporary output that a writer made for it, named after it with a
@@ -137,7 +148,8 @@ fn companions(tmp: &Path) -> Vec<PathBuf> {
 
 /// Start a thread that handles SIGINT, SIGTERM and SIGHUP: it removes the temporary outputs
 /// in flight (see [`interrupt`]), prints `{tool}: interrupted by SIGINT; temporary output removed, destination
-/// untouched` (or `...; no output written` when nothing was being written) to stderr and exits with status 128 + the signal number (130 for SIGINT).
+/// untouched` (or `...; no output written` when nothing was being written, `...; the output
+/// was already complete` when it came after the output was renamed into place) to stderr and exits with status 128 + the signal number (130 for SIGINT).
 ///
 /// # Errors
 /// When the signal handlers cannot be installed.
@@ -148,7 +160,7 @@ pub fn install_interrupt_handler(tool: &'static str) -> std::io::Result<()> {
         .name("interrupt-cleanup".into())
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
-                let removed = interrupt();
+                let (removed, committed) = interrupt_and_tell();
                 // an upload in progress aborts its multipart upload: no object appears
                 nc_store::remote::abort_uploads(std::time::Duration::from_secs(10));
                 let name = match sig {
@@ -156,10 +168,13 @@ pub fn install_interrupt_handler(tool: &'static str) -> std::io::Result<()> {
                     SIGTERM => "SIGTERM",
                     _ => "SIGHUP",
                 };
-                let what = if removed.is_empty() {
-                    "no output written"
-                } else {
+                let what = if !removed.is_empty() {
                     "temporary output removed, destination untouched"
+                } else if committed {
+                    // the signal came between the rename and the exit: the work is done
+                    "the output was already complete"
+                } else {
+                    "no output written"
                 };
                 // start on a clean line when a progress bar may be on screen
                 let clear = if std::io::stderr().is_terminal() {
