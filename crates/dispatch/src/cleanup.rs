@@ -147,9 +147,11 @@ fn companions(tmp: &Path) -> Vec<PathBuf> {
 }
 
 /// Start a thread that handles SIGINT, SIGTERM and SIGHUP: it removes the temporary outputs
-/// in flight (see [`interrupt`]), prints `{tool}: interrupted by SIGINT; temporary output removed, destination
-/// untouched` (or `...; no output written` when nothing was being written, `...; the output
-/// was already complete` when it came after the output was renamed into place) to stderr and exits with status 128 + the signal number (130 for SIGINT).
+/// in flight (see [`interrupt`]), prints `{tool}: interrupted by SIGINT; temporary output
+/// removed, destination untouched` to stderr (or `...; no output written` when nothing was
+/// being written, `...; the output was already complete` when the signal came after the
+/// output was renamed into place) and exits with status 128 + the signal number (130 for
+/// SIGINT).
 ///
 /// # Errors
 /// When the signal handlers cannot be installed.
