@@ -114,15 +114,26 @@ data:
 }
 "#;
 
-/// A source dataset and the dump every copy must show.
-fn source(dir: &Path) -> String {
-    std::fs::write(dir.join("src.cdl"), CDL).unwrap();
+/// `NAME.cdl` holding `cdl`, made into the netCDF-4 file `NAME.nc` in `dir` by ncgen-rs.
+fn nc4_from_cdl(dir: &Path, name: &str, cdl: &str) {
+    std::fs::write(dir.join(format!("{name}.cdl")), cdl).unwrap();
     let o = Command::new(bin("ncgen-rs"))
-        .args(["-k", "nc4", "-o", "src.nc", "src.cdl"])
+        .args([
+            "-k",
+            "nc4",
+            "-o",
+            &format!("{name}.nc"),
+            &format!("{name}.cdl"),
+        ])
         .current_dir(dir)
         .output()
         .unwrap();
-    ok(&o, "ncgen");
+    ok(&o, &format!("ncgen {name}"));
+}
+
+/// A source dataset and the dump every copy must show.
+fn source(dir: &Path) -> String {
+    nc4_from_cdl(dir, "src", CDL);
     let o = Command::new(bin("ncdump-rs"))
         .arg("src.nc")
         .current_dir(dir)
@@ -273,17 +284,11 @@ fn a_header_fetches_only_metadata() {
     let Some(m) = server() else { return };
     let dir = tempdir("remote-header");
     // 8 MiB of data after a small header
-    std::fs::write(
-        dir.join("big.cdl"),
+    nc4_from_cdl(
+        &dir,
+        "big",
         "netcdf big { dimensions: x = 2097152 ; variables: float v(x) ; v:units = \"m\" ; v:_ChunkSizes = 262144 ; data: v = 1 ; }",
-    )
-    .unwrap();
-    let o = Command::new(bin("ncgen-rs"))
-        .args(["-k", "nc4", "-o", "big.nc", "big.cdl"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    ok(&o, "ncgen big");
+    );
     let ep = m.endpoint();
     ok(
         &tool(
@@ -482,19 +487,7 @@ fn replacing_a_store_costs_its_puts_and_batched_deletes() {
     let Some(m) = server() else { return };
     let dir = tempdir("remote-replace");
     for (name, cdl) in [("old", OLD_CDL), ("new", NEW_CDL)] {
-        std::fs::write(dir.join(format!("{name}.cdl")), cdl).unwrap();
-        let o = Command::new(bin("ncgen-rs"))
-            .args([
-                "-k",
-                "nc4",
-                "-o",
-                &format!("{name}.nc"),
-                &format!("{name}.cdl"),
-            ])
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        ok(&o, "ncgen");
+        nc4_from_cdl(&dir, name, cdl);
     }
     let new_dump = body(&ok(
         &Command::new(bin("ncdump-rs"))
@@ -556,13 +549,7 @@ fn replacing_a_store_costs_its_puts_and_batched_deletes() {
 fn a_failed_replacement_leaves_nothing_that_looks_complete_or_names_what_is_left() {
     let Some(m) = server() else { return };
     let dir = tempdir("remote-replace-fail");
-    std::fs::write(dir.join("old.cdl"), OLD_CDL).unwrap();
-    let o = Command::new(bin("ncgen-rs"))
-        .args(["-k", "nc4", "-o", "old.nc", "old.cdl"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    ok(&o, "ncgen");
+    nc4_from_cdl(&dir, "old", OLD_CDL);
     let proxy = FaultProxy::start(m.port, Faults::None);
     let ep = proxy.endpoint();
     let url = "s3://replace/fail#mode=zarr";
@@ -776,18 +763,12 @@ g.attrs["who"] = "zarr-python"
 fn kerchunk_references_of_a_remote_file() {
     let Some(m) = server() else { return };
     let dir = tempdir("remote-kerchunk");
-    std::fs::write(
-        dir.join("k.cdl"),
+    nc4_from_cdl(
+        &dir,
+        "k",
         "netcdf k { dimensions: x = 6 ; variables: int v(x) ; v:_ChunkSizes = 4 ; \
          v:_DeflateLevel = 1 ; data: v = 1, 2, 3, 4, 5, 6 ; }",
-    )
-    .unwrap();
-    let o = Command::new(bin("ncgen-rs"))
-        .args(["-k", "nc4", "-o", "k.nc", "k.cdl"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    ok(&o, "ncgen k");
+    );
     let ep = m.endpoint();
     ok(
         &tool("nccopy-rs", &["k.nc", "s3://header/k.nc"], &dir, &ep, &[]),
