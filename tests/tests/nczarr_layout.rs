@@ -493,3 +493,57 @@ d.close()
         }
     }
 }
+
+/// A pure Zarr v2 store of ours carries consolidated metadata (`.zmetadata`): netCDF-C still
+/// reads it, 4.9.0's ncdump (the whole dump, values included) and 4.10.1 through
+/// netCDF4-python (every value and attribute).
+#[test]
+fn netcdf_c_reads_our_consolidated_zarr() {
+    if missing_references(&["ncdump"]) {
+        return;
+    }
+    let dir = tempdir("zarr-consolidated-netcdf-c");
+    std::fs::write(
+        dir.join("t.cdl"),
+        "netcdf t { dimensions: x = 4 ; y = 3 ; variables: int v(x, y) ; v:units = \"m\" ; \
+         float w(x) ; data: v = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ; \
+         w = 1.5, 2.5, 3.5, 4.5 ; }",
+    )
+    .unwrap();
+    let o = run("ncgen-rs", &["-4", "-o", "t.nc", "t.cdl"], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let store = dir.join("t.zarr");
+    let url = format!("file://{}#mode=zarr,file", store.display());
+    let o = run("nccopy-rs", &["t.nc", &url], &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cons: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(store.join(".zmetadata")).unwrap()).unwrap();
+    assert_eq!(cons["zarr_consolidated_format"], 1);
+    assert!(cons["metadata"].get("v/.zarray").is_some(), "{cons}");
+    let o = Command::new("ncdump").arg(&url).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dump = String::from_utf8_lossy(&o.stdout);
+    let data = &dump[dump.find("data:").expect("a data section")..];
+    assert_eq!(
+        data,
+        "data:\n\n v =\n  1, 2, 3,\n  4, 5, 6,\n  7, 8, 9,\n  10, 11, 12 ;\n\n w = 1.5, 2.5, 3.5, 4.5 ;\n}\n"
+    );
+    assert!(dump.contains("v:units = \"m\" ;"), "{dump}");
+    let script = format!(
+        "import netCDF4, json\n\
+         d = netCDF4.Dataset('{url}')\n\
+         print(json.dumps([d['v'][:].tolist(), d['w'][:].tolist(), d['v'].units]))"
+    );
+    let Some(out) = python_script(&dir, "import netCDF4", "netCDF4", &script) else {
+        return;
+    };
+    let got: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        got,
+        serde_json::json!([
+            [[1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]],
+            [1.5, 2.5, 3.5, 4.5],
+            "m"
+        ])
+    );
+}
