@@ -934,109 +934,8 @@ impl Reader<'_> {
         {
             return Ok(e);
         }
-        let s = self.h5.storage();
-        let (os, ls) = (self.h5.os, self.h5.ls);
-        let rank = info.shape.len();
-        let st = |e: hdf5_reader::error::Error| {
-            Hdf5Error::structure(format!("{what}: chunk index at {address:#x}"), e)
-        };
-        // hdf5-reader skips the checksums of these indexes' blocks: check them first, once per
-        // dataset (the entries are cached below, so this runs again only after an error)
-        crate::verify::chunk_index(self.h5, indexing, address, what)?;
-        let mut entries = match indexing {
-            None => {
-                let leaves = hdf5_reader::btree_v1::collect_btree_v1_leaves_storage(
-                    s,
-                    address,
-                    os,
-                    ls,
-                    Some(rank as u32),
-                    dims,
-                    None,
-                )
-                .map_err(st)?;
-                let mut v = Vec::with_capacity(leaves.len());
-                for (key, addr) in leaves {
-                    if let hdf5_reader::btree_v1::BTreeV1Key::RawData {
-                        chunk_size,
-                        filter_mask,
-                        offsets,
-                    } = key
-                    {
-                        v.push(ChunkEntry {
-                            address: addr,
-                            size: u64::from(chunk_size),
-                            filter_mask,
-                            offsets: offsets.into_iter().take(rank).collect(),
-                        });
-                    }
-                }
-                v
-            }
-            Some(ChunkIndexing::SingleChunk {
-                filtered_size,
-                filters,
-            }) => {
-                let size = if info.filters.is_empty() {
-                    chunk_bytes
-                } else {
-                    *filtered_size
-                };
-                vec![chunk_index::single_chunk_entry(
-                    address, size, *filters, rank,
-                )]
-            }
-            Some(ChunkIndexing::BTreeV2) => chunk_index::collect_v2_chunk_entries_storage(
-                s,
-                address,
-                os,
-                ls,
-                rank as u32,
-                dims,
-                None,
-            )
-            .map_err(st)?,
-            Some(ChunkIndexing::Implicit) => chunk_index::collect_implicit_chunk_entries(
-                address,
-                &info.shape,
-                dims,
-                info.elem_size,
-                None,
-                s.len(),
-            )
-            .map_err(st)?,
-            Some(ChunkIndexing::FixedArray { .. }) => {
-                hdf5_reader::fixed_array::collect_fixed_array_chunk_entries_storage(
-                    s,
-                    address,
-                    os,
-                    ls,
-                    &info.shape,
-                    dims,
-                    None,
-                )
-                .map_err(st)?
-            }
-            Some(ChunkIndexing::ExtensibleArray { .. }) => {
-                hdf5_reader::extensible_array::collect_extensible_array_chunk_entries_storage(
-                    s,
-                    address,
-                    os,
-                    ls,
-                    &info.shape,
-                    info.max_dims.as_deref(),
-                    dims,
-                    None,
-                )
-                .map_err(st)?
-            }
-        };
-        // unfiltered records of some indexes carry no size: a chunk is then stored whole
-        for e in &mut entries {
-            if e.size == 0 {
-                e.size = chunk_bytes;
-            }
-        }
+        let mut entries =
+            collect_chunk_entries(self.h5, info, address, dims, indexing, chunk_bytes, what)?;
         // sorted by position, so that a chunk is found by binary search (`chunk_at`, `unwritten`)
         entries.sort_by(|a, b| a.offsets.cmp(&b.offsets));
         let entries = Arc::new(entries);
@@ -1379,5 +1278,176 @@ pub(crate) fn missing_filter_cure() -> String {
             "no built-in codec and no plugin in {}; add its plugin directory to HDF5_PLUGIN_PATH",
             dirs.join(":")
         )
+    }
+}
+
+/// The entries of the chunk index at `address` of the chunked dataset `info` (chunk shape
+/// `dims`, `chunk_bytes` decoded bytes per chunk), in index order, each with its stored size.
+fn collect_chunk_entries(
+    h5: &H5,
+    info: &VarInfo,
+    address: u64,
+    dims: &[u32],
+    indexing: Option<&ChunkIndexing>,
+    chunk_bytes: u64,
+    what: &str,
+) -> Result<Vec<ChunkEntry>, Hdf5Error> {
+    let s = h5.storage();
+    let (os, ls) = (h5.os, h5.ls);
+    let rank = info.shape.len();
+    let st = |e: hdf5_reader::error::Error| {
+        Hdf5Error::structure(format!("{what}: chunk index at {address:#x}"), e)
+    };
+    // hdf5-reader skips the checksums of these indexes' blocks: check them first, once per
+    // dataset (the entries are cached below, so this runs again only after an error)
+    crate::verify::chunk_index(h5, indexing, address, what)?;
+    let mut entries = match indexing {
+        None => {
+            let leaves = hdf5_reader::btree_v1::collect_btree_v1_leaves_storage(
+                s,
+                address,
+                os,
+                ls,
+                Some(rank as u32),
+                dims,
+                None,
+            )
+            .map_err(st)?;
+            let mut v = Vec::with_capacity(leaves.len());
+            for (key, addr) in leaves {
+                if let hdf5_reader::btree_v1::BTreeV1Key::RawData {
+                    chunk_size,
+                    filter_mask,
+                    offsets,
+                } = key
+                {
+                    v.push(ChunkEntry {
+                        address: addr,
+                        size: u64::from(chunk_size),
+                        filter_mask,
+                        offsets: offsets.into_iter().take(rank).collect(),
+                    });
+                }
+            }
+            v
+        }
+        Some(ChunkIndexing::SingleChunk {
+            filtered_size,
+            filters,
+        }) => {
+            let size = if info.filters.is_empty() {
+                chunk_bytes
+            } else {
+                *filtered_size
+            };
+            vec![chunk_index::single_chunk_entry(
+                address, size, *filters, rank,
+            )]
+        }
+        Some(ChunkIndexing::BTreeV2) => chunk_index::collect_v2_chunk_entries_storage(
+            s,
+            address,
+            os,
+            ls,
+            rank as u32,
+            dims,
+            None,
+        )
+        .map_err(st)?,
+        Some(ChunkIndexing::Implicit) => chunk_index::collect_implicit_chunk_entries(
+            address,
+            &info.shape,
+            dims,
+            info.elem_size,
+            None,
+            s.len(),
+        )
+        .map_err(st)?,
+        Some(ChunkIndexing::FixedArray { .. }) => {
+            hdf5_reader::fixed_array::collect_fixed_array_chunk_entries_storage(
+                s,
+                address,
+                os,
+                ls,
+                &info.shape,
+                dims,
+                None,
+            )
+            .map_err(st)?
+        }
+        Some(ChunkIndexing::ExtensibleArray { .. }) => {
+            hdf5_reader::extensible_array::collect_extensible_array_chunk_entries_storage(
+                s,
+                address,
+                os,
+                ls,
+                &info.shape,
+                info.max_dims.as_deref(),
+                dims,
+                None,
+            )
+            .map_err(st)?
+        }
+    };
+    // unfiltered records of some indexes carry no size: a chunk is then stored whole
+    for e in &mut entries {
+        if e.size == 0 {
+            e.size = chunk_bytes;
+        }
+    }
+    Ok(entries)
+}
+
+/// Where the raw data of dataset `info` lies in its file, as (address, length) pairs: its
+/// contiguous block or its chunks. Empty for compact, virtual, external and unallocated
+/// storage (none of it is a block of this file of its own).
+///
+/// # Errors
+/// When the chunk index cannot be read.
+pub(crate) fn raw_extents(
+    h5: &H5,
+    info: &VarInfo,
+    what: &str,
+) -> Result<Vec<(u64, u64)>, Hdf5Error> {
+    if info.virt.is_some() || info.external.is_some() {
+        return Ok(Vec::new());
+    }
+    match &info.layout {
+        DataLayout::Contiguous { address, size }
+            if !Cursor::is_undefined_offset(*address, h5.os) =>
+        {
+            Ok(vec![(*address, *size)])
+        }
+        DataLayout::Chunked {
+            address,
+            dims,
+            chunk_indexing,
+            ..
+        } if dims.len() == info.shape.len()
+            && !dims.contains(&0)
+            && !Cursor::is_undefined_offset(*address, h5.os) =>
+        {
+            let Some(chunk_bytes) = dims
+                .iter()
+                .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(u64::from(b)))
+            else {
+                return Ok(Vec::new());
+            };
+            let entries = collect_chunk_entries(
+                h5,
+                info,
+                *address,
+                dims,
+                chunk_indexing.as_ref(),
+                chunk_bytes,
+                what,
+            )?;
+            Ok(entries
+                .iter()
+                .filter(|e| !Cursor::is_undefined_offset(e.address, h5.os))
+                .map(|e| (e.address, e.size))
+                .collect())
+        }
+        _ => Ok(Vec::new()),
     }
 }

@@ -401,3 +401,92 @@ fn a_byte_source_reads_as_the_file() {
     assert!(e.to_string().contains("mem://cut.nc"), "{e}");
     std::fs::remove_file(&path).unwrap();
 }
+
+/// Heap values (strings, vlens, a compound holding a string), string attributes and dimension
+/// scales beside 64 MiB of raw data: the writer's after-close pass then finds its placeholders
+/// without reading the variables' blocks, and every one must still be found and made real.
+const HEAP_BESIDE_BIG_DATA: &str = r#"netcdf big_heap {
+types:
+  int(*) ragged ;
+  compound cs { int i ; string s ; } ;
+dimensions:
+  r = 2048 ;
+  c = 4096 ;
+  n = 3 ;
+variables:
+  int big_c(r, c) ;
+    big_c:_Storage = "contiguous" ;
+    string big_c:units = "m", "s" ;
+  int big_k(r, c) ;
+    big_k:_ChunkSizes = 256, 4096 ;
+    string big_k:note = "chunked" ;
+  string s(n) ;
+    string s:_FillValue = "none" ;
+  ragged g(n) ;
+  cs k(n) ;
+  string :title = "heap values beside big data" ;
+data:
+  s = "one", _, "three" ;
+  g = {1, 2}, {}, {3, 4, 5} ;
+  k = {1, "a"}, {2, "bb"}, {3, ""} ;
+}
+"#;
+
+/// `Counting` for the 2-D `big*` variables, the CDL's own values for the others.
+struct BigOrGiven;
+
+impl DataSource for BigOrGiven {
+    fn read(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Values, DataError> {
+        if ds.var(var).name.starts_with("big") {
+            Counting.read(ds, var, start, count)
+        } else {
+            InMemory.read(ds, var, start, count)
+        }
+    }
+}
+
+#[test]
+fn placeholders_are_found_beside_big_raw_data() {
+    let ds = parse(HEAP_BESIDE_BIG_DATA);
+    let path = tmp("big-heap.nc");
+    let opts = Nc4WriteOptions {
+        fill: true,
+        ..Default::default()
+    };
+    write_file(&path, &ds, &BigOrGiven, &opts).unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() > 64 << 20);
+    let file = Nc4File::open(&path).unwrap();
+    let back = file.dataset();
+    for name in ["s", "g", "k"] {
+        let v = ds.find_var(ROOT, name).unwrap();
+        let bv = back.find_var(ROOT, name).unwrap();
+        let want = InMemory.read(&ds, v, &[0], &[3]).unwrap();
+        assert_eq!(
+            file.read_var(bv, &[0], &[3]).unwrap(),
+            want,
+            "values of {name}"
+        );
+        assert_eq!(back.var(bv).atts, ds.var(v).atts, "attributes of {name}");
+    }
+    for name in ["big_c", "big_k"] {
+        let v = ds.find_var(ROOT, name).unwrap();
+        let bv = back.find_var(ROOT, name).unwrap();
+        assert_eq!(back.var(bv).atts, ds.var(v).atts, "attributes of {name}");
+        assert_eq!(back.var(bv).dims, ds.var(v).dims, "dimensions of {name}");
+        let got = file.read_var(bv, &[2047, 4093], &[1, 3]).unwrap();
+        let last = (2048 * COLS) as i32;
+        assert_eq!(
+            got,
+            Values::Int(vec![last - 3, last - 2, last - 1]),
+            "{name}"
+        );
+    }
+    assert_eq!(back.group(ROOT).atts, ds.group(ROOT).atts);
+    std::fs::remove_file(&path).ok();
+}

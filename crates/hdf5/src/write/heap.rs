@@ -60,6 +60,10 @@ const MARKER_LEN: usize = 12;
 const MAX_BLOCK_SPAN: u64 = 4 << 20;
 /// File bytes scanned at a time when looking for placeholders.
 const SCAN_BLOCK: usize = 16 << 20;
+/// From this file size on, the placeholder scan skips the variables' raw data (where no
+/// placeholder ever is); a smaller file is read whole, which costs less than finding its
+/// variables' blocks.
+const SKIP_RAW_FROM: u64 = 64 << 20;
 
 fn ctx() -> FormatContext {
     FormatContext::default_v3()
@@ -313,7 +317,12 @@ impl Deferred {
         {
             HashMap::new()
         } else {
-            scan(&mut file, start, &self.marker)?
+            let skip = if start >= SKIP_RAW_FROM {
+                raw_extents(path, ds)
+            } else {
+                Vec::new()
+            };
+            scan(&mut file, start, &self.marker, &skip)?
         };
         let mut heap = HeapWriter {
             file: &file,
@@ -641,14 +650,73 @@ fn set_superblock_eof(file: &mut File, at: u64, eof: u64) -> Result<(), Hdf5Erro
 }
 
 /// Every occurrence of `marker` before `end`, by the serial number that follows it.
-fn scan(file: &mut File, end: u64, marker: &[u8]) -> Result<HashMap<u32, Vec<u64>>, Hdf5Error> {
+/// The raw data blocks of the variables of `ds` in the closed file at `path` (contiguous
+/// storage and chunks), sorted, as (address, length): bytes no placeholder can be in. A
+/// variable whose blocks cannot be found is left out, and so is scanned like metadata.
+fn raw_extents(path: &Path, ds: &Dataset) -> Vec<(u64, u64)> {
+    let Ok(mut loc) = Locator::open(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for v in ds.all_vars() {
+        let var = ds.var(v);
+        let addr = loc.child(ds, var.group, &var.name).or_else(|_| {
+            let prefixed = format!("{}{}", super::NON_COORD_PREFIX, var.name);
+            loc.child(ds, var.group, &prefixed)
+        });
+        let Ok(addr) = addr else { continue };
+        let what = format!("variable \"{}\"", var.name);
+        if let Ok(Some(info)) = crate::meta::info_at(&loc.h5, addr, &what) {
+            if let Ok(e) = crate::read::raw_extents(&loc.h5, &info, &what) {
+                out.extend(e);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Where the placeholder markers are in the first `end` bytes of `file`, by serial number;
+/// the `skip` extents (sorted raw data blocks) are not read.
+fn scan(
+    file: &mut File,
+    end: u64,
+    marker: &[u8],
+    skip: &[(u64, u64)],
+) -> Result<HashMap<u32, Vec<u64>>, Hdf5Error> {
     let finder = memchr::memmem::Finder::new(marker);
     let mut out: HashMap<u32, Vec<u64>> = HashMap::new();
-    let tail = MARKER_LEN + 4 - 1;
-    let mut pos = 0u64;
     let len = end.min(file.metadata().map_err(io("reading the file size"))?.len());
-    while pos < len {
-        let n = (len - pos).min(SCAN_BLOCK as u64) as usize;
+    let mut from = 0u64;
+    for &(at, n) in skip.iter().chain(std::iter::once(&(len, 0))) {
+        let to = at.min(len);
+        if to > from {
+            scan_range(file, from, to, &finder, &mut out)?;
+        }
+        from = from.max(at.saturating_add(n));
+        if from >= len {
+            break;
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    Ok(out)
+}
+
+/// Add the markers found in bytes `from..to` of `file` to `out`.
+fn scan_range(
+    file: &File,
+    from: u64,
+    to: u64,
+    finder: &memchr::memmem::Finder<'_>,
+    out: &mut HashMap<u32, Vec<u64>>,
+) -> Result<(), Hdf5Error> {
+    let tail = MARKER_LEN + 4 - 1;
+    let mut pos = from;
+    while pos < to {
+        let n = (to - pos).min(SCAN_BLOCK as u64) as usize;
         // overlap the next block by a marker, so one across the boundary is seen once
         let buf = read_at(file, pos, n, "looking for attribute placeholders")?;
         for i in finder.find_iter(&buf) {
@@ -657,16 +725,12 @@ fn scan(file: &mut File, end: u64, marker: &[u8]) -> Result<HashMap<u32, Vec<u64
                 out.entry(serial).or_default().push(pos + i as u64);
             }
         }
-        if pos + n as u64 >= len {
+        if pos + n as u64 >= to {
             break;
         }
         pos += (n - tail) as u64;
     }
-    for v in out.values_mut() {
-        v.sort_unstable();
-        v.dedup();
-    }
-    Ok(out)
+    Ok(())
 }
 
 /// Overwrite every copy of placeholder `serial` (its marker found at `hits`, `marker_at` bytes

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use nc_dataset::{Dataset, GroupId};
 
@@ -13,7 +14,7 @@ use crate::Hdf5Error;
 
 /// Group and object addresses of one closed file.
 pub(super) struct Locator {
-    pub h5: H5,
+    pub h5: Arc<H5>,
     /// Address of each group reached so far.
     groups: HashMap<GroupId, u64>,
     /// Hard links of each group read so far: name -> object header address.
@@ -27,7 +28,7 @@ impl Locator {
     /// When the file cannot be opened or its superblock read.
     pub fn open(path: &Path) -> Result<Locator, Hdf5Error> {
         Ok(Locator {
-            h5: H5::open(path)?,
+            h5: Arc::new(H5::open(path)?),
             groups: HashMap::new(),
             links: HashMap::new(),
         })
