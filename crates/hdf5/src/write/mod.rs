@@ -759,36 +759,64 @@ impl Writer<'_> {
     }
 
     /// Contiguous / compact data: hyperslabs of at most [`SLAB_ELEMENTS`] elements.
-    /// The next slab is read on another thread while this one is written.
+    /// The next slab is read on another thread while this one is written. Numbers the source
+    /// offers as little-endian bytes go to the file as those bytes, without a typed copy.
     fn write_slabs(&self, v: VarId, hd: &H5Dataset, shape: &[u64]) -> Result<(), Hdf5Error> {
         let name = &self.ds.var(v).name;
         let (ds, src) = (self.ds, self.src);
         let list = slabs(shape, SLAB_ELEMENTS);
-        let write = |k: usize, vals: &Values| -> Result<(), Hdf5Error> {
+        let le_size = match ds.var(v).ty.as_atomic() {
+            Some(AtomicType::String) | None => None,
+            Some(t) if !shape.is_empty() && cfg!(target_endian = "little") => Some(t.size()),
+            Some(_) => None,
+        };
+        let read = |s: &[u64], c: &[u64]| -> Result<Slab, Hdf5Error> {
+            if let Some(size) = le_size {
+                if let Some(r) = src.read_le_bytes(ds, v, s, c) {
+                    let b = r.map_err(|e| Hdf5Error::Source {
+                        var: name.clone(),
+                        message: e.to_string(),
+                    })?;
+                    let want = c.iter().product::<u64>() * size as u64;
+                    if b.len() as u64 != want {
+                        return Err(Hdf5Error::Source {
+                            var: name.clone(),
+                            message: format!(
+                                "the source gave {} bytes for {want} bytes of data",
+                                b.len()
+                            ),
+                        });
+                    }
+                    return Ok(Slab::Le(b, size));
+                }
+            }
+            read_slab(ds, src, v, s, c).map(Slab::Values)
+        };
+        let write = |k: usize, slab: &Slab| -> Result<(), Hdf5Error> {
             let (start, count) = &list[k];
             let s: Vec<usize> = start.iter().map(|&x| x as usize).collect();
             let c: Vec<usize> = count.iter().map(|&x| x as usize).collect();
-            let r = if shape.is_empty() {
-                write_scalar(hd, vals)
-            } else {
-                write_slice(hd, &s, &c, vals)
+            let r = match slab {
+                Slab::Values(vals) if shape.is_empty() => write_scalar(hd, vals),
+                Slab::Values(vals) => write_slice(hd, &s, &c, vals),
+                Slab::Le(bytes, size) => write_le_slice(hd, &s, &c, bytes, *size),
             };
             r.map_err(|e| h5err(format!("variable {name}: writing data"), e))
         };
         let Some((s0, c0)) = list.first() else {
             return Ok(());
         };
-        let mut current = read_slab(ds, src, v, s0, c0)?;
+        let mut current = read(s0, c0)?;
         for k in 0..list.len() {
             let next = list.get(k + 1);
-            let (read, written) = std::thread::scope(|scope| {
-                let job = next.map(|(s, c)| scope.spawn(move || read_slab(ds, src, v, s, c)));
+            let (next_slab, written) = std::thread::scope(|scope| {
+                let job = next.map(|(s, c)| scope.spawn(move || read(s, c)));
                 let written = write(k, &current);
                 (job.map(|j| j.join()), written)
             });
             written?;
-            match read {
-                Some(Ok(vals)) => current = vals?,
+            match next_slab {
+                Some(Ok(slab)) => current = slab?,
                 Some(Err(_)) => {
                     return Err(Hdf5Error::invalid(
                         format!("variable {name}"),
@@ -1068,6 +1096,49 @@ fn write_slice(hd: &H5Dataset, s: &[usize], c: &[usize], vals: &Values) -> rust_
         _ => Err(rust_hdf5::Hdf5Error::InvalidState(
             "data of this type is not written yet".into(),
         )),
+    }
+}
+
+/// One slab of a contiguous variable: typed values, or little-endian bytes of elements of
+/// this many bytes.
+enum Slab {
+    Values(Values),
+    Le(Vec<u8>, usize),
+}
+
+/// Little-endian element bytes of `size`-byte numbers into a hyperslab: written as unsigned
+/// integers of that size, which rust-hdf5 stores in the dataset's byte order (the bytes are
+/// the same whatever the numbers mean). A buffer not aligned for them is copied once.
+fn write_le_slice(
+    hd: &H5Dataset,
+    s: &[usize],
+    c: &[usize],
+    bytes: &[u8],
+    size: usize,
+) -> rust_hdf5::Result<()> {
+    fn typed<T: bytemuck::Pod + rust_hdf5::H5Type>(
+        hd: &H5Dataset,
+        s: &[usize],
+        c: &[usize],
+        bytes: &[u8],
+    ) -> rust_hdf5::Result<()> {
+        match bytemuck::try_cast_slice::<u8, T>(bytes) {
+            Ok(x) => hd.write_slice(s, c, x),
+            Err(_) => {
+                let mut v = vec![T::zeroed(); bytes.len() / std::mem::size_of::<T>()];
+                bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+                hd.write_slice(s, c, &v)
+            }
+        }
+    }
+    match size {
+        1 => hd.write_slice(s, c, bytes),
+        2 => typed::<u16>(hd, s, c, bytes),
+        4 => typed::<u32>(hd, s, c, bytes),
+        8 => typed::<u64>(hd, s, c, bytes),
+        _ => Err(rust_hdf5::Hdf5Error::InvalidState(format!(
+            "no {size}-byte number type to write"
+        ))),
     }
 }
 
