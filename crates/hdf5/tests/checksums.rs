@@ -64,7 +64,7 @@ with h5py.File('eapaged.h5', 'w', libver='latest') as f:
     f.create_dataset('big', data=np.arange(132500, dtype='i4') % 251, chunks=(1,), maxshape=(None,))
 "#;
 
-fn files(test: &str, script: &str) -> Option<PathBuf> {
+fn files(test: &str, script: &str) -> Option<common::TmpDir> {
     let dir = tmp_dir(test);
     python(&dir, script).then_some(dir)
 }

@@ -145,7 +145,9 @@ fn unescape(s: &str) -> String {
     out
 }
 
-fn netcdf4_files() -> Vec<PathBuf> {
+/// The corpus' netCDF-4 files, and the directory holding those made from its CDL (removed
+/// when it is dropped).
+fn netcdf4_files() -> (common::TmpDir, Vec<PathBuf>) {
     let mut files = Vec::new();
     for sub in ["nc_test4", "ncdump"] {
         let Ok(rd) = std::fs::read_dir(Path::new(CASES).join(sub)) else {
@@ -189,7 +191,7 @@ fn netcdf4_files() -> Vec<PathBuf> {
         }
     }
     files.sort();
-    files
+    (dir, files)
 }
 
 #[test]
@@ -200,7 +202,8 @@ fn structure_matches_ncdump_on_the_corpus() {
     }
     let mut compared = 0;
     let mut failures = Vec::new();
-    for f in netcdf4_files() {
+    let (_dir, files) = netcdf4_files();
+    for f in files {
         let kind = std::process::Command::new("/usr/bin/ncdump")
             .arg("-k")
             .arg(&f)

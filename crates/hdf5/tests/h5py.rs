@@ -62,7 +62,7 @@ with h5py.File('scales.h5', 'w') as f:
     f['v'].dims[1].attach_scale(f['x'])
 "#;
 
-fn files(test: &str) -> Option<std::path::PathBuf> {
+fn files(test: &str) -> Option<common::TmpDir> {
     let dir = tmp_dir(test);
     python(&dir, SCRIPT).then_some(dir)
 }

@@ -10,12 +10,37 @@ use std::process::Command;
 /// Where Debian's HDF5 filter plugins (bzip2, lz4, ...) live.
 pub const PLUGINS: &str = "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins";
 
+/// A fresh directory for one test, removed when the test is done with it (kept when the test
+/// fails, to look at).
+pub struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TmpDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 /// A fresh directory for one test.
-pub fn tmp_dir(test: &str) -> PathBuf {
+pub fn tmp_dir(test: &str) -> TmpDir {
     let d = std::env::temp_dir().join(format!("nc-hdf5-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("create temp dir");
-    d
+    TmpDir(d)
 }
 
 /// True when the reference netCDF-C tools are installed.
@@ -80,7 +105,7 @@ pub fn ncdump(args: &[&str], file: &Path) -> String {
 }
 
 /// Run `script` with h5py in a fresh directory; None (test skipped) without h5py.
-pub fn files(test: &str, script: &str) -> Option<PathBuf> {
+pub fn files(test: &str, script: &str) -> Option<TmpDir> {
     let dir = tmp_dir(test);
     python(&dir, script).then_some(dir)
 }
