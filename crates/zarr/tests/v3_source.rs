@@ -109,4 +109,5 @@ fn v3_store_as_a_copy_source() {
         .collect();
     assert_eq!(raw[..16], want[..16]);
     assert_eq!(raw.len(), 32);
+    std::fs::remove_dir_all(&d).ok();
 }
