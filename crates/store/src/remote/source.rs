@@ -15,9 +15,9 @@
 //! is predicted to end (as long as its last stretch), so it does not fetch the others' chunks.
 //! [`ByteSource::read_ranges`] merges close ranges into one GET and runs the GETs concurrently.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -37,6 +37,8 @@ pub const BLOCK: u64 = 512 * 1024;
 /// Reads this large or larger go straight to the server (a chunk), not through the blocks
 /// (the read-ahead of metadata structures, which are small).
 const DIRECT: u64 = 64 * 1024;
+/// What a lone small read fetches (aligned): a structure among chunks, e.g. an index node.
+const PIECE: u64 = 64 * 1024;
 /// Blocks kept (32 MiB).
 const MAX_BLOCKS: usize = 64;
 /// Ranges at most this far apart are fetched by one request.
@@ -67,12 +69,18 @@ const AHEAD_MAX: u64 = 16 << 20;
 const STREAMS: usize = 4;
 /// Bytes of read-ahead windows held (a 64 MiB pool and a 128 MiB one differed by 1 % of the
 /// bytes received, replayed on a copy's trace).
-const POOL: u64 = 64 << 20;
+const POOL: u64 = 96 << 20;
 /// A large read at most this far past the end of a run continues it (a new stretch).
 const JUMP: u64 = 16 << 20;
 /// Bytes a window of a run in stretches reaches past the stretch's predicted end (stretches
 /// of compressed chunks differ a little in length).
 const SLACK: u64 = 256 << 10;
+
+/// The slack of a stretch of `l` bytes: [`SLACK`], at most a 32nd of the stretch (a window
+/// reaching further fetches the start of the next variable's stretch, read much later).
+fn slack(l: u64) -> u64 {
+    SLACK.min(l / 32)
+}
 
 /// An object in a bucket or on a web server, read by range.
 pub struct ObjectSource {
@@ -82,6 +90,8 @@ pub struct ObjectSource {
     len: u64,
     cache: Mutex<Blocks>,
     ahead: Mutex<Ahead>,
+    /// Large reads (chunks) have begun: the header was read.
+    data: AtomicBool,
     /// This source's requests and bytes received.
     tally: Arc<Tally>,
 }
@@ -107,6 +117,9 @@ struct Ahead {
     /// read later by their own runs). At most [`POOL`] bytes, the least recently used dropped.
     pool: Vec<Held>,
     tick: u64,
+    /// Bytes served to large reads (start -> end, disjoint, adjacent ones merged): a window
+    /// stops where they begin, a copy reading each chunk once.
+    consumed: BTreeMap<u64, u64>,
 }
 
 struct Stream {
@@ -149,18 +162,70 @@ impl Ahead {
         (out, pos)
     }
 
-    /// Where the next held window after `pos` starts (`len` when none).
+    /// Note bytes `r` as served to a large read.
+    fn consume(&mut self, r: Range<u64>) {
+        let (mut s, mut e) = (r.start, r.end);
+        // merge with the ranges touching it
+        if let Some((&ps, &pe)) = self.consumed.range(..=s).next_back() {
+            if pe >= s {
+                s = ps;
+                e = e.max(pe);
+            }
+        }
+        let touching: Vec<u64> = self.consumed.range(s..=e).map(|(&k, _)| k).collect();
+        for k in touching {
+            if let Some(ke) = self.consumed.remove(&k) {
+                e = e.max(ke);
+            }
+        }
+        self.consumed.insert(s, e);
+    }
+
+    /// Where the bytes from `pos` on not yet served to large reads end: `pos` when a large
+    /// read had byte `pos`, else where the next served range begins (`u64::MAX` when none).
+    fn unread_until(&self, pos: u64) -> u64 {
+        if let Some((_, &e)) = self.consumed.range(..=pos).next_back() {
+            if e > pos {
+                return pos;
+            }
+        }
+        self.consumed
+            .range(pos..)
+            .next()
+            .map_or(u64::MAX, |(&s, _)| s)
+    }
+
+    /// Where the next held window after `pos` starts (`len` when none); pieces (small) do
+    /// not count: a window fetches them again rather than split in two.
     fn next_held(&self, pos: u64, len: u64) -> u64 {
         self.pool
             .iter()
+            .filter(|h| h.range.end - h.range.start > PIECE * 2)
             .map(|h| h.range.start)
             .filter(|&s| s > pos)
             .min()
             .unwrap_or(len)
     }
 
-    /// Drop the windows used least recently until at most [`POOL`] bytes are held, but
-    /// none overlapping `keep`.
+    /// The bytes of `r` not served to large reads yet.
+    fn unread(&self, r: &Range<u64>) -> u64 {
+        let from = self
+            .consumed
+            .range(..=r.start)
+            .next_back()
+            .map_or(r.start, |(&s, _)| s);
+        let read: u64 = self
+            .consumed
+            .range(from..r.end)
+            .map(|(&s, &e)| e.min(r.end).saturating_sub(s.max(r.start)))
+            .sum();
+        (r.end - r.start).saturating_sub(read)
+    }
+
+    /// Drop windows until at most [`POOL`] bytes are held, but none overlapping `keep`:
+    /// first those with the fewest bytes not read yet by large reads (a copy reads a chunk
+    /// once; the bytes left are the chunks of another variable, fetched with this one's),
+    /// of those the least recently used.
     fn evict(&mut self, keep: &Range<u64>) {
         let mut held: u64 = self.pool.iter().map(|h| h.range.end - h.range.start).sum();
         while held > POOL {
@@ -169,12 +234,23 @@ impl Ahead {
                     let r = &self.pool[k].range;
                     r.end <= keep.start || r.start >= keep.end
                 })
-                .min_by_key(|&k| self.pool[k].tick);
+                .min_by_key(|&k| (self.unread(&self.pool[k].range), self.pool[k].tick));
             let Some(old) = old else { break };
             let h = self.pool.swap_remove(old);
             held -= h.range.end - h.range.start;
         }
     }
+}
+
+/// What a miss of the block cache fetches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Miss {
+    /// This many blocks, aligned to their number (from the first to the last not held).
+    Blocks(u64),
+    /// The [`PIECE`]s holding the read, into the read-ahead pool (a lone structure, a chunk
+    /// index node among chunks: a block would be mostly chunk bytes, received again with
+    /// the chunks).
+    Piece,
 }
 
 #[derive(Default)]
@@ -185,6 +261,10 @@ struct Blocks {
     fetching: Vec<(Range<u64>, Window)>,
     /// Cache misses so far: the span the next miss fetches depends on them.
     misses: u32,
+    /// The block of the first miss (where the header begins).
+    first: Option<u64>,
+    /// The [`WIDE`]-aligned region of each of the first [`GROW_MISSES`] misses.
+    regions: Vec<u64>,
     /// The wide span (block numbers) fetched by the third miss, and which of its blocks
     /// were read (a bit each): later misses fetch wider spans only once it proved of use.
     wide: Option<(Range<u64>, u64)>,
@@ -200,17 +280,30 @@ impl Blocks {
         }
     }
 
-    /// The span (in blocks) the next miss fetches, aligned to its size: 1 block twice, then
-    /// [`WIDE`], then [`MAX_GROW`] while the wide span is of use, until [`GROW_MISSES`]
-    /// misses; else 1.
-    fn miss_span(&mut self) -> u64 {
+    /// What the miss of block `i` (of an object of `nblocks` blocks) fetches; `data` once
+    /// large reads (chunks) have begun. See [`Miss`].
+    fn miss(&mut self, i: u64, nblocks: u64, data: bool) -> Miss {
         let n = self.misses;
         self.misses = n.saturating_add(1);
+        let region = i / WIDE;
+        let earlier = self.regions.iter().filter(|&&r| r == region).count();
+        let first = *self.first.get_or_insert(i);
+        if n < GROW_MISSES {
+            self.regions.push(region);
+        }
+        if self.wide.is_none() && !data && n < GROW_MISSES {
+            // the header continues near where it began (and not at the end of the object,
+            // where the structures written last are), or a region missed twice already
+            let near_first = n > 0 && first / WIDE == region && i - first.min(i) < nblocks - 1 - i;
+            if near_first || earlier >= 2 {
+                return Miss::Blocks(WIDE);
+            }
+        }
         let used = self.wide.as_ref().map_or(0, |w| w.1.count_ones());
         match n {
-            2 => WIDE,
-            3.. if n < GROW_MISSES && used >= WIDE_USED => MAX_GROW,
-            _ => 1,
+            0 | 1 => Miss::Blocks(1),
+            _ if n < GROW_MISSES && used >= WIDE_USED => Miss::Blocks(MAX_GROW),
+            _ => Miss::Piece,
         }
     }
 
@@ -289,6 +382,7 @@ impl ObjectSource {
             len: meta.size,
             cache: Mutex::new(Blocks::default()),
             ahead: Mutex::new(Ahead::default()),
+            data: AtomicBool::new(false),
             tally: Arc::default(),
         })
     }
@@ -332,9 +426,16 @@ impl ObjectSource {
         }
     }
 
-    /// The blocks `first..=last`, from the cache, from a fetch of another reader already
-    /// under way, or fetched (runs of missing blocks by one request each, concurrently).
-    fn blocks(&self, first: u64, last: u64) -> Result<Vec<Bytes>, StoreError> {
+    /// The blocks `first..=last` holding the small read `want`, from the cache, from a fetch
+    /// of another reader already under way, or fetched (runs of missing blocks by one request
+    /// each, concurrently); `None` when the read is to be served from the read-ahead pool
+    /// (held there, or a miss fetching [`Miss::Piece`]).
+    fn blocks(
+        &self,
+        first: u64,
+        last: u64,
+        want: &Range<u64>,
+    ) -> Result<Option<Vec<Bytes>>, StoreError> {
         let mut have: Vec<Option<Bytes>> = vec![None; (last - first + 1) as usize];
         // spans of blocks to wait for: (blocks, their fetch, fetched by this reader)
         let mut waits: Vec<(Range<u64>, Window, bool)> = Vec::new();
@@ -357,9 +458,23 @@ impl ObjectSource {
                     }
                 }
             }
-            for mut r in runs {
-                let span = c.miss_span();
-                let nblocks = self.len.div_ceil(BLOCK);
+            let nblocks = self.len.div_ceil(BLOCK);
+            if !runs.is_empty() {
+                // bytes a chunk window or a piece holds (or is fetching) are not fetched again
+                let mut a = self.ahead.lock().map_err(|_| self.poisoned())?;
+                if a.covered(want.start, want.end).1 >= want.end {
+                    return Ok(None);
+                }
+            }
+            let data = self.data.load(Ordering::Relaxed);
+            let mut spans = Vec::with_capacity(runs.len());
+            for r in &runs {
+                match c.miss(r.start, nblocks, data) {
+                    Miss::Blocks(n) => spans.push(n),
+                    Miss::Piece => return Ok(None),
+                }
+            }
+            for (mut r, span) in runs.into_iter().zip(spans) {
                 // the span's blocks from its first to its last one neither held nor being
                 // fetched: one request (held blocks between them are fetched again)
                 let a = r.start / span * span;
@@ -381,7 +496,7 @@ impl ObjectSource {
             }
         }
         if waits.is_empty() {
-            return Ok(have.into_iter().flatten().collect());
+            return Ok(Some(have.into_iter().flatten().collect()));
         }
         let got = block_on(futures::future::join_all(waits.iter().map(|w| w.1.clone())))?;
         let mut c = self.cache.lock().map_err(|_| self.poisoned())?;
@@ -419,7 +534,7 @@ impl ObjectSource {
         if let Some(e) = failed {
             return Err(e);
         }
-        Ok(have.into_iter().flatten().collect())
+        Ok(Some(have.into_iter().flatten().collect()))
     }
 
     /// A window of bytes `r`, fetched in the background from now on.
@@ -439,6 +554,7 @@ impl ObjectSource {
     /// A read of at least [`DIRECT`] bytes: from read-ahead windows when it continues a run
     /// of large reads (or falls in a window), else by one GET (which starts a run).
     fn read_large(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
+        self.data.store(true, Ordering::Relaxed);
         let end = offset + buf.len() as u64;
         let windows = if end - offset > AHEAD_MIN {
             // a read this large is an efficient request already
@@ -447,6 +563,10 @@ impl ObjectSource {
             self.ahead_windows(offset, end)?
         };
         let Some(windows) = windows else {
+            self.ahead
+                .lock()
+                .map_err(|_| self.poisoned())?
+                .consume(offset..end);
             let b = block_on(self.get(offset..end))?.map_err(|e| self.err(&e))?;
             if b.len() != buf.len() {
                 return Err(self.short(&(offset..end), b.len()));
@@ -454,7 +574,18 @@ impl ObjectSource {
             buf.copy_from_slice(&b);
             return Ok(());
         };
-        // the read may span the end of one window and the start of the next
+        self.copy_windows(windows, offset, buf)
+    }
+
+    /// Copy `buf.len()` bytes at `offset` out of `windows` (in order, covering them; the
+    /// read may span the end of one window and the start of the next).
+    fn copy_windows(
+        &self,
+        windows: Vec<Placed>,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<(), StoreError> {
+        let end = offset + buf.len() as u64;
         let mut pos = offset;
         for (r, w) in windows {
             if pos >= end {
@@ -478,6 +609,33 @@ impl ObjectSource {
         Ok(())
     }
 
+    /// A small read served from the read-ahead pool: from the windows holding it, else by
+    /// fetching the aligned [`PIECE`]s around it into the pool.
+    fn read_piece(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
+        let end = offset + buf.len() as u64;
+        let windows = {
+            let mut a = self.ahead.lock().map_err(|_| self.poisoned())?;
+            a.tick += 1;
+            let (held, upto) = a.covered(offset, end);
+            if upto >= end {
+                held
+            } else {
+                let r =
+                    offset / PIECE * PIECE..end.div_ceil(PIECE).saturating_mul(PIECE).min(self.len);
+                let window = self.window(r.clone())?;
+                let tick = a.tick;
+                a.pool.push(Held {
+                    range: r.clone(),
+                    window: window.clone(),
+                    tick,
+                });
+                a.evict(&r);
+                vec![(r, window)]
+            }
+        };
+        self.copy_windows(windows, offset, buf)
+    }
+
     /// The read-ahead windows covering `offset..end` when the read falls in held windows or
     /// continues a run of large reads (starting the windows it needs and the one after, but
     /// not fetching again what is held); `None` when it does neither (it then starts a run).
@@ -499,6 +657,7 @@ impl ObjectSource {
         let Some(i) = found else {
             let (held, upto) = a.covered(offset, end);
             if upto >= end {
+                a.consume(offset..end);
                 return Ok(Some(held));
             }
             if a.streams.len() >= STREAMS {
@@ -521,16 +680,18 @@ impl ObjectSource {
             s.tick = tick;
             if offset > s.end + COALESCE_GAP {
                 // a new stretch: the last one ended at s.end
-                s.stretch = Some(s.end - s.start);
+                let l = s.end - s.start;
+                s.stretch = Some(l);
                 s.start = offset;
-                s.next = AHEAD_MIN;
+                // one window for a stretch as long as the last
+                s.next = (l + slack(l)).clamp(AHEAD_MIN, AHEAD_MAX);
             }
             s.end = s.end.max(end);
             // windows stop where this stretch ends if as long as the last (or a multiple,
             // once longer), not fetching the other variables' chunks after it
             match s.stretch {
                 Some(l) if l > 0 => {
-                    let mut cap = s.start + l + SLACK;
+                    let mut cap = s.start + l + slack(l);
                     while cap <= end {
                         cap += l;
                     }
@@ -547,7 +708,11 @@ impl ObjectSource {
             let ahead = from >= end;
             let from = if ahead {
                 let after = held.last().map_or(end, |w| w.0.end);
-                if after >= cap || a.covered(after, after + 1).1 > after {
+                // not ahead into bytes held, or read already (a copy reads a chunk once)
+                if after >= cap
+                    || a.covered(after, after + 1).1 > after
+                    || a.unread_until(after) == after
+                {
                     break;
                 }
                 after
@@ -556,9 +721,14 @@ impl ObjectSource {
             };
             let s = &mut a.streams[i];
             let size = s.next.max(end.saturating_sub(from));
-            s.next = (s.next * 2).min(AHEAD_MAX);
+            // windows grow once the run proved long (or its stretches are known): a first
+            // stretch may end anywhere, and past it lie other variables' chunks
+            if s.stretch.is_some() || s.end - s.start >= AHEAD_MAX {
+                s.next = (s.next * 2).min(AHEAD_MAX);
+            }
             let to = (from + size)
                 .min(a.next_held(from, self.len))
+                .min(a.unread_until(from.max(end)).max(end))
                 .min(cap.max(end));
             let window = self.window(from..to)?;
             a.streams[i].reach = a.streams[i].reach.max(to);
@@ -576,6 +746,7 @@ impl ObjectSource {
         if upto < end {
             return Err(self.short(&(offset..end), (upto - offset) as usize));
         }
+        a.consume(offset..end);
         Ok(Some(held))
     }
 
@@ -603,7 +774,9 @@ impl ByteSource for ObjectSource {
             return self.read_large(offset, buf);
         }
         let (first, last) = (offset / BLOCK, (end - 1) / BLOCK);
-        let blocks = self.blocks(first, last)?;
+        let Some(blocks) = self.blocks(first, last, &(offset..end))? else {
+            return self.read_piece(offset, buf);
+        };
         let mut pos = 0usize;
         for (k, b) in blocks.iter().enumerate() {
             let bstart = (first + k as u64) * BLOCK;
