@@ -265,6 +265,9 @@ struct Blocks {
     first: Option<u64>,
     /// The [`WIDE`]-aligned region of each of the first [`GROW_MISSES`] misses.
     regions: Vec<u64>,
+    /// Where the last few misses' fetches ended (bytes): a miss just past one is a reader
+    /// going through small structures (or small chunks) in order, not a lone structure.
+    ends: VecDeque<u64>,
     /// The wide span (block numbers) fetched by the third miss, and which of its blocks
     /// were read (a bit each): later misses fetch wider spans only once it proved of use.
     wide: Option<(Range<u64>, u64)>,
@@ -280,9 +283,22 @@ impl Blocks {
         }
     }
 
-    /// What the miss of block `i` (of an object of `nblocks` blocks) fetches; `data` once
-    /// large reads (chunks) have begun. See [`Miss`].
-    fn miss(&mut self, i: u64, nblocks: u64, data: bool) -> Miss {
+    /// What the miss of block `i` (of an object of `nblocks` blocks) by the read `want`
+    /// fetches; `data` once large reads (chunks) have begun. See [`Miss`].
+    fn miss(&mut self, i: u64, nblocks: u64, want: &Range<u64>, data: bool) -> Miss {
+        let got = self.decide(i, nblocks, want, data);
+        let end = match got {
+            Miss::Blocks(n) => (i / n * n + n) * BLOCK,
+            Miss::Piece => want.end.div_ceil(PIECE) * PIECE,
+        };
+        if self.ends.len() >= 4 {
+            self.ends.pop_front();
+        }
+        self.ends.push_back(end);
+        got
+    }
+
+    fn decide(&mut self, i: u64, nblocks: u64, want: &Range<u64>, data: bool) -> Miss {
         let n = self.misses;
         self.misses = n.saturating_add(1);
         let region = i / WIDE;
@@ -300,9 +316,15 @@ impl Blocks {
             }
         }
         let used = self.wide.as_ref().map_or(0, |w| w.1.count_ones());
+        // just past an earlier miss's fetch: reading on in order
+        let next = self
+            .ends
+            .iter()
+            .any(|&e| want.start + PIECE >= e && want.start < e + BLOCK);
         match n {
-            0 | 1 => Miss::Blocks(1),
             _ if n < GROW_MISSES && used >= WIDE_USED => Miss::Blocks(MAX_GROW),
+            0 | 1 => Miss::Blocks(1),
+            _ if next => Miss::Blocks(1),
             _ => Miss::Piece,
         }
     }
@@ -469,7 +491,7 @@ impl ObjectSource {
             let data = self.data.load(Ordering::Relaxed);
             let mut spans = Vec::with_capacity(runs.len());
             for r in &runs {
-                match c.miss(r.start, nblocks, data) {
+                match c.miss(r.start, nblocks, want, data) {
                     Miss::Blocks(n) => spans.push(n),
                     Miss::Piece => return Ok(None),
                 }
