@@ -1,19 +1,24 @@
 //! A remote object as a [`ByteSource`]: one HEAD for its length, then ranged GETs. Small reads
 //! (HDF5 and classic metadata) go through aligned blocks kept in a bounded cache, so a header
-//! spread over many small structures costs a few requests. A reader missing the cache a third
-//! time walks a header larger than a block or two: that miss fetches the aligned 16 MiB around
-//! it, later ones 4 MiB (for the first 16 misses), so a header scattered over megabytes costs a
-//! handful of requests; while the 16 MiB is not of use (a copy reading a lone chunk index
-//! node), later misses fetch one block. A miss of a block another reader is
-//! fetching waits for that fetch. Large reads (chunks) go to the server, except that a large
-//! read continuing where an earlier one ended (a copy reading a variable's chunks in file
-//! order) is served from read-ahead windows: 4 MiB, doubling to 16 MiB, the next window fetched
-//! in the background while the current one is read. The windows are held in one pool of
-//! 64 MiB that serves any large read falling in them, whichever run fetched them, and a new
-//! window never fetches bytes held already. A run whose variable is stored in stretches
-//! between other variables' chunks (it jumps forward) has its windows end where its stretch
-//! is predicted to end (as long as its last stretch), so it does not fetch the others' chunks.
-//! [`ByteSource::read_ranges`] merges close ranges into one GET and runs the GETs concurrently.
+//! spread over many small structures costs a few requests. The first miss fetches one block; a
+//! miss near the first one (in its aligned 16 MiB, nearer to it than to the end of the object)
+//! means a header scattered over megabytes: it fetches the aligned 16 MiB around it, later
+//! misses 4 MiB (for the first 16 misses, once the 16 MiB proved of use), so such a header
+//! costs a handful of requests, while a miss near the end (structures written last) fetches a
+//! block. Other misses (a chunk index node among chunks) fetch the 64 KiB around them into the
+//! read-ahead pool, unless just past an earlier miss (small reads in order: a block). A miss
+//! of a block another reader is fetching waits for that fetch. Large reads (chunks) go to the
+//! server, except that a large read continuing where an earlier one ended (a copy reading a
+//! variable's chunks in file order) is served from read-ahead windows: 4 MiB, growing to
+//! 16 MiB once the run proved long, the next window fetched in the background while the
+//! current one is read. The windows are held in one pool of 64 MiB that serves any read
+//! falling in them, whichever run fetched them, and a new window never fetches bytes held
+//! already, nor bytes a large read had already (a copy reads each chunk once). A run whose
+//! variable is stored in stretches between other variables' chunks (it jumps forward) has its
+//! windows end where its stretch is predicted to end (as long as its last stretch), so it does
+//! not fetch the others' chunks; a full pool drops the windows with the fewest unread bytes
+//! first. [`ByteSource::read_ranges`] merges close ranges into one GET and runs the GETs
+//! concurrently.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
@@ -45,31 +50,29 @@ const MAX_BLOCKS: usize = 64;
 const COALESCE_GAP: u64 = 256 * 1024;
 /// Largest merged request.
 const MAX_SPAN: u64 = 64 << 20;
-/// The span (in blocks, aligned) a source's third cache miss fetches (16 MiB): a reader
-/// missing a third time walks a header larger than a block or two, and a header lies mostly
-/// near the start of the file (a netCDF-4 file's object headers between its first chunks).
-/// Two misses are common (a header at the start and a few structures at the end, written
-/// last) and fetch a block each.
+/// The span (in blocks, aligned) a miss near the first miss fetches (16 MiB): the header
+/// continues near where it began, so it is scattered over megabytes (a netCDF-4 file's object
+/// headers between its first chunks). A miss near the end of the object (a few structures
+/// written last) fetches a block.
 const WIDE: u64 = 32;
-/// The span of the misses after the third (4 MiB), while they are fewer than [`GROW_MISSES`]
-/// and the wide span was of use.
+/// The span of the misses after the wide one (4 MiB), while they are fewer than
+/// [`GROW_MISSES`] and the wide span was of use.
 const MAX_GROW: u64 = 8;
 /// Misses that may fetch wider spans: opening a file reads its header; later small reads (a
 /// chunk index now and then) are far apart, and a wide span around them would be wasted.
 const GROW_MISSES: u32 = 16;
 /// Blocks of the wide span that must have been read (the missed one included) before later
-/// misses fetch [`MAX_GROW`] blocks: until then the third miss may have been a lone
-/// structure (a chunk index node of a copy), and a miss fetches one block.
+/// misses fetch [`MAX_GROW`] blocks: until then the wide span may have been wasted.
 const WIDE_USED: u32 = 2;
 /// The first read-ahead window of a run of large reads, and the largest (each window twice
-/// the last). At most [`STREAMS`] runs are followed, their windows held in one pool of
-/// [`POOL`] bytes.
+/// the last once the run read [`AHEAD_MAX`] in one stretch or knows its stretches). At most
+/// [`STREAMS`] runs are followed, their windows held in one pool of [`POOL`] bytes.
 const AHEAD_MIN: u64 = 4 << 20;
 const AHEAD_MAX: u64 = 16 << 20;
 const STREAMS: usize = 4;
-/// Bytes of read-ahead windows held (a 64 MiB pool and a 128 MiB one differed by 1 % of the
-/// bytes received, replayed on a copy's trace).
-const POOL: u64 = 96 << 20;
+/// Bytes of read-ahead windows held (replayed on a copy's trace, with windows stopping at
+/// bytes read and unread bytes kept longest: 1.017x the file's bytes, 96 MiB 1.010x).
+const POOL: u64 = 64 << 20;
 /// A large read at most this far past the end of a run continues it (a new stretch).
 const JUMP: u64 = 16 << 20;
 /// Bytes a window of a run in stretches reaches past the stretch's predicted end (stretches
