@@ -153,6 +153,7 @@ fn server() -> Option<&'static Moto> {
             "header",
             "refuse",
             "replace",
+            "ranges",
         ] {
             m.bucket(b);
         }
@@ -336,6 +337,182 @@ fn a_header_fetches_only_metadata() {
         "{out}"
     );
     assert!(!dir.join("o.nc").exists());
+}
+
+/// A netCDF-4 file written by netCDF-C through netCDF4-python with `nvars` variables of four
+/// chunks each (deflate, shuffle on every other one) and six attributes each, as the bench's
+/// `manyvars.nc` (`../shared/bench/make_corpus.py`): its header lies between the chunks over
+/// the first megabytes, and its last structures at the end. `None` (after a SKIP line) without
+/// netCDF4-python.
+fn many_variables(dir: &Path, nvars: usize) -> Option<()> {
+    let script = format!(
+        r#"
+import numpy as np, netCDF4
+ds = netCDF4.Dataset("many.nc", "w", format="NETCDF4")
+ds.title = "many small variables"
+ds.createDimension("time", None)
+ds.createDimension("y", 18)
+ds.createDimension("x", 36)
+tv = ds.createVariable("time", "f8", ("time",))
+tv.units = "days since 2000-01-01"
+tv[:] = np.arange(4.0)
+for i in range({nvars}):
+    dt = ("f4", "f8", "i2", "i4")[i % 4]
+    v = ds.createVariable("var_%04d" % i, dt, ("time", "y", "x"), chunksizes=(1, 18, 36),
+                          zlib=True, complevel=1, shuffle=bool(i % 2))
+    v.set_auto_maskandscale(False)
+    v.long_name = "synthetic diagnostic number %d" % i
+    v.units = ("K", "m s-1", "kg m-2 s-1", "1")[i % 4]
+    v.standard_name = "synthetic_quantity_%d" % (i % 97)
+    v.cell_methods = "time: mean"
+    v.valid_range = np.array([-1000, 1000], dtype=dt)
+    v.comment = "variable %d of {nvars}" % i
+    r = np.random.default_rng([20261121, i])
+    v[:] = (100 * r.standard_normal((4, 18, 36))).astype(dt)
+ds.close()
+"#
+    );
+    common::python_script(dir, "import numpy, netCDF4", "numpy and netCDF4", &script)?;
+    Some(())
+}
+
+/// The header of a 2000-variable netCDF-4 file (~52 MB, its metadata spread over its first
+/// 17 MB and a few places after) costs at most 6 ranged GETs (docs/design.md, "Reading by
+/// range": the second miss near the first fetches the 16 MiB around it, later ones 4 MiB),
+/// and the output equals the local file's.
+#[test]
+fn a_many_variable_header_takes_a_handful_of_gets() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-many");
+    if many_variables(&dir, 2000).is_none() {
+        return;
+    }
+    // the file's own bytes (nccopy-rs would write it anew, with its own layout)
+    m.put_public(
+        "ranges",
+        "many.nc",
+        &std::fs::read(dir.join("many.nc")).unwrap(),
+    );
+    let proxy = FaultProxy::start(m.port, Faults::None);
+    let ep = proxy.endpoint();
+    let remote = ok(
+        &tool("ncdump-rs", &["-hs", "s3://ranges/many.nc"], &dir, &ep, &[]),
+        "ncdump -hs remote",
+    );
+    let kinds = proxy.take_kinds();
+    let received = proxy.take_received();
+    let local = ok(
+        &Command::new(bin("ncdump-rs"))
+            .args(["-hs", "many.nc"])
+            .current_dir(&dir)
+            .output()
+            .unwrap(),
+        "ncdump -hs local",
+    );
+    assert_eq!(body(&remote), body(&local), "remote -hs differs from local");
+    let len = std::fs::metadata(dir.join("many.nc")).unwrap().len();
+    assert_eq!(kinds.get("HEAD"), Some(&1), "{kinds:?}");
+    assert!(
+        kinds.get("GET").copied().unwrap_or(0) <= 6,
+        "the header of a {len}-byte file with 2000 variables: {kinds:?}, {received} bytes"
+    );
+    // the metadata, not the whole file
+    assert!(
+        received < len * 3 / 4,
+        "{received} bytes of {len}: {kinds:?}"
+    );
+}
+
+/// A file of three variables whose chunks (1 x 180 x 360, deflated: 440, 190 and 74 kB) lie
+/// in alternating stretches of 16, as netCDF-C writes a file 16 time steps at a time (67 MB
+/// for 96 steps, more than the read-ahead pool holds); `None` (after a SKIP line) without
+/// netCDF4-python.
+fn stretches(dir: &Path, steps: usize) -> Option<()> {
+    let script = format!(
+        r#"
+import numpy as np, netCDF4
+ds = netCDF4.Dataset("stretches.nc", "w", format="NETCDF4")
+ds.createDimension("time", None)
+ds.createDimension("lat", 180)
+ds.createDimension("lon", 360)
+vs = [ds.createVariable(n, t, ("time", "lat", "lon"), chunksizes=(1, 180, 360), zlib=True,
+                        complevel=1, shuffle=True)
+      for n, t in (("zg", "f8"), ("tas", "f4"), ("psl", "i2"))]
+y, x = np.meshgrid(np.linspace(-1, 1, 360), np.linspace(-1, 1, 180))
+for t0 in range(0, {steps}, 16):
+    for k, v in enumerate(vs):
+        r = np.random.default_rng([7, k, t0])
+        noise = r.standard_normal((16, 180, 360)) * (100, 10, 30)[k]
+        v[t0:t0 + 16] = (1000 * np.sin(3 * x + k + y * t0 / 50.0) + noise).astype(v.dtype)
+    # written now, 16 chunks of each variable in turn (else the chunk cache keeps them
+    # until the file is closed, and writes each variable's chunks together)
+    ds.sync()
+ds.close()
+"#
+    );
+    common::python_script(dir, "import numpy, netCDF4", "numpy and netCDF4", &script)?;
+    Some(())
+}
+
+/// A remote netCDF-4 -> Zarr v3 copy receives each byte of the file about once (at most
+/// 1.05 times the file, docs/design.md "Reading by range": chunk index nodes by 64 KiB
+/// pieces, windows that stop at bytes already read and at a stretch's predicted end, unread
+/// bytes kept longest), in few GETs.
+#[test]
+fn a_remote_copy_receives_each_byte_about_once() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-stretches");
+    if stretches(&dir, 96).is_none() {
+        return;
+    }
+    // the file's own bytes (nccopy-rs would write it anew, each variable's chunks together)
+    let file = std::fs::read(dir.join("stretches.nc")).unwrap();
+    m.put_public("ranges", "stretches.nc", &file);
+    let proxy = FaultProxy::start(m.port, Faults::None);
+    let ep = proxy.endpoint();
+    ok(
+        &tool(
+            "nccopy-rs",
+            &[
+                "s3://ranges/stretches.nc",
+                "s3://ranges/stretches.zarr#mode=zarr,v3",
+            ],
+            &dir,
+            &ep,
+            &[],
+        ),
+        "copy",
+    );
+    let kinds = proxy.take_kinds();
+    let received = proxy.take_received();
+    let len = file.len() as u64;
+    let gets = kinds.get("GET").copied().unwrap_or(0);
+    eprintln!("copy of {len} bytes: {kinds:?}, {received} bytes received");
+    assert!(
+        received * 100 <= len * 105,
+        "received {received} bytes for a {len}-byte file ({:.3}x): {kinds:?}",
+        received as f64 / len as f64
+    );
+    // 18 stretches of 16 chunks: about one GET each, and the chunk index nodes
+    assert!(gets <= 60, "{kinds:?}");
+    // (values: every_format_both_ways_through_s3; the bench's copies check every value)
+    let got = ok(
+        &tool(
+            "ncdump-rs",
+            &["-h", "s3://ranges/stretches.zarr#mode=zarr,v3"],
+            &dir,
+            &ep,
+            &[],
+        ),
+        "ncdump -h store",
+    );
+    for v in [
+        "double zg(time, lat, lon)",
+        "float tas(time, lat, lon)",
+        "short psl(time, lat, lon)",
+    ] {
+        assert!(got.contains(v), "{v}: {got}");
+    }
 }
 
 #[test]

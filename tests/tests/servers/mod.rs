@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -336,6 +336,8 @@ pub struct FaultProxy {
     pub seen: Arc<AtomicUsize>,
     /// Requests passed through, by kind: the method, `LIST` for a GET listing a bucket.
     pub kinds: Arc<Mutex<std::collections::BTreeMap<String, usize>>>,
+    /// Bytes of the bodies of the answers to GETs (objects and ranges of them) passed back.
+    pub received: Arc<AtomicU64>,
 }
 
 impl FaultProxy {
@@ -345,11 +347,17 @@ impl FaultProxy {
         let faults = Arc::new(Mutex::new(faults));
         let seen = Arc::new(AtomicUsize::new(0));
         let kinds = Arc::new(Mutex::new(std::collections::BTreeMap::new()));
-        let (f, n, k) = (faults.clone(), seen.clone(), kinds.clone());
+        let received = Arc::new(AtomicU64::new(0));
+        let (f, n, k, b) = (
+            faults.clone(),
+            seen.clone(),
+            kinds.clone(),
+            received.clone(),
+        );
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
-                let (f, n, k) = (f.clone(), n.clone(), k.clone());
-                std::thread::spawn(move || proxy_conn(conn, upstream, &f, &n, &k));
+                let (f, n, k, b) = (f.clone(), n.clone(), k.clone(), b.clone());
+                std::thread::spawn(move || proxy_conn(conn, upstream, &f, &n, &k, &b));
             }
         });
         FaultProxy {
@@ -357,7 +365,13 @@ impl FaultProxy {
             faults,
             seen,
             kinds,
+            received,
         }
+    }
+
+    /// The bytes of GET answers' bodies since the last call, and start counting anew.
+    pub fn take_received(&self) -> u64 {
+        self.received.swap(0, Ordering::Relaxed)
     }
 
     /// The requests passed through by kind since the last call, and start counting anew.
@@ -380,6 +394,7 @@ fn proxy_conn(
     faults: &Mutex<Faults>,
     seen: &AtomicUsize,
     kinds: &Mutex<std::collections::BTreeMap<String, usize>>,
+    received: &AtomicU64,
 ) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(30)));
     let mut r = BufReader::new(conn.try_clone().unwrap());
@@ -488,6 +503,9 @@ fn proxy_conn(
         } else {
             read_body(&mut ur, &rh).unwrap_or_default()
         };
+        if head.first.starts_with("GET ") {
+            received.fetch_add(rbody.len() as u64, Ordering::Relaxed);
+        }
         let mut out = format!("{}\r\n", rh.first);
         for (k, v) in &rh.headers {
             if k.eq_ignore_ascii_case("connection") || k.eq_ignore_ascii_case("transfer-encoding") {
