@@ -431,9 +431,16 @@ fn proxy_conn(
                 let xml = format!(
                     "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{code}</Code><Message>{message}</Message></Error>"
                 );
+                // the answer to a HEAD has the headers of the body it would have had, and no
+                // body: bytes after it would be read as the next answer on the connection
+                let body = if head.first.starts_with("HEAD ") {
+                    ""
+                } else {
+                    xml.as_str()
+                };
                 let _ = write!(
                     w,
-                    "HTTP/1.1 {status} Refused\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{xml}",
+                    "HTTP/1.1 {status} Refused\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{body}",
                     xml.len()
                 );
                 continue;
