@@ -339,8 +339,19 @@ def rm(url):
     keys = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         keys += [o["Key"] for o in page.get("Contents", [])]
+
+    def delete(key):
+        try:
+            s3.delete_object(Bucket=bucket, Key=key)
+        except Exception:
+            return key
+
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda k: s3.delete_object(Bucket=bucket, Key=k), keys))
+        failed = [k for k in pool.map(delete, keys) if k]
+    # s3rver 3.7 answers 500 to a DELETE whose object's emptied directory another DELETE
+    # removed first (rmdir ENOENT); one at a time there is no such race
+    for key in failed:
+        s3.delete_object(Bucket=bucket, Key=key)
 
 
 def walk_h5py(f):
