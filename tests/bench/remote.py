@@ -1,13 +1,20 @@
 """The server and the Python sides of tests/bench/remote.sh (object storage, issue 17).
 
-  remote.py serve
-      starts moto's S3 server on 127.0.0.1 (a free port, in a child process) and, in this
+  remote.py serve [SERVER BIN DATA_DIR]
+      starts an S3 server on 127.0.0.1 (a free port, in a child process) and, in this
       process, a counting HTTP proxy in front of it (another free port); prints
-      "PROXY_PORT MOTO_PORT" and serves until its stdin closes (or after two hours).
+      "PROXY_PORT SERVER_PORT" and serves until its stdin closes (or after two hours); the
+      server ends with it (on a closed stdin, on this process's death, or after two hours).
+      SERVER is moto (the default: moto's server in memory, run by this Python), s3s (BIN is
+      s3s-fs, the s3s project's server over the files of DATA_DIR, credentials
+      AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY of the environment) or s3rver (BIN is
+      s3rver, Node.js, over the files of DATA_DIR, credentials S3RVER / S3RVER); their
+      stderr goes to DATA_DIR.log.
       The proxy forwards every request unchanged and counts, since its last reset, the
       requests by method (GETs with a Range header apart), the response body bytes, the
-      request body bytes, and the seconds in which moto had at least one request in hand
-      (server_busy_s: what no client can go below). With RANGES=slice in the environment,
+      request body bytes, the seconds in which the server had at least one request in hand
+      (server_busy_s: what no client can go below), and the CPU seconds (user + system) of
+      the server process and of the proxy itself. With RANGES=slice in the environment,
       moto serves a ranged GET by reading only the range, as S3 does (ranged_moto.py);
       without it, moto reads the whole object for every ranged GET. Control (bucket names cannot hold '_', so no S3 name is taken):
         GET /_proxy/reset          zero the counts
@@ -16,9 +23,13 @@
                                    status, response bytes)
   remote.py stats PROXY_PORT [reset|log]
       prints the counts ("requests get_ranged get head put post delete list bytes_out
-      bytes_in server_busy_s"), then resets them (reset), or prints the request log (log)
+      bytes_in server_busy_s server_cpu_s proxy_cpu_s"), then resets them (reset), or prints the request log (log)
   remote.py upload ENDPOINT BUCKET KEY FILE
       makes BUCKET if needed and uploads FILE as KEY (boto3; multipart above 64 MiB)
+  remote.py rm URL
+      removes every object whose key begins with URL's (s3://bucket/prefix), one DELETE per
+      key (s3s-fs answers a DeleteObjects naming a "directory", as s3fs's recursive rm
+      sends, with 500)
   remote.py hs_h5py URL       (s3://bucket/key, through s3fs at AWS_ENDPOINT_URL)
   remote.py hs_h5netcdf URL
       what ncdump -hs shows of every variable: h5py (or h5netcdf) over an s3fs file object
@@ -64,9 +75,22 @@ os._exit(0)
 HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "upgrade"}
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` (all its threads), from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            # the fields after the command name, which is in parentheses and may hold spaces
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    # utime and stime are the stat file's fields 14 and 15 (proc(5)), in clock ticks
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Counts:
-    def __init__(self):
+    def __init__(self, server_pid):
         self.lock = threading.Lock()
+        self.server_pid = server_pid
         self.reset()
 
     def reset(self):
@@ -75,6 +99,8 @@ class Counts:
         self.bytes_in = 0
         self.log = []
         self.spans = []
+        self.server_cpu0 = cpu_seconds(self.server_pid)
+        self.proxy_cpu0 = time.process_time()
 
     def add(self, method, path, rng, status, n_out, n_in, t0, t1):
         with self.lock:
@@ -102,12 +128,14 @@ class Counts:
         with self.lock:
             d = dict(requests=sum(self.by.values()), **self.by)
             d.update(bytes_out=self.bytes_out, bytes_in=self.bytes_in, server_busy_s=round(self.busy(), 2))
+            d.update(server_cpu_s=round(cpu_seconds(self.server_pid) - self.server_cpu0, 2),
+                     proxy_cpu_s=round(time.process_time() - self.proxy_cpu0, 2))
             if log:
                 d["log"] = list(self.log)
             return json.dumps(d).encode()
 
 
-def proxy(moto_port, counts):
+def proxy(server_port, counts):
     local = threading.local()
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -155,7 +183,7 @@ def proxy(moto_port, counts):
             for attempt in (0, 1):
                 conn = getattr(local, "conn", None)
                 if conn is None:
-                    conn = local.conn = http.client.HTTPConnection("127.0.0.1", moto_port, timeout=600)
+                    conn = local.conn = http.client.HTTPConnection("127.0.0.1", server_port, timeout=600)
                 try:
                     conn.request(self.command, self.path, body=data or None, headers=headers)
                     resp = conn.getresponse()
@@ -196,28 +224,91 @@ def proxy(moto_port, counts):
     return Server(("127.0.0.1", 0), Handler)
 
 
-def serve():
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
-    moto = subprocess.Popen(
-        [sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-    )
-    moto_port = int(moto.stdout.readline())
-    counts = Counts()
-    srv = proxy(moto_port, counts)
+LIFETIME_S = 7200
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def die_with_parent():
+    """In the child, before exec: SIGTERM when the parent (this process) dies (Linux)."""
+    import ctypes
+    import signal
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def start_server(kind, binary, data):
+    """The server process and its port: moto in a child Python, or BIN over DATA."""
+    if kind == "moto":
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
+        child = subprocess.Popen(
+            [sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=env, preexec_fn=die_with_parent,
+        )
+        return child, int(child.stdout.readline())
+    port = free_port()
+    os.makedirs(data, exist_ok=True)
+    env = dict(os.environ)
+    if kind == "s3s":
+        cmd = [binary, "--host", "127.0.0.1", "--port", str(port), "--access-key", os.environ["AWS_ACCESS_KEY_ID"],
+               "--secret-key", os.environ["AWS_SECRET_ACCESS_KEY"], data]
+    elif kind == "s3rver":
+        cmd = [binary, "--directory", data, "--address", "127.0.0.1", "--port", str(port), "--silent"]
+        # s3rver 3.7 makes ListObjectsV2 continuation tokens with DES, which Node 17+ (OpenSSL
+        # 3) refuses without this: a listing of more than 1000 keys is answered with 500
+        env["NODE_OPTIONS"] = (env.get("NODE_OPTIONS", "") + " --openssl-legacy-provider").strip()
+    else:
+        sys.exit(f"unknown server {kind} (moto, s3s or s3rver)")
+    with open(data.rstrip("/") + ".log", "ab") as log:
+        child = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, env=env,
+                                 preexec_fn=die_with_parent)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            http.client.HTTPConnection("127.0.0.1", port, timeout=5).connect()
+            return child, port
+        except OSError:
+            if child.poll() is not None or time.monotonic() > deadline:
+                child.kill()
+                sys.exit(f"{' '.join(cmd)} did not start (exit {child.poll()}): see {data.rstrip('/')}.log")
+            time.sleep(0.1)
+
+
+def serve(kind="moto", binary="", data=""):
+    child, server_port = start_server(kind, binary, data)
+    counts = Counts(child.pid)
+    srv = proxy(server_port, counts)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    threading.Timer(7200, lambda: os._exit(0)).start()
-    print(srv.server_address[1], moto_port, flush=True)
+
+    def end():
+        if kind == "moto":
+            child.stdin.close()
+        else:
+            child.terminate()
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        os._exit(0)
+
+    threading.Timer(LIFETIME_S, end).start()
+    print(srv.server_address[1], server_port, flush=True)
     sys.stdin.read()
-    moto.stdin.close()
-    moto.wait(timeout=10)
-    os._exit(0)
+    end()
 
 
 def stats(port, what=""):
     base = f"http://127.0.0.1:{port}/_proxy/"
     d = json.load(urllib.request.urlopen(base + "stats" + ("?log=1" if what == "log" else "")))
     keys = ("requests", "get_ranged", "get", "head", "put", "post", "delete", "list", "bytes_out", "bytes_in",
-            "server_busy_s")
+            "server_busy_s", "server_cpu_s", "proxy_cpu_s")
     print(" ".join(str(d.get(k, 0)) for k in keys))
     if what == "log":
         print("\n".join(d["log"]))
@@ -238,9 +329,34 @@ def upload(endpoint, bucket, key, path):
     s3 = boto3.client("s3", endpoint_url=endpoint)
     try:
         s3.create_bucket(Bucket=bucket)
-    except s3.exceptions.BucketAlreadyOwnedByYou:
+    # s3s-fs answers BucketAlreadyExists for a bucket of its one account
+    except (s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
         pass
     s3.upload_file(path, bucket, key, Config=TransferConfig(multipart_threshold=64 << 20, multipart_chunksize=64 << 20))
+
+
+def rm(url):
+    import boto3
+    from concurrent.futures import ThreadPoolExecutor
+
+    bucket, _, prefix = url.removeprefix("s3://").partition("/")
+    s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+    keys = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        keys += [o["Key"] for o in page.get("Contents", [])]
+
+    def delete(key):
+        try:
+            s3.delete_object(Bucket=bucket, Key=key)
+        except Exception:
+            return key
+
+    with ThreadPoolExecutor(8) as pool:
+        failed = [k for k in pool.map(delete, keys) if k]
+    # s3rver 3.7 answers 500 to a DELETE whose object's emptied directory another DELETE
+    # removed first (rmdir ENOENT); one at a time there is no such race
+    for key in failed:
+        s3.delete_object(Bucket=bucket, Key=key)
 
 
 def walk_h5py(f):
@@ -362,7 +478,7 @@ def check(src, out):
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    fns = dict(serve=serve, stats=stats, upload=upload, hs_h5py=hs_h5py, hs_h5netcdf=hs_h5netcdf,
+    fns = dict(serve=serve, stats=stats, upload=upload, rm=rm, hs_h5py=hs_h5py, hs_h5netcdf=hs_h5netcdf,
                xarray_copy=xarray_copy)
     if cmd == "check":
         sys.exit(check(*args))

@@ -15,10 +15,23 @@
 #   RANGES  "slice": moto serves a ranged GET by reading only its range, as S3 does
 #           (tests/bench/ranged_moto.py); unset: moto as released, which reads the whole
 #           object for every ranged GET (so its busy time follows GETs x object size)
+#   SERVER  the S3 server: moto (default; moto's server in memory, one Python process),
+#           s3s (s3s-fs, the s3s project's Rust server over a directory) or s3rver
+#           (Node.js, over a directory); the last two keep their objects in WORK_DIR/s3data
+#           and are not installed by CI nor by the project; install one by hand:
+#             cargo install s3s-fs@0.14.1 --features binary --root DIR   (DIR/bin/s3s-fs;
+#               0.14.1 is the last release that builds with rustc 1.95)
+#             npm install --prefix DIR s3rver@3.7.1        (DIR/node_modules/.bin/s3rver)
+#   S3SERVER_BIN  the server's program for SERVER=s3s or s3rver (default: s3s-fs or s3rver
+#           on PATH)
+#   PROXY   "off": the clients talk to the server directly, not through the counting proxy
+#           (a Python process forwarding every byte, on the same cores): the request, byte
+#           and busy_s columns are then "-"; server CPU is still measured
 #
-# The server: moto's S3 server (in memory) on 127.0.0.1 with a free port, and in front of it a
-# counting proxy of ours (remote.py serve, another free port) that every client talks to
-# (AWS_ENDPOINT_URL); the proxy counts each run's requests and bytes. Both end with the script.
+# The server on 127.0.0.1 with a free port, and in front of it a counting proxy of ours
+# (remote.py serve, another free port) that every client talks to (AWS_ENDPOINT_URL); the
+# proxy counts each run's requests and bytes, and reads the server's CPU time from /proc.
+# Both end with the script (the server also with the proxy's process, or after two hours).
 # The inputs are uploaded once, untimed, to bucket "bench": manyvars.nc (2000 variables) and
 # corpus_${SIZE}_d1s.nc (as d1s.nc).
 #
@@ -30,7 +43,8 @@
 #                      chunks, filters, fill value (s3fs's defaults: 50 MiB read-ahead blocks)
 #                h5netcdf: h5netcdf.File(s3fs file object), the same through h5netcdf
 #              values: ncdump-rs's remote output equals its output for the local file
-#   copy_v2    remote netCDF-4 -> Zarr v2 store in the bucket, zstd level 3 for every array,
+#   copy_v2    remote netCDF-4 -> a new Zarr v2 store in the bucket (OUT = JOB.TOOL.RUN.zarr; the
+#              last run's is removed before each run, untimed), zstd 3 for every array,
 #   copy_v3    -> Zarr v3 store, the same; the source's chunks (1x180x360) kept:
 #                nccopy-rs -F '*,32015,3' s3://bench/d1s.nc 's3://bench/OUT#mode=zarr[,v3]'
 #                xarray: open_dataset(s3fs file object, engine="h5netcdf").to_zarr(zarr's
@@ -41,10 +55,11 @@
 # Each row: median wall seconds, CPU seconds (user + system) and peak RSS of the client
 # process, and its requests (all; ranged GETs; PUTs + POSTs), MB received (response bodies)
 # and MB sent (request bodies), as the proxy counted them (medians; they do not vary much),
-# and busy_s: the seconds in which moto had at least one of the run's requests in hand (a
-# floor under the wall time that the client cannot lower but by fewer or cheaper requests:
+# and busy_s: the seconds in which the server had at least one of the run's requests in hand
+# (a floor under the wall time that the client cannot lower but by fewer or cheaper requests:
 # moto reads the whole object for every ranged GET, ~0.5 s for the 360 MB file here, unless
-# RANGES=slice).
+# RANGES=slice); srv_cpu and pxy_cpu: the CPU seconds (user + system) the server process and
+# the counting proxy spent during the run (medians).
 # Copy rows add the throughput: uncompressed source MB per wall second. The machine may be
 # shared: wall times are noisy, CPU seconds and request and byte counts much less so.
 set -euo pipefail
@@ -66,6 +81,7 @@ work=${3:-/tmp/remote_bench}
 size=${SIZE:-M}
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
+server=${SERVER:-moto}
 ncdump="$tools/ncdump-rs"
 nccopy="$tools/nccopy-rs"
 many="$corpus/manyvars.nc"
@@ -74,24 +90,56 @@ src="$corpus/corpus_${size}_d1s.nc"
 for f in "$many" "$src"; do [ -f "$f" ] || { echo "no $f" >&2; exit 2; }; done
 for t in "$ncdump" "$nccopy"; do [ -x "$t" ] || { echo "no $t (cargo build --release)" >&2; exit 2; }; done
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time)" >&2; exit 2; }
-"$py" -c 'import moto.server, boto3, s3fs, h5py, h5netcdf, xarray, zarr, netCDF4
+"$py" -c 'import boto3, s3fs, h5py, h5netcdf, xarray, zarr, netCDF4
 assert int(zarr.__version__.split(".")[0]) >= 3' 2>/dev/null ||
-    { echo "needs $py with moto[server], boto3, s3fs, h5py, h5netcdf, xarray, zarr 3, netCDF4 (set PYTHON)" >&2; exit 2; }
+    { echo "needs $py with boto3, s3fs, h5py, h5netcdf, xarray, zarr 3, netCDF4 (set PYTHON)" >&2; exit 2; }
+case $server in
+    moto)
+        server_bin=
+        "$py" -c 'import moto.server' 2>/dev/null || { echo "SERVER=moto needs $py with moto[server] (set PYTHON)" >&2; exit 2; } ;;
+    s3s)
+        server_bin=${S3SERVER_BIN:-$(command -v s3s-fs || true)}
+        cure="cargo install s3s-fs@0.14.1 --features binary --root DIR, then S3SERVER_BIN=DIR/bin/s3s-fs" ;;
+    s3rver)
+        server_bin=${S3SERVER_BIN:-$(command -v s3rver || true)}
+        cure="npm install --prefix DIR s3rver@3.7.1, then S3SERVER_BIN=DIR/node_modules/.bin/s3rver" ;;
+    *) echo "SERVER=$server: unknown server (moto, s3s or s3rver)" >&2; exit 2 ;;
+esac
+if [ "$server" != moto ] && [ ! -x "$server_bin" ]; then
+    echo "SERVER=$server needs its program, not found (${S3SERVER_BIN:-not on PATH}): $cure (not installed by CI)" >&2
+    exit 2
+fi
 
 mkdir -p "$work"
 rm -rf "${work:?}"/*
 
-# the server: "PROXY_PORT MOTO_PORT" on its stdout; it ends when our end of its stdin closes
-coproc SERVER { exec "$py" "$here/remote.py" serve; }
-read -r proxy_port moto_port <&"${SERVER[0]}"
-trap 'exec {SERVER[1]}>&-; wait' EXIT
-export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
-export AWS_ENDPOINT_URL=http://127.0.0.1:$proxy_port AWS_EC2_METADATA_DISABLED=true
+# s3rver knows one account only, its own
+if [ "$server" = s3rver ]; then
+    export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
+else
+    export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
+fi
+export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 unset AWS_PROFILE AWS_SESSION_TOKEN
 
+# the server: "PROXY_PORT SERVER_PORT" on its stdout; it ends when our end of its stdin closes
+coproc SERVER { exec "$py" "$here/remote.py" serve "$server" "$server_bin" "$work/s3data"; }
+read -r proxy_port server_port <&"${SERVER[0]}" || { echo "the $server server did not start" >&2; exit 2; }
+trap 'exec {SERVER[1]}>&-; wait' EXIT
+if [ "${PROXY:-}" = off ]; then
+    export AWS_ENDPOINT_URL=http://127.0.0.1:$server_port
+else
+    export AWS_ENDPOINT_URL=http://127.0.0.1:$proxy_port
+fi
+
+case $server in
+    moto) server_desc="moto $("$py" -c 'import moto; print(moto.__version__)') (in memory; ranged GETs: ${RANGES:-whole object read})" ;;
+    s3s) server_desc="s3s-fs ($server_bin, $("$server_bin" --version 2>/dev/null | head -1))" ;;
+    s3rver) server_desc="s3rver $("$server_bin" --version 2>/dev/null | head -1) ($server_bin, node $(node --version))" ;;
+esac
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); cpus: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "ncdump-rs/nccopy-rs: $tools; moto on 127.0.0.1:$moto_port (ranged GETs: ${RANGES:-whole object read}), counting proxy on 127.0.0.1:$proxy_port"
-echo "python: $("$py" -c 'import moto, s3fs, h5py, h5netcdf, xarray, zarr, numcodecs; print("moto", moto.__version__, "s3fs", s3fs.__version__, "h5py", h5py.__version__, "h5netcdf", h5netcdf.__version__, "xarray", xarray.__version__, "zarr", zarr.__version__, "numcodecs", numcodecs.__version__)')"
+echo "ncdump-rs/nccopy-rs: $tools; server: $server_desc on 127.0.0.1:$server_port; counting proxy on 127.0.0.1:$proxy_port; clients talk to $AWS_ENDPOINT_URL"
+echo "python: $("$py" -c 'import s3fs, h5py, h5netcdf, xarray, zarr, numcodecs; print("s3fs", s3fs.__version__, "h5py", h5py.__version__, "h5netcdf", h5netcdf.__version__, "xarray", xarray.__version__, "zarr", zarr.__version__, "numcodecs", numcodecs.__version__)')"
 "$py" "$here/remote.py" upload "$AWS_ENDPOINT_URL" bench manyvars.nc "$many"
 "$py" "$here/remote.py" upload "$AWS_ENDPOINT_URL" bench d1s.nc "$src"
 echo "uploaded: manyvars.nc ($(stat -c %s "$many") bytes), d1s.nc = $(basename "$src") ($(stat -c %s "$src") bytes)"
@@ -103,14 +151,17 @@ print(sum(v.size * v.dtype.itemsize for v in d.variables.values()) / 1e6)' "$src
 
 stats() { "$py" "$here/remote.py" stats "$proxy_port" "$@"; }
 
-# one TOOL JOB: run TOOL's side of JOB once; prints
-# "wall cpu rss_kb requests ranged puts bytes_recv bytes_sent server_busy"
+# one TOOL JOB RUN: run TOOL's side of JOB once; prints
+# "wall cpu rss_kb requests ranged puts bytes_recv bytes_sent server_busy server_cpu proxy_cpu"
 one() {
-    local tool=$1 job=$2 tf="$work/t.time" file out
+    local tool=$1 job=$2 run=$3 tf="$work/t.time" file out
     case $job in
         hs_many) file=manyvars.nc ;;
         hs_corpus) file=d1s.nc ;;
-        copy_v2 | copy_v3) out="s3://bench/$job.$tool.zarr" ;;
+        copy_v2 | copy_v3)
+            # every copy writes a new store under a new name; the last run's goes first, untimed
+            out="s3://bench/$job.$tool.$run.zarr"
+            "$py" "$here/remote.py" rm "s3://bench/$job.$tool." 2>>"$work/stderr.log" || return 1 ;;
     esac
     stats reset >/dev/null
     case $tool/$job in
@@ -127,17 +178,19 @@ one() {
         xarray/copy_v3)
             /usr/bin/time -f '%e %U %S %M' -o "$tf" "$py" "$here/remote.py" xarray_copy s3://bench/d1s.nc "$out" 3 3 ;;
     esac 2>>"$work/stderr.log"
+    # (called as an if's condition, where set -e does not act)
+    [ $? = 0 ] || return 1
     local w u s m n ranged get head put post
     # (a killed run's first line is GNU time's "Command terminated by signal N")
     read -r w u s m <<<"$(tail -1 "$tf")"
-    read -r n ranged get head put post _ _ bin bout busy <<<"$(stats)"
-    echo "$w $(python3 -c "print(f'{$u + $s:.2f}')") $m $n $ranged $((put + post)) $bin $bout $busy"
+    read -r n ranged get head put post _ _ bin bout busy scpu pcpu <<<"$(stats)"
+    echo "$w $(python3 -c "print(f'{$u + $s:.2f}')") $m $n $ranged $((put + post)) $bin $bout $busy $scpu $pcpu"
 }
 
 median() { python3 -c 'import sys,statistics as s; print("%.2f" % s.median(float(x) for x in sys.argv[1:]))' "$@"; }
 
 status=0
-printf '\n%-9s %-9s %7s %7s %7s %6s %6s %5s %8s %8s %6s %7s  %s\n' job tool wall_s cpu_s rss_MB reqs ranged puts MB_recv MB_sent busy_s MB/s values
+printf '\n%-9s %-9s %7s %7s %7s %6s %6s %5s %8s %8s %6s %7s %7s %7s  %s\n' job tool wall_s cpu_s rss_MB reqs ranged puts MB_recv MB_sent busy_s srv_cpu pxy_cpu MB/s values
 for job in ${jobs//,/ }; do
     case $job in
         hs_many | hs_corpus) sides="ncdump-rs h5py h5netcdf" ;;
@@ -147,7 +200,7 @@ for job in ${jobs//,/ }; do
     for tool in $sides; do : >"$work/$job.$tool.times"; done
     for ((r = 0; r < runs; r++)); do
         for tool in $sides; do
-            if t=$(one "$tool" "$job"); then
+            if t=$(one "$tool" "$job" "$r"); then
                 echo "$t" >>"$work/$job.$tool.times"
             else
                 echo "failed" >>"$work/$job.$tool.times"
@@ -161,7 +214,7 @@ for job in ${jobs//,/ }; do
             continue
         fi
         cols=()
-        for k in 1 2 3 4 5 6 7 8 9; do
+        for k in 1 2 3 4 5 6 7 8 9 10 11; do
             cols+=("$(median $(cut -d' ' -f$k "$work/$job.$tool.times"))")
         done
         wall=${cols[0]}
@@ -184,12 +237,15 @@ for job in ${jobs//,/ }; do
                 fi ;;
             copy_*)
                 rate=$(python3 -c "print(f'{$data_mb / $wall:.1f}')")
-                values=$("$py" "$here/remote.py" check "$src" "s3://bench/$job.$tool.zarr" 2>>"$work/stderr.log" || true)
+                values=$("$py" "$here/remote.py" check "$src" "s3://bench/$job.$tool.$((runs - 1)).zarr" 2>>"$work/stderr.log" || true)
                 [[ $values == equal* ]] || status=1 ;;
         esac
-        printf '%-9s %-9s %7s %7.2f %7d %6d %6d %5d %8.1f %8.1f %6s %7s  %s\n' "$job" "$tool" "$wall" "${cols[1]}" \
-            "$(python3 -c "print(int(${cols[2]} / 1024))")" "${cols[3]%.*}" "${cols[4]%.*}" "${cols[5]%.*}" \
-            "$(python3 -c "print(${cols[6]} / 1e6)")" "$(python3 -c "print(${cols[7]} / 1e6)")" "${cols[8]}" "$rate" "$values"
+        counted=("${cols[3]%.*}" "${cols[4]%.*}" "${cols[5]%.*}" "$(python3 -c "print(f'{${cols[6]} / 1e6:.1f}')")"
+            "$(python3 -c "print(f'{${cols[7]} / 1e6:.1f}')")" "${cols[8]}")
+        # without the proxy in the path nothing was counted
+        if [ "${PROXY:-}" = off ]; then counted=(- - - - - -); fi
+        printf '%-9s %-9s %7s %7.2f %7d %6s %6s %5s %8s %8s %6s %7s %7s %7s  %s\n' "$job" "$tool" "$wall" "${cols[1]}" \
+            "$(python3 -c "print(int(${cols[2]} / 1024))")" "${counted[@]}" "${cols[9]}" "${cols[10]}" "$rate" "$values"
     done
 done
 exit $status
