@@ -649,7 +649,6 @@ fn set_superblock_eof(file: &mut File, at: u64, eof: u64) -> Result<(), Hdf5Erro
     Ok(())
 }
 
-/// Every occurrence of `marker` before `end`, by the serial number that follows it.
 /// The raw data blocks of the variables of `ds` in the closed file at `path` (contiguous
 /// storage and chunks), sorted, as (address, length): bytes no placeholder can be in. A
 /// variable whose blocks cannot be found is left out, and so is scanned like metadata.
@@ -676,8 +675,8 @@ fn raw_extents(path: &Path, ds: &Dataset) -> Vec<(u64, u64)> {
     out
 }
 
-/// Where the placeholder markers are in the first `end` bytes of `file`, by serial number;
-/// the `skip` extents (sorted raw data blocks) are not read.
+/// Every occurrence of `marker` before `end`, by the serial number that follows it; the
+/// `skip` extents (sorted raw data blocks) are not read.
 fn scan(
     file: &mut File,
     end: u64,
