@@ -772,22 +772,8 @@ impl Writer<'_> {
         };
         let read = |s: &[u64], c: &[u64]| -> Result<Slab, Hdf5Error> {
             if let Some(size) = le_size {
-                if let Some(r) = src.read_le_bytes(ds, v, s, c) {
-                    let b = r.map_err(|e| Hdf5Error::Source {
-                        var: name.clone(),
-                        message: e.to_string(),
-                    })?;
-                    let want = c.iter().product::<u64>() * size as u64;
-                    if b.len() as u64 != want {
-                        return Err(Hdf5Error::Source {
-                            var: name.clone(),
-                            message: format!(
-                                "the source gave {} bytes for {want} bytes of data",
-                                b.len()
-                            ),
-                        });
-                    }
-                    return Ok(Slab::Le(b, size));
+                if let Some(b) = read_le_slab(ds, src, v, s, c, size) {
+                    return Ok(Slab::Le(b?, size));
                 }
             }
             read_slab(ds, src, v, s, c).map(Slab::Values)
@@ -1000,28 +986,12 @@ impl Writer<'_> {
                 }
             }
             let le = if raw_le {
-                src.read_le_bytes(ds, v, &start, &count)
+                read_le_slab(ds, src, v, &start, &count, type_size)
             } else {
                 None
             };
             let bytes = match le {
-                Some(r) => {
-                    let b = r.map_err(|e| Hdf5Error::Source {
-                        var: name.clone(),
-                        message: e.to_string(),
-                    })?;
-                    let want = count.iter().product::<u64>() * type_size as u64;
-                    if b.len() as u64 != want {
-                        return Err(Hdf5Error::Source {
-                            var: name.clone(),
-                            message: format!(
-                                "the source gave {} bytes for {want} bytes of data",
-                                b.len()
-                            ),
-                        });
-                    }
-                    b
-                }
+                Some(b) => b?,
                 None => {
                     let vals = read_slab(ds, src, v, &start, &count)?;
                     user::value_bytes(ds, ty, &vals, plan.big).ok_or_else(|| {
@@ -1173,6 +1143,37 @@ fn read_slab(
             var: ds.var(v).name.clone(),
             message: e.to_string(),
         })
+}
+
+/// [`DataSource::read_le_bytes`] of a hyperslab of `size`-byte elements, checked to be as
+/// long as the hyperslab; `None` when the source does not offer the bytes.
+fn read_le_slab(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    v: VarId,
+    start: &[u64],
+    count: &[u64],
+    size: usize,
+) -> Option<Result<Vec<u8>, Hdf5Error>> {
+    let name = || ds.var(v).name.clone();
+    let r = src.read_le_bytes(ds, v, start, count)?;
+    Some(
+        r.map_err(|e| Hdf5Error::Source {
+            var: name(),
+            message: e.to_string(),
+        })
+        .and_then(|b| {
+            let want = count.iter().product::<u64>() * size as u64;
+            if b.len() as u64 == want {
+                Ok(b)
+            } else {
+                Err(Hdf5Error::Source {
+                    var: name(),
+                    message: format!("the source gave {} bytes for {want} bytes of data", b.len()),
+                })
+            }
+        }),
+    )
 }
 
 /// netCDF-C stores fletcher32 first and shuffle second, then the other filters in the order
