@@ -668,38 +668,20 @@ impl Reader<'_> {
         info: &VarInfo,
         accept: impl Fn(&[u64]) -> bool,
     ) -> Result<Option<ChunkIndex>, Hdf5Error> {
-        let DataLayout::Chunked {
-            address,
-            dims,
-            chunk_indexing,
-            ..
-        } = &info.layout
-        else {
+        let Some(g) = chunk_geometry(self.h5, info) else {
             return Ok(None);
         };
-        if dims.len() != info.shape.len()
-            || dims.contains(&0)
-            || Cursor::is_undefined_offset(*address, self.h5.os)
-        {
+        let chunk: Vec<u64> = g.dims.iter().map(|&c| u64::from(c)).collect();
+        if !accept(&chunk) || g.chunk_bytes > MAX_READ_BYTES {
             return Ok(None);
         }
-        let chunk: Vec<u64> = dims.iter().map(|&c| u64::from(c)).collect();
-        if !accept(&chunk) {
-            return Ok(None);
-        }
-        let Some(chunk_bytes) = chunk
-            .iter()
-            .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(b))
-            .filter(|&b| b <= MAX_READ_BYTES)
-        else {
-            return Ok(None);
-        };
+        let chunk_bytes = g.chunk_bytes;
         let entries = self.entries(
             var,
             info,
-            *address,
-            dims,
-            chunk_indexing.as_ref(),
+            g.address,
+            g.dims,
+            g.indexing,
             chunk_bytes,
             &format!("variable \"{name}\""),
         )?;
@@ -1281,6 +1263,43 @@ pub(crate) fn missing_filter_cure() -> String {
     }
 }
 
+/// Where a chunked dataset's index is and the shape and decoded size of its chunks.
+struct ChunkGeometry<'a> {
+    address: u64,
+    dims: &'a [u32],
+    indexing: Option<&'a ChunkIndexing>,
+    chunk_bytes: u64,
+}
+
+/// The chunk geometry of dataset `info`: `None` when it is not chunked, its chunk rank is not
+/// its rank, a chunk dimension is 0, it has no storage yet or a chunk's size overflows.
+fn chunk_geometry<'a>(h5: &H5, info: &'a VarInfo) -> Option<ChunkGeometry<'a>> {
+    let DataLayout::Chunked {
+        address,
+        dims,
+        chunk_indexing,
+        ..
+    } = &info.layout
+    else {
+        return None;
+    };
+    if dims.len() != info.shape.len()
+        || dims.contains(&0)
+        || Cursor::is_undefined_offset(*address, h5.os)
+    {
+        return None;
+    }
+    let chunk_bytes = dims
+        .iter()
+        .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(u64::from(b)))?;
+    Some(ChunkGeometry {
+        address: *address,
+        dims,
+        indexing: chunk_indexing.as_ref(),
+        chunk_bytes,
+    })
+}
+
 /// The entries of the chunk index at `address` of the chunked dataset `info` (chunk shape
 /// `dims`, `chunk_bytes` decoded bytes per chunk), in index order, each with its stored size.
 fn collect_chunk_entries(
@@ -1418,28 +1437,17 @@ pub(crate) fn raw_extents(
         {
             Ok(vec![(*address, *size)])
         }
-        DataLayout::Chunked {
-            address,
-            dims,
-            chunk_indexing,
-            ..
-        } if dims.len() == info.shape.len()
-            && !dims.contains(&0)
-            && !Cursor::is_undefined_offset(*address, h5.os) =>
-        {
-            let Some(chunk_bytes) = dims
-                .iter()
-                .try_fold(info.elem_size as u64, |a, &b| a.checked_mul(u64::from(b)))
-            else {
+        DataLayout::Chunked { .. } => {
+            let Some(g) = chunk_geometry(h5, info) else {
                 return Ok(Vec::new());
             };
             let entries = collect_chunk_entries(
                 h5,
                 info,
-                *address,
-                dims,
-                chunk_indexing.as_ref(),
-                chunk_bytes,
+                g.address,
+                g.dims,
+                g.indexing,
+                g.chunk_bytes,
                 what,
             )?;
             Ok(entries
