@@ -653,6 +653,8 @@ fn set_superblock_eof(file: &mut File, at: u64, eof: u64) -> Result<(), Hdf5Erro
 /// storage and chunks), sorted, as (address, length): bytes no placeholder can be in. A
 /// variable whose blocks cannot be found is left out, and so is scanned like metadata.
 fn raw_extents(path: &Path, ds: &Dataset) -> Vec<(u64, u64)> {
+    // a reader of its own, dropped here: the headers it caches still hold the placeholders,
+    // which the later passes (dense storage copies messages) must see replaced
     let Ok(mut loc) = Locator::open(path) else {
         return Vec::new();
     };
