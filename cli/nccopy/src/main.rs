@@ -182,7 +182,7 @@ fn size_opt(opt: &str, text: Option<&str>) -> anyhow::Result<Option<u64>> {
 }
 
 /// A progress bar on stderr when it is a terminal, shown once the copy has taken a second.
-fn progress_bar() -> Option<nc_dispatch::ProgressFn> {
+fn progress_bar() -> Option<nc_copy::ProgressFn> {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     use std::io::IsTerminal;
     use std::sync::{Arc, Mutex};
@@ -221,8 +221,8 @@ fn progress_bar() -> Option<nc_dispatch::ProgressFn> {
             }
         });
     }
-    Some(nc_dispatch::ProgressFn(Arc::new(
-        move |e: nc_dispatch::ProgressEvent| {
+    Some(nc_copy::ProgressFn(Arc::new(
+        move |e: nc_copy::ProgressEvent| {
             if e.finished {
                 let mut done = finished.lock().unwrap_or_else(|e| e.into_inner());
                 *done = true;
@@ -284,7 +284,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             eprintln!("nccopy: warning: {}: {w}", infile.display());
         }
     }
-    let mut opts = nc_dispatch::CopyOptions {
+    let mut opts = nc_copy::CopyOptions {
         format,
         fix_unlimited: args.fix_unlimited,
         data_vars: split_list(&args.data_vars),
@@ -306,7 +306,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         ..Default::default()
     };
     if args.explain {
-        let report = nc_dispatch::explain(&input, &outfile, &opts)?;
+        let report = nc_copy::explain(&input, &outfile, &opts)?;
         print_warnings(&args, &report);
         let mut out = std::io::stdout().lock();
         for line in &report.explain {
@@ -322,10 +322,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     if part.is_none() {
         opts.progress = progress_bar();
     }
-    let result = nc_dispatch::copy(&input, &outfile, &opts);
+    let result = nc_copy::copy(&input, &outfile, &opts);
     if let (Err(_), Some(p)) = (&result, &opts.progress) {
         // clear a bar left on screen before the error is printed
-        (p.0)(nc_dispatch::ProgressEvent {
+        (p.0)(nc_copy::ProgressEvent {
             bytes_done: 0,
             bytes_total: 0,
             vars_done: 0,
@@ -348,7 +348,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_warnings(args: &Args, report: &nc_dispatch::CopyReport) {
+fn print_warnings(args: &Args, report: &nc_copy::CopyReport) {
     if !args.quiet {
         for w in &report.warnings {
             eprintln!("nccopy: warning: {w}");

@@ -3,7 +3,6 @@
 
 mod about;
 mod cleanup;
-mod copy;
 mod decode;
 mod dest;
 mod failure;
@@ -20,7 +19,6 @@ pub use cleanup::{
     commit_unless_interrupted, install_interrupt_handler, interrupt, is_interrupted, register_temp,
     temps_in_flight, wait_if_interrupted, TempGuard,
 };
-pub use copy::*;
 pub use decode::*;
 pub use dest::same_dataset;
 pub use failure::{Failure, Side};

@@ -618,17 +618,17 @@ fn finish(dest: &Destination, result: Result<(), DispatchError>) -> Result<(), D
 }
 
 /// True when an output name asks for an NCZarr / Zarr store.
-pub(crate) fn is_zarr_output(path: &Path) -> bool {
+pub fn is_zarr_output(path: &Path) -> bool {
     zarr_output(path).is_some()
 }
 
 /// True when the output name asks for a Zarr version 3 store (`#mode=zarr,v3,…`).
-pub(crate) fn is_zarr_v3_output(path: &Path) -> bool {
+pub fn is_zarr_v3_output(path: &Path) -> bool {
     zarr_output(path).is_some_and(|l| l.v3)
 }
 
 /// The NCZarr location an output name asks for (`file://…#mode=…` or a path with `#mode=`).
-pub(crate) fn zarr_output(path: &Path) -> Option<nc_zarr::ZarrLocation> {
+pub fn zarr_output(path: &Path) -> Option<nc_zarr::ZarrLocation> {
     let s = path.to_string_lossy();
     if !(s.starts_with("file://") || s.contains("#mode=")) {
         return None;

@@ -1,0 +1,150 @@
+//! The data source the writers read: the input's variables through the output-to-input map,
+//! fill for variables whose data is not copied, progress counted as data is read.
+
+use nc_dataset::{DataError, DataSource, Dataset, InMemory, Values, VarId};
+
+use crate::progress::Progress;
+
+/// Reads the output variables' data from the input, or fill for variables not copied.
+pub(crate) struct MappedSource<'a> {
+    pub(crate) input: &'a Dataset,
+    pub(crate) src: &'a dyn DataSource,
+    pub(crate) map: Vec<Option<VarId>>,
+    pub(crate) progress: Option<Progress>,
+    /// The first error reading the input: the writer's failure is then the input's fault.
+    pub(crate) input_error: std::sync::Mutex<Option<String>>,
+}
+
+impl MappedSource<'_> {
+    fn note<T>(&self, r: Result<T, DataError>) -> Result<T, DataError> {
+        if let Err(e) = &r {
+            let mut first = self.input_error.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert_with(|| e.to_string());
+        }
+        r
+    }
+}
+
+/// The reader's message when a writer failed on the input's data without asking the source
+/// (the netCDF-4 writer decodes a chunk it copies raw, so a corrupt one fails the copy).
+pub(crate) fn source_failure(e: &nc_dispatch::DispatchError) -> Option<String> {
+    let nc_dispatch::DispatchError::Hdf5(h) = e else {
+        return None;
+    };
+    let h = match h {
+        nc_hdf5::Hdf5Error::InFile { inner, .. } => inner.as_ref(),
+        other => other,
+    };
+    match h {
+        nc_hdf5::Hdf5Error::Source { message, .. } => Some(message.clone()),
+        _ => None,
+    }
+}
+
+/// Reading the input's data failed during a copy (the message is the reader's).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InputReadError(pub(crate) String);
+
+impl DataSource for MappedSource<'_> {
+    fn read(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Values, DataError> {
+        let values = match self.map.get(var.0).copied().flatten() {
+            Some(iv) => self.note(self.src.read(self.input, iv, start, count))?,
+            None => InMemory.read(ds, var, start, count)?,
+        };
+        if let Some(p) = &self.progress {
+            p.read(var, count);
+        }
+        Ok(values)
+    }
+
+    fn read_le_bytes(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        start: &[u64],
+        count: &[u64],
+    ) -> Option<Result<Vec<u8>, DataError>> {
+        // variables whose data is not copied read as fill through `read`
+        let iv = self.map.get(var.0).copied().flatten()?;
+        // bytes are not converted: only for the same type on both sides
+        if self.input.vars.get(iv.0)?.ty != ds.vars.get(var.0)?.ty {
+            return None;
+        }
+        let bytes = self.src.read_le_bytes(self.input, iv, start, count)?;
+        let bytes = self.note(bytes);
+        if let Some(p) = &self.progress {
+            p.read(var, count);
+        }
+        Some(bytes)
+    }
+
+    fn raw_chunk(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        offsets: &[u64],
+        chunk: &[u64],
+        chain: &[nc_dataset::FilterSpec],
+    ) -> Option<Vec<u8>> {
+        let iv = self.map.get(var.0).copied().flatten()?;
+        // the input's type must be the output's (a raw chunk is not converted)
+        if self.input.vars.get(iv.0)?.ty != ds.vars.get(var.0)?.ty {
+            return None;
+        }
+        let bytes = self.src.raw_chunk(self.input, iv, offsets, chunk, chain)?;
+        if let Some(p) = &self.progress {
+            // progress counts the chunk's elements inside the variable
+            let shape = ds.shape(var);
+            let count: Vec<u64> = offsets
+                .iter()
+                .zip(chunk)
+                .zip(&shape)
+                .map(|((&o, &c), &n)| c.min(n.saturating_sub(o)))
+                .collect();
+            p.read(var, &count);
+        }
+        Some(bytes)
+    }
+
+    fn unwritten(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> bool {
+        let skip = match self.map.get(var.0).copied().flatten() {
+            // the input's fill must be the output's: same type and the same fill value
+            Some(iv) => {
+                self.input.vars.get(iv.0).map(|v| v.ty) == ds.vars.get(var.0).map(|v| v.ty)
+                    && same_bits(self.input.fill_value(iv), ds.fill_value(var))
+                    && self.src.unwritten(self.input, iv, start, count)
+            }
+            // data not copied (-v, -g): fill everywhere, unless the output holds data of its own
+            None => ds.vars.get(var.0).is_some_and(|v| v.data.is_none()),
+        };
+        if skip {
+            if let Some(p) = &self.progress {
+                p.read(var, count);
+            }
+        }
+        skip
+    }
+}
+
+/// True when two fill values are present and the same bit for bit (a NaN equals itself).
+fn same_bits(a: Option<Values>, b: Option<Values>) -> bool {
+    match (a, b) {
+        (Some(Values::Float(x)), Some(Values::Float(y))) => x
+            .iter()
+            .map(|v| v.to_bits())
+            .eq(y.iter().map(|v| v.to_bits())),
+        (Some(Values::Double(x)), Some(Values::Double(y))) => x
+            .iter()
+            .map(|v| v.to_bits())
+            .eq(y.iter().map(|v| v.to_bits())),
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
