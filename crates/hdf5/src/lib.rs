@@ -22,6 +22,7 @@ mod convert;
 mod error;
 mod fheap;
 mod filters;
+mod format;
 mod h5;
 mod meta;
 mod ohdr;
