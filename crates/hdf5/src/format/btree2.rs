@@ -207,8 +207,10 @@ mod tests {
 
     /// Every record of the tree in order, read back by walking the images.
     fn walk(t: &LaidTree, rec: usize) -> Vec<Vec<u8>> {
-        let node = |a: u64| -> &Vec<u8> { &t.blocks.iter().find(|(x, _)| *x == a).unwrap().1 };
-        let h = node(t.header);
+        fn node(blocks: &[(u64, Vec<u8>)], a: u64) -> &[u8] {
+            &blocks.iter().find(|(x, _)| *x == a).unwrap().1
+        }
+        let h = node(&t.blocks, t.header);
         let depth = u16::from_le_bytes([h[12], h[13]]) as usize;
         let caps = capacities(rec as u64, depth);
         fn go(
@@ -217,10 +219,10 @@ mod tests {
             depth: usize,
             rec: usize,
             caps: &[(u64, u64, usize)],
-            node: &dyn Fn(u64) -> &Vec<u8>,
+            blocks: &[(u64, Vec<u8>)],
             out: &mut Vec<Vec<u8>>,
         ) {
-            let b = node(a);
+            let b = node(blocks, a);
             let recs = &b[6..6 + nrec * rec];
             // checksum right after the node's records and pointers
             if depth == 0 {
@@ -241,7 +243,7 @@ mod tests {
                 let child = uint(&b[p..p + 8]);
                 let cn = uint(&b[p + 8..p + 8 + ns]) as usize;
                 p += 8 + ns + ts;
-                go(child, cn, depth - 1, rec, caps, node, out);
+                go(child, cn, depth - 1, rec, caps, blocks, out);
                 if i < nrec {
                     out.push(recs[i * rec..(i + 1) * rec].to_vec());
                 }
@@ -251,7 +253,7 @@ mod tests {
         let root = uint(&h[16..24]);
         let nrec = u16::from_le_bytes([h[24], h[25]]) as usize;
         let mut out = Vec::new();
-        go(root, nrec, depth, rec, &caps, &node, &mut out);
+        go(root, nrec, depth, rec, &caps, &t.blocks, &mut out);
         out
     }
 
