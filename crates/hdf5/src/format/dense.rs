@@ -4,7 +4,7 @@
 //! attributes here past 8 of them (its default "max compact"), as netCDF-C leaves it.
 
 use super::btree2::{self, kind};
-use super::fractal_heap::{self, HeapParams, TooLarge};
+use super::fractal_heap::{self, HeapParams};
 use super::message::DenseAddrs;
 use super::Put;
 
@@ -28,20 +28,13 @@ pub(crate) struct LaidDense {
 
 /// Lay out the dense storage of `items` (name, encoded link or attribute message), in
 /// creation order, at address `at`.
-///
-/// # Errors
-/// A message too large for the heap's biggest block.
-pub(crate) fn lay_out(
-    kind: Kind,
-    items: &[(&str, Vec<u8>)],
-    at: u64,
-) -> Result<LaidDense, TooLarge> {
+pub(crate) fn lay_out(kind: Kind, items: &[(&str, Vec<u8>)], at: u64) -> LaidDense {
     let params: HeapParams = match kind {
         Kind::Links => fractal_heap::LINKS,
         Kind::Attributes => fractal_heap::ATTRIBUTES,
     };
     let objects: Vec<Vec<u8>> = items.iter().map(|(_, m)| m.clone()).collect();
-    let heap = fractal_heap::lay_out(&params, &objects, at)?;
+    let heap = fractal_heap::lay_out(&params, &objects, at);
     drop(objects);
     let hashes: Vec<u32> = items
         .iter()
@@ -102,7 +95,7 @@ pub(crate) fn lay_out(
     let mut blocks = heap.blocks;
     blocks.extend(name_tree.blocks);
     blocks.extend(order_tree.blocks);
-    Ok(LaidDense { addrs, blocks, len })
+    LaidDense { addrs, blocks, len }
 }
 
 #[cfg(test)]
@@ -114,7 +107,7 @@ mod tests {
         let names: Vec<String> = (0..1000).map(|i| format!("att{i}")).collect();
         let items: Vec<(&str, Vec<u8>)> =
             names.iter().map(|n| (n.as_str(), vec![1u8; 40])).collect();
-        let d = lay_out(Kind::Attributes, &items, 4096).unwrap();
+        let d = lay_out(Kind::Attributes, &items, 4096);
         assert_eq!(d.addrs.heap, 4096);
         assert!(d.addrs.names > d.addrs.heap && d.addrs.orders > d.addrs.names);
         let mut spans: Vec<(u64, u64)> = d

@@ -6,12 +6,12 @@
 //! no free-space manager.
 //!
 //! The parameters are libhdf5's for dense links and dense attributes (table width 4, blocks of
-//! 512 or 1024 up to 64 KiB, 32- or 40-bit heap offsets, 7- or 8-byte heap IDs). libhdf5 keeps
-//! objects over 4 KiB as "huge" objects in a B-tree of their own; we raise the header's
-//! maximum managed object size instead, up to what a 64 KiB direct block holds, which every
-//! reader follows.
+//! 512 or 1024 up to 64 KiB, 32- or 40-bit heap offsets, 7- or 8-byte heap IDs, objects of
+//! up to 4 KiB managed). Larger objects are "huge": stored as they are after the blocks and
+//! found through a version 2 B-tree of type 1 (indirectly accessed, unfiltered) keyed by the
+//! huge object ID their heap ID holds.
 
-use super::{Put, ADDR, UNDEF};
+use super::{btree2, Put, ADDR, UNDEF};
 
 /// A heap's doubling table and heap ID shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,17 +46,10 @@ pub(crate) const ATTRIBUTES: HeapParams = HeapParams {
     width: 4,
 };
 
-/// libhdf5's largest managed object; larger ones raise the header's value (see module doc).
-const DEFAULT_MAX_MANAGED: u64 = 4096;
+/// libhdf5's largest managed object; larger ones are huge objects.
+const MAX_MANAGED: u64 = 4096;
 /// Bytes of the heap header with 8-byte addresses and lengths.
 pub(crate) const HEADER_LEN: u64 = 146;
-
-/// An object too large for a direct block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TooLarge {
-    pub len: usize,
-    pub max: u64,
-}
 
 /// A laid-out heap: its blocks (address, bytes, header first), where the header is, each
 /// object's heap ID, and the bytes from the first block to past the last.
@@ -148,28 +141,29 @@ struct Direct {
 }
 
 /// Lay out a heap of `objects` at address `at`.
-///
-/// # Errors
-/// An object larger than a direct block can hold.
-pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> Result<LaidHeap, TooLarge> {
+pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> LaidHeap {
     let overhead = p.direct_overhead();
-    let largest = objects.iter().map(Vec::len).max().unwrap_or(0);
-    if largest as u64 > p.max_direct - overhead {
-        return Err(TooLarge {
-            len: largest,
-            max: p.max_direct - overhead,
-        });
-    }
-    let max_managed = DEFAULT_MAX_MANAGED.max(largest as u64);
-    // place every object: the next direct block when it does not fit the current one
+    let max_managed = MAX_MANAGED;
+    let managed: Vec<usize> = (0..objects.len())
+        .filter(|&i| objects[i].len() as u64 <= max_managed)
+        .collect();
+    let huge: Vec<usize> = (0..objects.len())
+        .filter(|&i| objects[i].len() as u64 > max_managed)
+        .collect();
+    // place every managed object: the next direct block when it does not fit the current one
     let mut blocks: Vec<Direct> = Vec::new();
-    let single = objects.iter().map(|o| o.len() as u64).sum::<u64>() + overhead <= p.start;
-    if single {
+    let single = managed
+        .iter()
+        .map(|&i| objects[i].len() as u64)
+        .sum::<u64>()
+        + overhead
+        <= p.start;
+    if single && !managed.is_empty() {
         let mut pos = overhead;
-        let mut objs = Vec::with_capacity(objects.len());
-        for (i, o) in objects.iter().enumerate() {
+        let mut objs = Vec::with_capacity(managed.len());
+        for &i in &managed {
             objs.push((i, pos));
-            pos += o.len() as u64;
+            pos += objects[i].len() as u64;
         }
         blocks.push(Direct {
             offset: 0,
@@ -177,17 +171,18 @@ pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> Result<La
             objects: objs,
             addr: 0,
         });
-    } else {
+    } else if !managed.is_empty() {
         let mut next = 0usize;
         walk_direct(p, 0, p.rows_for(1 << p.heap_bits), &mut |offset, size| {
             let mut pos = overhead;
             let mut objs = Vec::new();
-            while let Some(o) = objects.get(next) {
-                if pos + o.len() as u64 > size {
+            while let Some(&i) = managed.get(next) {
+                let len = objects[i].len() as u64;
+                if pos + len > size {
                     break;
                 }
-                objs.push((next, pos));
-                pos += o.len() as u64;
+                objs.push((i, pos));
+                pos += len;
                 next += 1;
             }
             if !objs.is_empty() {
@@ -198,12 +193,12 @@ pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> Result<La
                     addr: 0,
                 });
             }
-            next < objects.len()
+            next < managed.len()
         });
     }
     // the root: a direct block, or an indirect block of as many rows as the last block needs
     let end = blocks.last().map_or(0, |b| b.offset + b.size);
-    let mut root = if single {
+    let mut root = if single || blocks.is_empty() {
         None
     } else {
         let mut nrows = 1;
@@ -222,6 +217,24 @@ pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> Result<La
         b.addr = next;
         next += b.size;
     }
+    // huge objects after the blocks, then their index (record: address, length, ID)
+    let huge_id_len = p.id_len - 1;
+    let mut huge_addrs = Vec::with_capacity(huge.len());
+    for &i in &huge {
+        huge_addrs.push(next);
+        next += objects[i].len() as u64;
+    }
+    let huge_tree = (!huge.is_empty()).then(|| {
+        let mut records = Vec::with_capacity(huge.len() * (16 + huge_id_len));
+        for (k, &i) in huge.iter().enumerate() {
+            records.u64(huge_addrs[k]);
+            records.u64(objects[i].len() as u64);
+            records.uint(k as u64 + 1, huge_id_len);
+        }
+        let t = btree2::lay_out(btree2::kind::HUGE, 16 + huge_id_len, &records, next);
+        next += t.len;
+        t
+    });
     let len = next - at;
     // heap IDs
     let off_bytes = p.off_bytes();
@@ -236,6 +249,12 @@ pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> Result<La
             id.resize(p.id_len, 0);
             ids[i] = id;
         }
+    }
+    for (k, &i) in huge.iter().enumerate() {
+        let mut id = Vec::with_capacity(p.id_len);
+        id.u8(0x10); // version 0, huge
+        id.uint(k as u64 + 1, huge_id_len);
+        ids[i] = id;
     }
     // images
     let mut out: Vec<(u64, Vec<u8>)> = Vec::new();
@@ -261,20 +280,19 @@ pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> Result<La
     h.u16(0); // no I/O filters
     h.u8(0x02); // direct blocks are checksummed
     h.u32(max_managed as u32);
-    h.u64(0); // next huge object ID
-    h.u64(UNDEF); // huge object B-tree
+    h.u64(huge.len() as u64); // next huge object ID (the last one given)
+    h.u64(huge_tree.as_ref().map_or(UNDEF, |t| t.header));
     h.u64(allocated - used); // free space in managed blocks
     h.u64(UNDEF); // free-space manager
-    h.u64(if single {
-        p.start
-    } else {
-        p.row_offset(root.as_ref().map_or(0, |r| r.nrows))
+    h.u64(match &root {
+        Some(r) => p.row_offset(r.nrows),
+        None => allocated,
     });
     h.u64(allocated);
-    h.u64(if single { 0 } else { end }); // direct block allocation iterator
-    h.u64(objects.len() as u64);
-    h.u64(0); // huge objects: size, count
-    h.u64(0);
+    h.u64(if root.is_some() { end } else { 0 }); // direct block allocation iterator
+    h.u64(managed.len() as u64);
+    h.u64(huge.iter().map(|&i| objects[i].len() as u64).sum());
+    h.u64(huge.len() as u64);
     h.u64(0); // tiny objects: size, count
     h.u64(0);
     h.u16(p.width as u16);
@@ -307,12 +325,18 @@ pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> Result<La
         d[sum_at..sum_at + 4].copy_from_slice(&sum.to_le_bytes());
         out.push((b.addr, d));
     }
-    Ok(LaidHeap {
+    for (k, &i) in huge.iter().enumerate() {
+        out.push((huge_addrs[k], objects[i].clone()));
+    }
+    if let Some(t) = huge_tree {
+        out.extend(t.blocks);
+    }
+    LaidHeap {
         header: at,
         ids,
         blocks: out,
         len,
-    })
+    }
 }
 
 /// The indirect block of `nrows` rows at heap offset `offset`; `k` walks `blocks` in order.
@@ -421,7 +445,7 @@ mod tests {
             .iter()
             .rev()
             .fold(0u64, |a, &b| a << 8 | u64::from(b));
-        let lb = p.len_bytes(DEFAULT_MAX_MANAGED);
+        let lb = p.len_bytes(MAX_MANAGED);
         let len = id[1 + ob..1 + ob + lb]
             .iter()
             .rev()
@@ -445,7 +469,7 @@ mod tests {
     #[test]
     fn few_objects_live_in_a_root_direct_block() {
         let objs: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i; 20]).collect();
-        let h = lay_out(&LINKS, &objs, 1000).unwrap();
+        let h = lay_out(&LINKS, &objs, 1000);
         assert_eq!(h.blocks.len(), 2);
         assert_eq!(&h.blocks[0].1[..4], b"FRHP");
         assert_eq!(h.blocks[1].0, 1000 + HEADER_LEN);
@@ -467,7 +491,7 @@ mod tests {
         let objs: Vec<Vec<u8>> = (0..100_000u32)
             .map(|i| format!("object number {i:>10}").into_bytes())
             .collect();
-        let h = lay_out(&ATTRIBUTES, &objs, 4096).unwrap();
+        let h = lay_out(&ATTRIBUTES, &objs, 4096);
         assert_eq!(h.ids[0].len(), 8);
         for i in [0usize, 1, 999, 50_000, 99_999] {
             assert_eq!(read_back(&h, &ATTRIBUTES, &h.ids[i]), objs[i], "object {i}");
@@ -491,11 +515,37 @@ mod tests {
     }
 
     #[test]
-    fn big_objects_raise_the_managed_maximum_and_too_big_ones_fail() {
-        let objs = vec![vec![1u8; 10], vec![2u8; 20_000], vec![3u8; 10]];
-        let h = lay_out(&ATTRIBUTES, &objs, 0).unwrap();
-        let max = u32::from_le_bytes(h.blocks[0].1[10..14].try_into().unwrap());
-        assert_eq!(max, 20_000);
-        assert!(lay_out(&ATTRIBUTES, &[vec![0u8; 70_000]], 0).is_err());
+    fn big_objects_are_huge_objects_indexed_by_id() {
+        let objs = vec![
+            vec![1u8; 10],
+            vec![2u8; 20_000],
+            vec![3u8; 10],
+            vec![4u8; 300_000],
+        ];
+        let h = lay_out(&ATTRIBUTES, &objs, 0);
+        assert_eq!(h.ids[1][0], 0x10);
+        assert_eq!(&h.ids[1][1..], &[1, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(&h.ids[3][1..], &[2, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(read_back(&h, &ATTRIBUTES, &h.ids[2]), objs[2]);
+        let hdr = &h.blocks[0].1;
+        let uint = |a: usize| u64::from_le_bytes(hdr[a..a + 8].try_into().unwrap());
+        // next huge ID, huge B-tree address, ..., huge size and count
+        assert_eq!(uint(14), 2);
+        let tree = uint(22);
+        let (_, t) = h.blocks.iter().find(|(a, _)| *a == tree).unwrap();
+        assert_eq!(&t[..6], &[b'B', b'T', b'H', b'D', 0, 1]);
+        assert_eq!((uint(78), uint(86)), (320_000, 2));
+        // the objects themselves, as they are, at the addresses the records give
+        let (_, leaf) = h.blocks.iter().find(|(_, b)| &b[..4] == b"BTLF").unwrap();
+        let addr = u64::from_le_bytes(leaf[6..14].try_into().unwrap());
+        let (_, obj) = h.blocks.iter().find(|(a, _)| *a == addr).unwrap();
+        assert_eq!(obj, &objs[1]);
+        let ends: u64 = h
+            .blocks
+            .iter()
+            .map(|(a, b)| a + b.len() as u64)
+            .max()
+            .unwrap();
+        assert_eq!(ends, h.len);
     }
 }

@@ -125,14 +125,20 @@ pub(crate) fn filter_pipeline(filters: &[PipelineFilter]) -> Vec<u8> {
     b.u8(filters.len() as u8);
     for f in filters {
         b.u16(f.id);
-        let name =
-            (f.id >= 256 && !f.name.is_empty()).then(|| (f.name.len() + 1).next_multiple_of(8));
+        // ids of 256 and up always carry the name length field (0: no name)
+        let name = (f.id >= 256).then(|| {
+            if f.name.is_empty() {
+                0
+            } else {
+                (f.name.len() + 1).next_multiple_of(8)
+            }
+        });
         if let Some(n) = name {
             b.u16(n as u16);
         }
         b.u16(u16::from(f.optional));
         b.u16(f.params.len() as u16);
-        if let Some(n) = name {
+        if let Some(n) = name.filter(|&n| n > 0) {
             let at = b.len();
             b.extend_from_slice(f.name.as_bytes());
             b.resize(at + n, 0);

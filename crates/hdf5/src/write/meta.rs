@@ -166,7 +166,7 @@ pub(super) fn parts(
         track_attr_order: true,
         messages: Vec::new(),
     };
-    let (what, atts) = match objs.list[k] {
+    let atts = match objs.list[k] {
         Obj::Type(t) => {
             let dt = user::datatype(ds, NcType::User(t), false)?;
             header.track_attr_order = false;
@@ -182,7 +182,6 @@ pub(super) fn parts(
             });
         }
         Obj::Group(g) => {
-            let what = format!("group {}", ds.group_path(g));
             let links: Vec<(&str, Vec<u8>)> = objs
                 .links
                 .get(&k)
@@ -200,8 +199,7 @@ pub(super) fn parts(
                 .unwrap_or_default();
             let atts = group_attributes(w, g, heap)?;
             let dense_links = if links.len() > MAX_COMPACT {
-                let laid = dense::lay_out(dense::Kind::Links, &links, at.dense_links[k])
-                    .map_err(|e| too_large(&what, "a link", e))?;
+                let laid = dense::lay_out(dense::Kind::Links, &links, at.dense_links[k]);
                 header.messages.push(Message::new(
                     kind::LINK_INFO,
                     0,
@@ -221,7 +219,7 @@ pub(super) fn parts(
                 flag::CONSTANT,
                 message::group_info(),
             ));
-            let attrs = attribute_messages(&mut header, &atts, at.dense_attrs[k], &what)?;
+            let attrs = attribute_messages(&mut header, &atts, at.dense_attrs[k]);
             if dense_links.is_none() {
                 for (_, m) in links {
                     header.messages.push(Message::new(kind::LINK, 0, m));
@@ -236,7 +234,6 @@ pub(super) fn parts(
         }
         Obj::Scale(d) => {
             let dim = ds.dim(d);
-            let what = format!("dimension {}", dim.name);
             let len = if dim.unlimited { 0 } else { dim.len };
             let max = if dim.unlimited { None } else { Some(dim.len) };
             let dt = atomic_datatype(AtomicType::Float, true);
@@ -276,7 +273,7 @@ pub(super) fn parts(
             if let Some(r) = objs.refs.get(&k) {
                 atts.push(reference_list(r, at));
             }
-            (what, atts)
+            atts
         }
         Obj::Var(v) => {
             let plan = w.plans[v.0].as_ref().ok_or_else(|| {
@@ -285,12 +282,11 @@ pub(super) fn parts(
                     "no storage plan (writer bug)",
                 )
             })?;
-            let what = format!("variable {}", ds.var(v).name);
             dataset_messages(w, v, plan, at, heap, &mut header)?;
-            (what, var_attributes(w, objs, k, v, at, heap)?)
+            var_attributes(w, objs, k, v, at, heap)?
         }
     };
-    let attrs = attribute_messages(&mut header, &atts, at.dense_attrs[k], &what)?;
+    let attrs = attribute_messages(&mut header, &atts, at.dense_attrs[k]);
     push_compact(&mut header, &atts, attrs.is_none());
     Ok(Parts {
         header,
@@ -299,32 +295,18 @@ pub(super) fn parts(
     })
 }
 
-fn too_large(what: &str, item: &str, e: crate::format::fractal_heap::TooLarge) -> Hdf5Error {
-    Hdf5Error::unsupported(
-        what.to_string(),
-        format!(
-            "{item} of {} bytes: dense storage holds at most {} bytes per item (HDF5 \"huge\" heap objects are not written yet)",
-            e.len, e.max
-        ),
-    )
-}
-
 /// The Attribute Info message, and the dense storage when the attributes do not stay in the
 /// header (more than [`MAX_COMPACT`], or one too long for a header message).
 fn attribute_messages(
     header: &mut ObjectHeader,
     atts: &[Named],
     dense_at: u64,
-    what: &str,
-) -> Result<Option<LaidDense>, Hdf5Error> {
+) -> Option<LaidDense> {
     let dense = atts.len() > MAX_COMPACT || atts.iter().any(|(_, m)| m.len() > MAX_MESSAGE);
     let laid = if dense {
         let items: Vec<(&str, Vec<u8>)> =
             atts.iter().map(|(n, m)| (n.as_str(), m.clone())).collect();
-        Some(
-            dense::lay_out(dense::Kind::Attributes, &items, dense_at)
-                .map_err(|e| too_large(what, "an attribute", e))?,
-        )
+        Some(dense::lay_out(dense::Kind::Attributes, &items, dense_at))
     } else {
         None
     };
@@ -334,7 +316,7 @@ fn attribute_messages(
         flag::NOT_SHARED,
         message::attribute_info(atts.len(), addrs),
     ));
-    Ok(laid)
+    laid
 }
 
 fn push_compact(header: &mut ObjectHeader, atts: &[Named], compact: bool) {
