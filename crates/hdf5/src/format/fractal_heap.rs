@@ -422,19 +422,19 @@ fn encode_indirect(
     }
 }
 
-/// The image of a laid-out heap, from its header to past its last block.
-pub(crate) fn image(h: &LaidHeap) -> Vec<u8> {
-    let mut img = vec![0u8; h.len as usize];
-    for (addr, bytes) in &h.blocks {
-        let at = (addr - h.header) as usize;
-        img[at..at + bytes.len()].copy_from_slice(bytes);
-    }
-    img
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The image of a laid-out heap, from its header to past its last block.
+    fn image(h: &LaidHeap) -> Vec<u8> {
+        let mut img = vec![0u8; h.len as usize];
+        for (addr, bytes) in &h.blocks {
+            let at = (addr - h.header) as usize;
+            img[at..at + bytes.len()].copy_from_slice(bytes);
+        }
+        img
+    }
 
     /// The object of heap ID `id` read back from the image (a small reader of our own:
     /// offset -> the block holding it, found through the block offsets stored in each

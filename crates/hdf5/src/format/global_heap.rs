@@ -46,6 +46,7 @@ impl Collection {
         }
     }
 
+    #[cfg(test)]
     pub fn size(&self) -> u64 {
         self.size
     }

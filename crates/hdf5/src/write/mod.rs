@@ -105,12 +105,6 @@ impl Default for Nc4WriteOptions {
 /// # Errors
 /// When the file cannot be created or written, a variable needs a filter that is not
 /// available (and has data to encode), a filter fails, or the source fails; the error names
-
-/// Write `ds` as a netCDF-4 file at `path`, reading variable data from `src` chunk by chunk.
-///
-/// # Errors
-/// When the file cannot be created or written, a variable needs a filter that is not
-/// available (and has data to encode), a filter fails, or the source fails; the error names
 /// the file and the variable.
 pub fn write_file(
     path: &Path,
@@ -474,8 +468,6 @@ impl<'a> Writer<'a> {
         let all = self.ds.num_elements(v)?;
         (given < all).then_some(given)
     }
-
-    /// Attach each variable's dimension scales: `DIMENSION_LIST` and `REFERENCE_LIST`
 
     /// The dataspace of variable `v`: like netCDF-C, a variable that gets no data keeps its
     /// unlimited dimensions at 0.
