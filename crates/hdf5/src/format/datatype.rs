@@ -283,29 +283,31 @@ mod tests {
             "38020000010000001008000001000000000008004100420001 02".replace(' ', "")
         );
         let c = Datatype::Compound {
-            size: 12,
+            size: 16,
             members: vec![
                 Member {
-                    name: "dataset".into(),
+                    name: "d".into(),
                     offset: 0,
-                    ty: Datatype::ObjectRef,
-                },
-                Member {
-                    name: "dimension".into(),
-                    offset: 8,
-                    ty: Datatype::Int {
-                        size: 4,
-                        signed: true,
+                    ty: Datatype::Float {
+                        size: 8,
                         big: false,
                     },
+                },
+                Member {
+                    name: "r".into(),
+                    offset: 8,
+                    ty: Datatype::ObjectRef,
                 },
             ],
         };
         let b = c.encoded();
-        assert_eq!(&b[..8], &[0x36, 2, 0, 0, 12, 0, 0, 0]);
-        assert_eq!(&b[8..17], b"dataset\0\0");
-        assert_eq!(&b[17..25], &[0x17, 0, 0, 0, 8, 0, 0, 0]);
-        assert_eq!(c.size(), 12);
+        // version 3: names not padded, offsets in one byte (the size is below 256)
+        assert_eq!(&b[..8], &[0x36, 2, 0, 0, 16, 0, 0, 0]);
+        assert_eq!(&b[8..11], b"d\0\0");
+        assert_eq!(&b[11..15], &[0x11, 0x20, 0x3f, 0]);
+        assert_eq!(&b[31..34], b"r\0\x08");
+        assert_eq!(&b[34..], &[0x17, 0, 0, 0, 8, 0, 0, 0]);
+        assert_eq!(c.size(), 16);
         let arr = Datatype::Array {
             dims: vec![2, 3],
             base: Box::new(Datatype::Float {

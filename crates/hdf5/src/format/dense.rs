@@ -110,16 +110,7 @@ mod tests {
         let d = lay_out(Kind::Attributes, &items, 4096);
         assert_eq!(d.addrs.heap, 4096);
         assert!(d.addrs.names > d.addrs.heap && d.addrs.orders > d.addrs.names);
-        let mut spans: Vec<(u64, u64)> = d
-            .blocks
-            .iter()
-            .map(|(a, b)| (*a, *a + b.len() as u64))
-            .collect();
-        spans.sort_unstable();
-        for w in spans.windows(2) {
-            assert!(w[0].1 <= w[1].0, "{w:?}");
-        }
-        assert!(spans.last().unwrap().1 <= 4096 + d.len);
+        assert!(crate::format::disjoint_end(&d.blocks) <= 4096 + d.len);
         let h = &d
             .blocks
             .iter()

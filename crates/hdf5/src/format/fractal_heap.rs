@@ -502,16 +502,7 @@ mod tests {
             "child indirect blocks expected, got {indirect}"
         );
         // blocks do not overlap and stay inside the heap's extent
-        let mut spans: Vec<(u64, u64)> = h
-            .blocks
-            .iter()
-            .map(|(a, b)| (*a, *a + b.len() as u64))
-            .collect();
-        spans.sort_unstable();
-        for w in spans.windows(2) {
-            assert!(w[0].1 <= w[1].0);
-        }
-        assert_eq!(spans.last().unwrap().1, 4096 + h.len);
+        assert_eq!(crate::format::disjoint_end(&h.blocks), 4096 + h.len);
     }
 
     #[test]

@@ -71,6 +71,21 @@ impl Put for Vec<u8> {
     }
 }
 
+/// Test support: the end of laid-out blocks (address, bytes), checking that none overlaps
+/// another.
+#[cfg(test)]
+pub(crate) fn disjoint_end(blocks: &[(u64, Vec<u8>)]) -> u64 {
+    let mut spans: Vec<(u64, u64)> = blocks
+        .iter()
+        .map(|(a, b)| (*a, *a + b.len() as u64))
+        .collect();
+    spans.sort_unstable();
+    for w in spans.windows(2) {
+        assert!(w[0].1 <= w[1].0, "blocks overlap: {w:?}");
+    }
+    spans.last().map_or(0, |s| s.1)
+}
+
 /// Bytes needed to hold the unsigned value `x` (at least 1).
 pub(crate) fn bytes_for(x: u64) -> usize {
     (((64 - x.leading_zeros()) as usize).div_ceil(8)).max(1)

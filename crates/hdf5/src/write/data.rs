@@ -42,7 +42,7 @@ impl Writer<'_> {
             // fill value of heap types expects stored elements there
             let fixed = var.dims.iter().all(|d| !ds.dim(*d).unlimited);
             if heap_refs && plan.layout != Layout::Chunked && fixed && !shape.contains(&0) {
-                return self.write_heap_fill(out, heap, v, plan, &shape);
+                return self.write_heap_var(out, heap, v, plan, &shape, true);
             }
             return Ok(UNDEF);
         }
@@ -50,7 +50,7 @@ impl Writer<'_> {
             return Ok(UNDEF);
         }
         if heap_refs {
-            return self.write_heap_var(out, heap, v, plan, &shape);
+            return self.write_heap_var(out, heap, v, plan, &shape, false);
         }
         match plan.layout {
             Layout::Chunked => self.write_chunked(out, v, plan, &shape),
@@ -130,34 +130,10 @@ impl Writer<'_> {
         Ok(addr)
     }
 
-    /// Contiguous strings or vlens that get no data: each element the fill value (one heap
-    /// object shared by all).
-    fn write_heap_fill(
-        &self,
-        out: &Out,
-        heap: &mut DataHeap,
-        v: VarId,
-        plan: &VarPlan,
-        shape: &[u64],
-    ) -> Result<u64, Hdf5Error> {
-        let one = self
-            .fill_bytes(v, plan, heap)?
-            .unwrap_or_else(|| vec![0; plan.datatype.size() as usize]);
-        let n: u64 = shape.iter().product();
-        let addr = out.alloc(n * one.len() as u64);
-        let per = (SLAB_ELEMENTS as usize).min(n as usize).max(1);
-        let run = one.repeat(per);
-        let mut done = 0u64;
-        while done < n {
-            let k = (n - done).min(per as u64) as usize;
-            out.write_at(addr + done * one.len() as u64, &run[..k * one.len()])?;
-            done += k as u64;
-        }
-        Ok(addr)
-    }
-
     /// Strings, vlens and compounds holding them: values as heap references, contiguous in
-    /// slabs or chunk by chunk (never filtered), on this thread (the heap is one).
+    /// slabs or chunk by chunk (never filtered), on this thread (the heap is one). With
+    /// `fill_only` (contiguous storage that gets no data), every element is the fill value:
+    /// one heap object shared by all.
     fn write_heap_var(
         &self,
         out: &Out,
@@ -165,7 +141,24 @@ impl Writer<'_> {
         v: VarId,
         plan: &VarPlan,
         shape: &[u64],
+        fill_only: bool,
     ) -> Result<u64, Hdf5Error> {
+        if fill_only {
+            let one = self
+                .fill_bytes(v, plan, heap)?
+                .unwrap_or_else(|| vec![0; plan.datatype.size() as usize]);
+            let n: u64 = shape.iter().product();
+            let addr = out.alloc(n * one.len() as u64);
+            let per = (SLAB_ELEMENTS as usize).min(n as usize).max(1);
+            let run = one.repeat(per);
+            let mut done = 0u64;
+            while done < n {
+                let k = (n - done).min(per as u64) as usize;
+                out.write_at(addr + done * one.len() as u64, &run[..k * one.len()])?;
+                done += k as u64;
+            }
+            return Ok(addr);
+        }
         let ds = self.ds;
         let ty = ds.var(v).ty;
         let es = plan.datatype.size() as u64;

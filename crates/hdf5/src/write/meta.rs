@@ -435,15 +435,11 @@ fn var_attributes(
     let ds = w.ds;
     let var = ds.var(v);
     let what = format!("variable {}", var.name);
+    // in netCDF-C 4.9.0's order: the dimension ids of every variable with dimensions, the
+    // scale attributes of a coordinate variable, the user's attributes, then the scale links
     let mut out = Vec::new();
-    for a in &var.atts {
-        out.push((a.name.clone(), user_attribute(ds, a, heap, &what)?));
-    }
     let is_coord = w.is_coord(v);
-    if is_coord {
-        out.extend(scale_attributes(&var.name, var.dims[0]));
-    }
-    if !var.dims.is_empty() && (var.dims.len() > 1 || is_coord) {
+    if !var.dims.is_empty() {
         let ids: Vec<u8> = var
             .dims
             .iter()
@@ -454,6 +450,12 @@ fn var_attributes(
             "_Netcdf4Coordinates".to_string(),
             message::attribute("_Netcdf4Coordinates", &i32_type(), &space, &ids),
         ));
+    }
+    if is_coord {
+        out.extend(scale_attributes(&var.name, var.dims[0]));
+    }
+    for a in &var.atts {
+        out.push((a.name.clone(), user_attribute(ds, a, heap, &what)?));
     }
     if !is_coord && var.dims.iter().any(|d| objs.scale_of.contains_key(d)) {
         // one sequence of one object reference per dimension, in the global heap

@@ -1,12 +1,12 @@
 //! netCDF-4 over HDF5, write side: lays a [`Dataset`] out the way netCDF-C 4.9.0 does
 //! (superblock 2, creation order tracked and indexed, dimension scales, `_Netcdf4Dimid`,
 //! `_Netcdf4Coordinates`, `_NCProperties`, `_nc3_strict`) with our own HDF5 structures
-//! ([`crate::format`]), in one pass, and writes the data chunk by chunk: each chunk is read
+//! (`crate::format`), in one pass, and writes the data chunk by chunk: each chunk is read
 //! from the [`DataSource`], encoded by *our* filter engine (`nc-filters`, in parallel) and
 //! stored as it is, so memory stays bounded by a few chunks.
 //!
 //! One pass: the metadata (object headers, dense link and attribute storage, the global heap
-//! collections of attribute and fill values and dimension lists) is measured first ([`meta`]:
+//! collections of attribute and fill values and dimension lists) is measured first (`meta`:
 //! no size depends on an address), its region reserved after the superblock, then the data is
 //! written behind it (contiguous storage, chunks, each variable's chunk index after its
 //! chunks, string and vlen data in collections appended as they fill), and last the metadata
