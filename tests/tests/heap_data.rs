@@ -378,8 +378,8 @@ fn nccopy_drops_input_filters_of_strings_with_a_warning() {
     );
 }
 
-/// Heap-typed variables that the CDL gives no data: contiguous and compact storage (which
-/// rust-hdf5 allocates) gets the fill values, unlimited ones stay empty; ncdump -s of ours
+/// Heap-typed variables that the CDL gives no data: contiguous and compact storage gets the
+/// fill values written, unlimited ones stay empty; ncdump -s of ours
 /// equals netCDF-C's of its own file, by both dumpers. (A vlen variable without data is left
 /// out: 4.9.0's ncdump prints its fill values, not `_`; see docs/compat.md.)
 #[test]

@@ -1,7 +1,13 @@
-//! netCDF-4 over HDF5, read side: opens netCDF-4 and netCDF-4 classic files (and plain HDF5
-//! files, with phony dimensions) into the [`nc_dataset`] model, and reads variable data by
-//! hyperslab through [`nc_dataset::DataSource`]. Pure Rust: the HDF5 structures are decoded by
-//! `hdf5-reader`'s low-level API, the netCDF-4 conventions are ours.
+//! netCDF-4 over HDF5, pure Rust. Reads netCDF-4 and netCDF-4 classic files (and plain HDF5
+//! files, with phony dimensions) into the [`nc_dataset`] model, with variable data by
+//! hyperslab through [`nc_dataset::DataSource`]; writes a [`nc_dataset::Dataset`] as a
+//! netCDF-4 file in one pass ([`write_file`]).
+//!
+//! Layout: `format/` encodes each HDF5 on-disk structure (superblock, object headers and their
+//! messages, datatypes, global heap, fractal heap, v1 and v2 B-trees, dense storage; see its
+//! table); `checksum`, `ohdr`, `fheap` and `verify` are the reader's own walks of the same
+//! structures beside `hdf5-reader`'s parsers; `meta` and `read` are the netCDF-4 reader,
+//! `write/` the netCDF-4 writer.
 //!
 //! ```no_run
 //! use nc_dataset::DataSource;
@@ -22,6 +28,7 @@ mod convert;
 mod error;
 mod fheap;
 mod filters;
+mod format;
 mod h5;
 mod meta;
 mod ohdr;
@@ -214,15 +221,6 @@ impl Nc4File {
             h5: &info.file,
             decoder: self.decoder.as_ref(),
             cache: &self.cache,
-        }
-    }
-
-    /// Where variable `var` (of this file's dataset) is stored.
-    pub(crate) fn places(&self, var: VarId) -> Result<read::Places, Hdf5Error> {
-        let name = self.ds.var(var).name.clone();
-        match self.vars.get(var.0).and_then(Option::as_ref) {
-            Some(info) => self.reader(info).places(var, &name, info),
-            None => Ok(read::Places::Elsewhere),
         }
     }
 

@@ -1270,17 +1270,6 @@ fn convert_atts(
     Ok(out)
 }
 
-/// What the data reader needs about the dataset whose object header is at `addr` in `h5`
-/// (`None` when its storage cannot be read), for the writer's after-close passes.
-///
-/// # Errors
-/// When the header or its storage messages cannot be read.
-pub(crate) fn info_at(h5: &Arc<H5>, addr: u64, what: &str) -> Result<Option<VarInfo>, Hdf5Error> {
-    let hdr = h5.header(addr)?;
-    let st = stored(h5, addr, &hdr, what)?;
-    Ok(info_of(h5, &st, None))
-}
-
 fn var_info(d: &RawDataset) -> Option<VarInfo> {
     info_of(&d.h5, &d.st, d.virt.clone())
 }

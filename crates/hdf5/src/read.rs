@@ -34,20 +34,6 @@ type ChunkCache = (usize, HashMap<(usize, u64), Arc<Vec<u8>>>);
 /// A chunked variable's index entries, chunk shape and decoded chunk size in bytes.
 type ChunkIndex = (Arc<Vec<ChunkEntry>>, Vec<u64>, u64);
 
-/// Where a variable's stored bytes are.
-pub(crate) enum Places {
-    /// One contiguous block at this address.
-    Contiguous(u64),
-    /// Chunks of shape `chunk` (`chunk_bytes` each, unfiltered): element offsets, address, size.
-    Chunks {
-        chunk: Vec<u64>,
-        chunk_bytes: u64,
-        entries: Vec<(Vec<u64>, u64, u64)>,
-    },
-    /// Compact, unallocated, chunks too large to read, or otherwise not in a block of its own.
-    Elsewhere,
-}
-
 /// Per-file caches of the data reader.
 #[derive(Default)]
 pub(crate) struct ReadCache {
@@ -686,35 +672,6 @@ impl Reader<'_> {
             &format!("variable \"{name}\""),
         )?;
         Ok(Some((entries, chunk, chunk_bytes)))
-    }
-
-    /// Where the stored bytes of variable `var` are (for the writer's heap pass, which fills in
-    /// heap references after rust-hdf5 has closed the file).
-    pub(crate) fn places(
-        &self,
-        var: VarId,
-        name: &str,
-        info: &VarInfo,
-    ) -> Result<Places, Hdf5Error> {
-        if info.virt.is_some() {
-            return Ok(Places::Elsewhere);
-        }
-        if let DataLayout::Contiguous { address, .. } = &info.layout {
-            if info.external.is_none() && !Cursor::is_undefined_offset(*address, self.h5.os) {
-                return Ok(Places::Contiguous(*address));
-            }
-        }
-        Ok(match self.chunk_index(var, name, info, |_| true)? {
-            Some((entries, chunk, chunk_bytes)) => Places::Chunks {
-                chunk,
-                chunk_bytes,
-                entries: entries
-                    .iter()
-                    .map(|e| (e.offsets.clone(), e.address, e.size))
-                    .collect(),
-            },
-            None => Places::Elsewhere,
-        })
     }
 
     /// Where variable `var`'s stored bytes are, for references to them in place
@@ -1415,47 +1372,4 @@ fn collect_chunk_entries(
         }
     }
     Ok(entries)
-}
-
-/// Where the raw data of dataset `info` lies in its file, as (address, length) pairs: its
-/// contiguous block or its chunks. Empty for compact, virtual, external and unallocated
-/// storage (none of it is a block of this file of its own).
-///
-/// # Errors
-/// When the chunk index cannot be read.
-pub(crate) fn raw_extents(
-    h5: &H5,
-    info: &VarInfo,
-    what: &str,
-) -> Result<Vec<(u64, u64)>, Hdf5Error> {
-    if info.virt.is_some() || info.external.is_some() {
-        return Ok(Vec::new());
-    }
-    match &info.layout {
-        DataLayout::Contiguous { address, size }
-            if !Cursor::is_undefined_offset(*address, h5.os) =>
-        {
-            Ok(vec![(*address, *size)])
-        }
-        DataLayout::Chunked { .. } => {
-            let Some(g) = chunk_geometry(h5, info) else {
-                return Ok(Vec::new());
-            };
-            let entries = collect_chunk_entries(
-                h5,
-                info,
-                g.address,
-                g.dims,
-                g.indexing,
-                g.chunk_bytes,
-                what,
-            )?;
-            Ok(entries
-                .iter()
-                .filter(|e| !Cursor::is_undefined_offset(e.address, h5.os))
-                .map(|e| (e.address, e.size))
-                .collect())
-        }
-        _ => Ok(Vec::new()),
-    }
 }

@@ -7,7 +7,7 @@
 //! takes each chunk as soon as the ones before it are written. Memory stays bounded by the
 //! window: no item `k` is started before item `k - window` has been consumed.
 //!
-//! The calling thread (which alone may write: the HDF5 writer is not `Send`) is one of the
+//! The calling thread (which alone writes: the output and its allocator are not shared) is one of the
 //! `threads` producers: when the next item to write is not ready it produces one itself, and it
 //! waits only when every item is taken or the window is full. So `threads` threads share
 //! `threads` cores, and no core is split between a worker and a writer woken per chunk.

@@ -1,22 +1,12 @@
 //! netCDF types and values as HDF5 datatypes and raw bytes.
 
 use nc_dataset::{AtomicType, Values};
-use rust_hdf5::{ByteOrder, DatatypeMessage};
+
+use crate::format::datatype::Datatype;
 
 /// The HDF5 datatype netCDF-C gives an atomic type in the requested byte order.
-pub fn atomic_datatype(t: AtomicType, big: bool) -> DatatypeMessage {
-    let order = if big {
-        ByteOrder::BigEndian
-    } else {
-        ByteOrder::LittleEndian
-    };
-    let int = |size: u32, signed: bool| DatatypeMessage::FixedPoint {
-        size,
-        byte_order: order,
-        signed,
-        bit_offset: 0,
-        bit_precision: (size * 8) as u16,
-    };
+pub fn atomic_datatype(t: AtomicType, big: bool) -> Datatype {
+    let int = |size: u32, signed: bool| Datatype::Int { size, signed, big };
     match t {
         AtomicType::Byte => int(1, true),
         AtomicType::UByte => int(1, false),
@@ -26,23 +16,11 @@ pub fn atomic_datatype(t: AtomicType, big: bool) -> DatatypeMessage {
         AtomicType::UInt => int(4, false),
         AtomicType::Int64 => int(8, true),
         AtomicType::UInt64 => int(8, false),
-        AtomicType::Float => with_order(DatatypeMessage::f32_type(), order),
-        AtomicType::Double => with_order(DatatypeMessage::f64_type(), order),
-        AtomicType::Char => DatatypeMessage::FixedString {
-            size: 1,
-            padding: 0,
-            charset: 0,
-        },
-        // written as libhdf5 writes it, through a stand-in (see `strtype`)
-        AtomicType::String => super::strtype::standin(),
+        AtomicType::Float => Datatype::Float { size: 4, big },
+        AtomicType::Double => Datatype::Float { size: 8, big },
+        AtomicType::Char => Datatype::FixedString { size: 1 },
+        AtomicType::String => Datatype::VarString,
     }
-}
-
-fn with_order(mut dt: DatatypeMessage, order: ByteOrder) -> DatatypeMessage {
-    if let DatatypeMessage::FloatingPoint { byte_order, .. } = &mut dt {
-        *byte_order = order;
-    }
-    dt
 }
 
 /// Raw bytes of fixed-size atomic values (not strings or user types) in little- or big-endian
@@ -75,12 +53,6 @@ pub fn atomic_bytes(v: &Values, big: bool) -> Option<Vec<u8>> {
         Values::Double(x) => conv!(x),
         _ => return None,
     })
-}
-
-/// Host-order (native) bytes of one fixed-size atomic value, as rust-hdf5's fill-value
-/// setter wants them.
-pub fn native_bytes(v: &Values) -> Option<Vec<u8>> {
-    atomic_bytes(v, cfg!(target_endian = "big"))
 }
 
 #[cfg(test)]

@@ -6,28 +6,21 @@
 //! `string` field the 8 bytes of a C pointer, HDF5 stores a 16-byte heap reference there and
 //! moves the later fields up by the difference (the type's size grows by it too).
 
-use nc_dataset::{AtomicType, Dataset, NcType, UserTypeKind, Values};
-use rust_hdf5::format::messages::datatype::{CompoundMember, EnumMember};
-use rust_hdf5::DatatypeMessage;
-
 use super::types::{atomic_bytes, atomic_datatype};
+use crate::format::datatype::{Datatype, Member};
 use crate::Hdf5Error;
+use nc_dataset::{AtomicType, Dataset, NcType, UserTypeKind, Values};
 
 /// Nesting limit for user types (a compound holding a compound ...).
 const MAX_DEPTH: usize = 32;
 
 /// The HDF5 datatype of a netCDF type; atomic types in the requested byte order, user
 /// types little-endian (as netCDF-C writes them).
-pub fn datatype(ds: &Dataset, t: NcType, big: bool) -> Result<DatatypeMessage, Hdf5Error> {
+pub fn datatype(ds: &Dataset, t: NcType, big: bool) -> Result<Datatype, Hdf5Error> {
     datatype_at(ds, t, big, 0)
 }
 
-fn datatype_at(
-    ds: &Dataset,
-    t: NcType,
-    big: bool,
-    depth: usize,
-) -> Result<DatatypeMessage, Hdf5Error> {
+fn datatype_at(ds: &Dataset, t: NcType, big: bool, depth: usize) -> Result<Datatype, Hdf5Error> {
     let id = match t {
         NcType::Atomic(a) => return Ok(atomic_datatype(a, big)),
         NcType::User(id) => id,
@@ -44,7 +37,8 @@ fn datatype_at(
     }
     Ok(match &ut.kind {
         UserTypeKind::Enum { base, members } => {
-            let mut ms = Vec::with_capacity(members.len());
+            let mut names = Vec::with_capacity(members.len());
+            let mut values = Vec::with_capacity(members.len() * base.size());
             for m in members {
                 let v = int_value(*base, m.value).ok_or_else(|| {
                     Hdf5Error::invalid(
@@ -52,19 +46,20 @@ fn datatype_at(
                         format!("member {} = {} does not fit the base type", m.name, m.value),
                     )
                 })?;
-                ms.push(EnumMember {
-                    name: m.name.clone(),
-                    value: atomic_bytes(&v, false).unwrap_or_default(),
-                });
+                names.push(m.name.clone());
+                values.extend_from_slice(&atomic_bytes(&v, false).unwrap_or_default());
             }
-            DatatypeMessage::enumeration(atomic_datatype(*base, false), ms)
+            Datatype::Enum {
+                base: Box::new(atomic_datatype(*base, false)),
+                names,
+                values,
+            }
         }
-        UserTypeKind::Opaque { size } => DatatypeMessage::Opaque {
+        UserTypeKind::Opaque { size } => Datatype::Opaque {
             size: u32::try_from(*size)
                 .map_err(|_| Hdf5Error::invalid(what(), "opaque size too large"))?,
-            tag: String::new(),
         },
-        UserTypeKind::Vlen { base } => DatatypeMessage::VarLenSequence {
+        UserTypeKind::Vlen { base } => Datatype::Vlen {
             base: Box::new(datatype_at(ds, *base, false, depth + 1)?),
         },
         UserTypeKind::Compound { size, fields } => {
@@ -79,20 +74,23 @@ fn datatype_at(
                         .map(|&d| u32::try_from(d))
                         .collect::<Result<Vec<u32>, _>>()
                         .map_err(|_| Hdf5Error::invalid(what(), "array field too large"))?;
-                    dt = DatatypeMessage::array(dims, dt);
+                    dt = Datatype::Array {
+                        dims,
+                        base: Box::new(dt),
+                    };
                 }
-                ms.push(CompoundMember {
+                ms.push(Member {
                     name: f.name.clone(),
                     offset: u32::try_from(offset)
                         .map_err(|_| Hdf5Error::invalid(what(), "field offset too large"))?,
-                    datatype: dt,
+                    ty: dt,
                 });
             }
-            DatatypeMessage::compound(
-                u32::try_from(size)
+            Datatype::Compound {
+                size: u32::try_from(size)
                     .map_err(|_| Hdf5Error::invalid(what(), "compound size too large"))?,
-                ms,
-            )
+                members: ms,
+            }
         }
     })
 }
@@ -408,7 +406,7 @@ mod tests {
         );
         let t = NcType::User(c);
         assert_eq!(disk_size(&ds, t), 32);
-        let DatatypeMessage::Compound { size, members } = datatype(&ds, t, false).unwrap() else {
+        let Datatype::Compound { size, members } = datatype(&ds, t, false).unwrap() else {
             panic!("not a compound");
         };
         assert_eq!(size, 32);
