@@ -27,7 +27,6 @@
 //! # Ok::<(), nc_hdf5::Hdf5Error>(())
 //! ```
 
-mod chunking;
 mod dense;
 mod dimscale;
 mod heap;
@@ -49,7 +48,8 @@ use rust_hdf5::{
     DatatypeMessage, FillTime, Filter, FilterPipeline, H5Dataset, H5File, H5Group, LibverBound,
 };
 
-pub use chunking::default_chunk_sizes;
+// the rule moved to the data model (nc-copy's plan uses it too); kept here for the writer's callers
+pub use nc_dataset::chunking::default_chunk_sizes;
 
 use crate::Hdf5Error;
 
