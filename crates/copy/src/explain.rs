@@ -83,7 +83,7 @@ pub(crate) fn explain_lines(
                                 }
                             })
                             .collect();
-                        Some(nc_hdf5::write::default_chunk_sizes(
+                        Some(nc_dataset::chunking::default_chunk_sizes(
                             &shape,
                             &unlim,
                             out.type_size(var.ty),

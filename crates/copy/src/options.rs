@@ -51,9 +51,9 @@ pub struct CopyOptions {
     /// Replace an existing output file the user may not write (`--force`).
     pub force: bool,
     /// `--part`: write the output store by parts, this call doing one step (init, one part,
-    /// finish; see [`nc_zarr::fanout`]). Only for NCZarr / Zarr directory and object-storage
+    /// finish; see [`nc_dispatch::FanoutStep`]). Only for NCZarr / Zarr directory and object-storage
     /// outputs.
-    pub part: Option<nc_zarr::FanoutStep>,
+    pub part: Option<nc_dispatch::FanoutStep>,
 }
 /// What a copy did besides copying: the per-variable filter decisions and warnings.
 #[derive(Debug, Clone, Default)]

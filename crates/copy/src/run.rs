@@ -10,7 +10,7 @@ use crate::chunkspec::check_chunk_specs;
 use crate::explain::explain_lines;
 use crate::progress::Progress;
 use crate::select::plan;
-use crate::source::{source_failure, MappedSource};
+use crate::source::MappedSource;
 use crate::storage::{apply_shards, apply_storage_options, output_format};
 use crate::{CopyOptions, CopyReport, InputReadError};
 
@@ -115,7 +115,7 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyR
             facts.as_bytes(),
         )
         .map(|outcome| {
-            if let nc_zarr::FanoutOutcome::Unchanged(why) = outcome {
+            if let nc_dispatch::FanoutOutcome::Unchanged(why) = outcome {
                 report.unchanged = Some(why);
             }
         }),
@@ -126,7 +126,7 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyR
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        return Err(match read.or_else(|| source_failure(&e)) {
+        return Err(match read.or_else(|| e.input_read_message()) {
             Some(msg) => Failure::input(InputReadError(msg)),
             None => Failure::output(e),
         });
@@ -140,7 +140,7 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyR
 /// `--part` writes an NCZarr / Zarr store in a directory or on object storage, nothing else.
 fn check_part_output(out_path: &Path) -> Result<(), Failure> {
     match nc_dispatch::zarr_output(out_path) {
-        Some(loc) if loc.storage == nc_zarr::StorageKind::Zip => Err(Failure::usage(format!(
+        Some(loc) if loc.storage == nc_dispatch::StorageKind::Zip => Err(Failure::usage(format!(
             "--part: {}: a zip store is one archive with one writer, so it cannot be written \
              by parts: write a directory store (#mode=...,file) or object storage by parts, \
              then zip it",
@@ -161,8 +161,8 @@ fn check_part_output(out_path: &Path) -> Result<(), Failure> {
 mod progress_tests {
     use super::*;
     use crate::{ProgressEvent, ProgressFn};
-    use nc_dataset::{InMemory, NcType, Values};
     use nc_dataset::{AtomicType, ROOT};
+    use nc_dataset::{InMemory, NcType, Values};
     use std::sync::Arc;
     use std::sync::Mutex;
 

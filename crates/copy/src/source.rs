@@ -25,22 +25,6 @@ impl MappedSource<'_> {
     }
 }
 
-/// The reader's message when a writer failed on the input's data without asking the source
-/// (the netCDF-4 writer decodes a chunk it copies raw, so a corrupt one fails the copy).
-pub(crate) fn source_failure(e: &nc_dispatch::DispatchError) -> Option<String> {
-    let nc_dispatch::DispatchError::Hdf5(h) = e else {
-        return None;
-    };
-    let h = match h {
-        nc_hdf5::Hdf5Error::InFile { inner, .. } => inner.as_ref(),
-        other => other,
-    };
-    match h {
-        nc_hdf5::Hdf5Error::Source { message, .. } => Some(message.clone()),
-        _ => None,
-    }
-}
-
 /// Reading the input's data failed during a copy (the message is the reader's).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

@@ -5,6 +5,7 @@
 //! CDL special attributes say. Data can live in memory or be read by hyperslab through a
 //! [`DataSource`].
 
+pub mod chunking;
 mod fill;
 mod model;
 mod ncstring;

@@ -117,6 +117,10 @@ const FORMATS: &[(&str, &str)] = &[
     ("netCDF-4 / HDF5", "read, write (classic model too)"),
     ("NCZarr", "read, write (directory, zip; #mode=nczarr)"),
     ("Zarr v2", "read, write (directory, zip; #mode=zarr)"),
+    (
+        "Zarr v3",
+        "read, write (directory, zip, sharding; #mode=zarr,v3)",
+    ),
 ];
 
 /// Environment variable: when set (not empty, not `0`), the tools print their remote request
@@ -156,6 +160,17 @@ mod tests {
         );
         assert!(
             t.contains("\n  64-bit data (CDF-5)      read, write\n"),
+            "{t}"
+        );
+        // every format the tools write, Zarr v3 too
+        for name in ["NCZarr", "Zarr v2", "Zarr v3"] {
+            assert!(
+                t.lines().any(|l| l.starts_with(&format!("  {name} "))),
+                "{name} missing from:\n{t}"
+            );
+        }
+        assert!(
+            t.contains("\n  Zarr v3                  read, write (directory, zip, sharding; #mode=zarr,v3)\n"),
             "{t}"
         );
         // every built-in codec, with the versions taken from Cargo.lock (never "?" here)

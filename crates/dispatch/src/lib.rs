@@ -1,7 +1,14 @@
 //! Open datasets by their magic bytes (never by file extension), create them in a chosen
 //! format with atomic output, and choose formats as the tools' documented rules say.
+//!
+//! It holds format detection, open and create of a backend, the format rules of the tools
+//! (`-k`, `-3`..`-8`) and, for now, the tool runtime the three binaries share (exit codes and
+//! [`Failure`], the interrupt handler and the temporary outputs it removes, the allocator
+//! setting, `--version` text). It does not hold the nccopy engine (crate `nc-copy`) or any
+//! format's code (the backend crates).
 
 mod about;
+mod blame;
 mod cleanup;
 mod decode;
 mod dest;
@@ -23,7 +30,7 @@ pub use decode::*;
 pub use dest::same_dataset;
 pub use failure::{Failure, Side};
 pub use kind::*;
-pub use nc_zarr::{FanoutOutcome, FanoutStep};
+pub use nc_zarr::{FanoutOutcome, FanoutStep, StorageKind};
 pub use open::*;
 pub use process::tune_allocator;
 pub use references::{reference_url, write_references, ReferenceRequest};

@@ -31,7 +31,6 @@
 //! # Ok::<(), nc_hdf5::Hdf5Error>(())
 //! ```
 
-mod chunking;
 mod data;
 mod heap;
 mod meta;
@@ -49,7 +48,8 @@ use nc_dataset::{
 };
 use nc_filters::{FilterContext, Registry};
 
-pub use chunking::default_chunk_sizes;
+// the rule moved to the data model (nc-copy's plan uses it too); kept here for the writer's callers
+pub use nc_dataset::chunking::default_chunk_sizes;
 
 use crate::format::datatype::Datatype;
 use crate::format::superblock;

@@ -1,4 +1,5 @@
-//! Default chunk sizes, as netCDF-C 4.9.0 picks them when `_ChunkSizes` is not given.
+//! Default chunk sizes, as netCDF-C 4.9.0 picks them when `_ChunkSizes` is not given: a rule of
+//! the data model, used by the netCDF-4 writer and by the copy's plan (`nccopy-rs --explain`).
 //!
 //! Found by experiment with `ncgen -k nc4` + `ncdump -hs` (see the tests):
 //! - a 1-D variable along an unlimited dimension: 4096 bytes worth of elements;
