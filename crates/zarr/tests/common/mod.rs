@@ -185,16 +185,7 @@ pub fn python(script: &str, dir: &Path) -> String {
 /// Run a python script with arguments (`sys.argv[1..]`) in `dir`; it must succeed. Its
 /// standard output.
 pub fn python_args(script: &str, args: &[String], dir: &Path) -> String {
-    let o = Command::new("python3")
-        .args(["-c", script])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "python failed: {}\n{script}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    let mut all = vec!["-c", script];
+    all.extend(args.iter().map(String::as_str));
+    run("python3", &all, dir)
 }
