@@ -18,15 +18,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let ds = f.dataset();
-    let total = (0..ds.vars.len()).try_fold(0u64, |acc, i| {
-        let v = nc_dataset::VarId(i);
-        let n = ds
-            .shape(v)
-            .iter()
-            .try_fold(1u64, |a, &b| a.checked_mul(b))?
-            .checked_mul(ds.type_size(ds.var(v).ty).max(1) as u64)?;
-        acc.checked_add(n)
-    });
+    let total = ds.data_bytes();
     let opts = nc_cdl::DumpOptions {
         header_only: total.is_none_or(|t| t > MAX_DATA),
         special: true,

@@ -57,6 +57,8 @@ import time
 import urllib.request
 import warnings
 
+from same_values import same_values
+
 warnings.simplefilter("ignore")
 
 MOTO = """import os, sys, threading
@@ -454,26 +456,12 @@ def xarray_copy(url, out, fmt, level):
 
 def check(src, out):
     import netCDF4
-    import numpy as np
     import zarr
 
     nc = netCDF4.Dataset(src)
     nc.set_auto_maskandscale(False)
     g = zarr.open_group(out, mode="r", storage_options=dict(endpoint_url=os.environ["AWS_ENDPOINT_URL"]))
-    bad = []
-    for name, v in nc.variables.items():
-        try:
-            got = np.asarray(g[name][...])
-        except KeyError:
-            bad.append(name + " missing")
-            continue
-        want = v[...]
-        if got.shape != want.shape or not np.array_equal(
-            got.astype(want.dtype), want, equal_nan=want.dtype.kind == "f"
-        ):
-            bad.append(name)
-    print("equal" if not bad else "DIFFER: " + " ".join(bad))
-    return 0 if not bad else 1
+    return same_values(nc, lambda n: g[n][...])
 
 
 if __name__ == "__main__":

@@ -66,20 +66,15 @@ set -euo pipefail
 
 runs=3
 jobs=hs_many,hs_corpus,copy_v2,copy_v3
-while getopts "n:j:h" o; do
-    case $o in
-        n) runs=$OPTARG ;;
-        j) jobs=$OPTARG ;;
-        *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
-    esac
-done
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/bench_lib.sh"
+bench_options "$@"
 shift $((OPTIND - 1))
 usage="usage: $0 [-n RUNS] [-j JOBS] CORPUS_DIR TOOLS_DIR [WORK_DIR]"
 corpus=${1:?$usage}
 tools=${2:?$usage}
 work=${3:-/tmp/remote_bench}
 size=${SIZE:-M}
-here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
 server=${SERVER:-moto}
 ncdump="$tools/ncdump-rs"
@@ -200,11 +195,7 @@ for job in ${jobs//,/ }; do
     for tool in $sides; do : >"$work/$job.$tool.times"; done
     for ((r = 0; r < runs; r++)); do
         for tool in $sides; do
-            if t=$(one "$tool" "$job" "$r"); then
-                echo "$t" >>"$work/$job.$tool.times"
-            else
-                echo "failed" >>"$work/$job.$tool.times"
-            fi
+            append_time "$work/$job.$tool.times" one "$tool" "$job" "$r"
         done
     done
     for tool in $sides; do

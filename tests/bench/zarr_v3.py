@@ -19,6 +19,8 @@ import os
 import sys
 import warnings
 
+from same_values import same_values
+
 warnings.simplefilter("ignore")
 
 
@@ -86,7 +88,6 @@ def zarr_reshard(src, out, chunks, shards, level, names):
 
 def check(src, out):
     import netCDF4
-    import numpy as np
 
     nc = netCDF4.Dataset(src)
     nc.set_auto_maskandscale(False)
@@ -99,20 +100,7 @@ def check(src, out):
 
         g = zarr.open_group(out, mode="r")
         get = lambda n: g[n][...]  # noqa: E731
-    bad = []
-    for name, v in nc.variables.items():
-        try:
-            got = np.asarray(get(name))
-        except KeyError:
-            bad.append(name + " missing")
-            continue
-        want = v[...]
-        if got.shape != want.shape or not np.array_equal(
-            got.astype(want.dtype), want, equal_nan=want.dtype.kind == "f"
-        ):
-            bad.append(name)
-    print("equal" if not bad else "DIFFER: " + " ".join(bad))
-    return 0 if not bad else 1
+    return same_values(nc, get)
 
 
 if __name__ == "__main__":

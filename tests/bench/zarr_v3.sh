@@ -37,19 +37,14 @@ set -euo pipefail
 
 runs=3
 jobs=to_v3,to_nc4,reshard
-while getopts "n:j:h" o; do
-    case $o in
-        n) runs=$OPTARG ;;
-        j) jobs=$OPTARG ;;
-        *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
-    esac
-done
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/bench_lib.sh"
+bench_options "$@"
 shift $((OPTIND - 1))
 corpus=${1:?usage: $0 [-n RUNS] [-j JOBS] CORPUS_DIR TOOLS_DIR [WORK_DIR]}
 tools=${2:?usage: $0 [-n RUNS] [-j JOBS] CORPUS_DIR TOOLS_DIR [WORK_DIR]}
 work=${3:-/tmp/zarr_v3_bench}
 size=${SIZE:-M}
-here=$(cd "$(dirname "$0")" && pwd)
 src="$corpus/corpus_${size}_raw.nc"
 nccopy="$tools/nccopy-rs"
 py=${PYTHON:-python3}
@@ -132,11 +127,7 @@ for job in ${jobs//,/ }; do
             [ "$tool" = zarrs_reencode ] && [ -z "$reencode" ] && continue
             ext=zarr
             [ "$job" = to_nc4 ] && ext=nc
-            if t=$(one "$tool" "$job" "$work/$job.$tool.$ext"); then
-                echo "$t" >>"$work/$job.$tool.times"
-            else
-                echo "failed" >>"$work/$job.$tool.times"
-            fi
+            append_time "$work/$job.$tool.times" one "$tool" "$job" "$work/$job.$tool.$ext"
         done
     done
     for tool in $sides; do

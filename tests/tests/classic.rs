@@ -83,13 +83,7 @@ fn ncgen_writes_files_byte_identical_to_netcdf_c() {
             }
         }
     }
-    assert!(compared > 150, "only {compared} comparisons ran");
-    assert!(
-        failures.is_empty(),
-        "{} of {compared} differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_none_failed(compared, 150, &failures);
 }
 
 #[test]
@@ -107,23 +101,11 @@ fn ncdump_prints_what_netcdf_c_prints_for_classic_files() {
         );
         compared += 1;
         let expected = std::fs::read(&exp_path).unwrap();
-        if !o.status.success() {
-            failures.push(format!(
-                "{stem}: exit {:?}: {}",
-                o.status.code(),
-                String::from_utf8_lossy(&o.stderr)
-            ));
-        } else if let Some(d) = diff(&expected, &o.stdout) {
-            failures.push(format!("{stem}: {d}"));
+        if let Some(f) = output_differs(&o, &expected) {
+            failures.push(format!("{stem}: {f}"));
         }
     }
-    assert!(compared > 150, "only {compared} comparisons ran");
-    assert!(
-        failures.is_empty(),
-        "{} of {compared} differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_none_failed(compared, 150, &failures);
 }
 
 #[test]
@@ -178,18 +160,30 @@ fn ncdump_options_match_netcdf_c_on_classic_files() {
             a.push(&fname);
             let o = run("ncdump-rs", &a, &testdata("nc/classic"));
             compared += 1;
-            if !o.status.success() {
-                failures.push(format!(
-                    "{base} {args:?}: exit {:?}: {}",
-                    o.status.code(),
-                    String::from_utf8_lossy(&o.stderr)
-                ));
-            } else if let Some(d) = diff(&expected, &o.stdout) {
-                failures.push(format!("{base} {args:?}: {d}"));
+            if let Some(f) = output_differs(&o, &expected) {
+                failures.push(format!("{base} {args:?}: {f}"));
             }
         }
     }
-    assert!(compared > 860, "only {compared} comparisons ran");
+    assert_none_failed(compared, 860, &failures);
+}
+
+/// Why a run of ours does not give `expected` on standard output: its exit status and
+/// standard error, or the first difference; `None` when it does.
+fn output_differs(o: &std::process::Output, expected: &[u8]) -> Option<String> {
+    if !o.status.success() {
+        return Some(format!(
+            "exit {:?}: {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    diff(expected, &o.stdout)
+}
+
+/// More than `at_least` comparisons ran and none of them failed.
+fn assert_none_failed(compared: usize, at_least: usize, failures: &[String]) {
+    assert!(compared > at_least, "only {compared} comparisons ran");
     assert!(
         failures.is_empty(),
         "{} of {compared} differ:\n{}",

@@ -225,17 +225,12 @@ data:
 fn classic_references_match_the_snapshot() {
     let dir = tempdir("kerchunk-classic");
     fs::write(dir.join("refs.cdl"), CLASSIC_CDL).unwrap();
-    let out = run(
+    run_ok(
         "ncgen-rs",
         &["-k", "nc3", "-o", "refs.nc", "refs.cdl"],
         &dir,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = run(
+    let out = run_ok(
         "ncdump-rs",
         &[
             "--kerchunk",
@@ -244,12 +239,6 @@ fn classic_references_match_the_snapshot() {
             "refs.nc",
         ],
         &dir,
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     assert!(
         out.stderr.is_empty(),
@@ -298,12 +287,7 @@ fn refusals_name_the_variable_and_write_nothing() {
     let dir = tempdir("kerchunk-refuse");
     let cdl = "netcdf bad {\ndimensions:\n\tn = 6 ;\nvariables:\n\tint ok(n) ;\n\tint packed(n) ;\n\t\tpacked:_Filter = \"32004\" ;\n\t\tpacked:_ChunkSizes = 3 ;\ndata:\n ok = 1, 2, 3, 4, 5, 6 ;\n packed = 1, 2, 3, 4, 5, 6 ;\n}\n";
     fs::write(dir.join("bad.cdl"), cdl).unwrap();
-    let out = run("ncgen-rs", &["-4", "-o", "bad.nc", "bad.cdl"], &dir);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok("ncgen-rs", &["-4", "-o", "bad.nc", "bad.cdl"], &dir);
     let out = run("ncdump-rs", &["--kerchunk", "bad.nc"], &dir);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -313,33 +297,16 @@ fn refusals_name_the_variable_and_write_nothing() {
         "{err}"
     );
     // the cure works: the other variable alone
-    let out = run("ncdump-rs", &["--kerchunk", "-v", "ok", "bad.nc"], &dir);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok("ncdump-rs", &["--kerchunk", "-v", "ok", "bad.nc"], &dir);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(doc["refs"].get("ok/0").is_some() && doc["refs"].get("packed/0").is_none());
     // so does the other: recompress with a filter numcodecs has
-    let out = run(
+    run_ok(
         "nccopy-rs",
         &["-F", "packed,zstd,3", "bad.nc", "good.nc"],
         &dir,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = run("ncdump-rs", &["--kerchunk", "good.nc"], &dir);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok("ncdump-rs", &["--kerchunk", "good.nc"], &dir);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let z: serde_json::Value =
         serde_json::from_str(doc["refs"]["packed/.zarray"].as_str().unwrap()).unwrap();
@@ -366,15 +333,10 @@ fn refusals_name_the_variable_and_write_nothing() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
     // a Zarr store is Zarr already
-    let out = run(
+    run_ok(
         "nccopy-rs",
         &["bad.nc", "file://bad.zarr#mode=zarr,file"],
         &dir,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let out = run("ncdump-rs", &["--kerchunk", "-v", "ok", "bad.zarr"], &dir);
     assert_eq!(out.status.code(), Some(1));

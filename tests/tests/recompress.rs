@@ -48,34 +48,31 @@ fn generated_cdl() -> String {
             + 20.0 * ((j as f64) / 31.0).sin() * ((l as f64) / 17.0).cos()
             + k as f64 * 0.5
             + f64::from(next() % 100) / 400.0;
-        line.push_str(&format!("{v:.3}"));
-        line.push_str(if i + 1 == n { " ;\n" } else { ", " });
-        if line.len() > 100 || i + 1 == n {
-            t.push_str("  ");
-            t.push_str(&line);
-            if i + 1 != n {
-                t.push('\n');
-            }
-            line.clear();
-        }
+        push_value(&mut t, &mut line, &format!("{v:.3}"), i + 1 == n);
     }
     t.push_str("\n s =\n");
     for i in 0..n {
         let (j, l) = ((i / nx) % 200, i % nx);
         let v = ((j * 37 + l * 11) % 2000) as i64 - 1000 + i64::from(next() % 7);
-        line.push_str(&v.to_string());
-        line.push_str(if i + 1 == n { " ;\n" } else { ", " });
-        if line.len() > 100 || i + 1 == n {
-            t.push_str("  ");
-            t.push_str(&line);
-            if i + 1 != n {
-                t.push('\n');
-            }
-            line.clear();
-        }
+        push_value(&mut t, &mut line, &v.to_string(), i + 1 == n);
     }
     t.push_str("}\n");
     t
+}
+
+/// Adds value `v` of a data list to `line`, and `line` to the CDL text `t` once it is long
+/// enough or `v` is the `last` value (which ends the list with ` ;`).
+fn push_value(t: &mut String, line: &mut String, v: &str, last: bool) {
+    line.push_str(v);
+    line.push_str(if last { " ;\n" } else { ", " });
+    if line.len() > 100 || last {
+        t.push_str("  ");
+        t.push_str(line);
+        if !last {
+            t.push('\n');
+        }
+        line.clear();
+    }
 }
 
 /// The raw input: the corpus file when `NC_BENCH_CORPUS` has one, else the generated file

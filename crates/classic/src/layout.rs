@@ -146,35 +146,7 @@ pub(crate) fn encode_be(v: &Values, out: &mut Vec<u8>) -> bool {
 /// Decode big-endian bytes (a whole number of values) into a vector of type `t`.
 /// Strings decode to an empty vector (they never occur in classic files).
 pub(crate) fn decode_be(t: AtomicType, bytes: &[u8]) -> Values {
-    macro_rules! get {
-        ($variant:ident, $ty:ty) => {{
-            const N: usize = std::mem::size_of::<$ty>();
-            Values::$variant(
-                bytes
-                    .chunks_exact(N)
-                    .map(|c| {
-                        let mut a = [0u8; N];
-                        a.copy_from_slice(c);
-                        <$ty>::from_be_bytes(a)
-                    })
-                    .collect(),
-            )
-        }};
-    }
-    match t {
-        AtomicType::Byte => get!(Byte, i8),
-        AtomicType::Char => Values::Char(bytes.to_vec()),
-        AtomicType::UByte => Values::UByte(bytes.to_vec()),
-        AtomicType::Short => get!(Short, i16),
-        AtomicType::Int => get!(Int, i32),
-        AtomicType::Float => get!(Float, f32),
-        AtomicType::Double => get!(Double, f64),
-        AtomicType::UShort => get!(UShort, u16),
-        AtomicType::UInt => get!(UInt, u32),
-        AtomicType::Int64 => get!(Int64, i64),
-        AtomicType::UInt64 => get!(UInt64, u64),
-        AtomicType::String => Values::String(Vec::new()),
-    }
+    Values::from_be_bytes(t, bytes).unwrap_or(Values::String(Vec::new()))
 }
 
 #[cfg(test)]

@@ -604,6 +604,16 @@ impl ClassicFile {
         Ok(raw)
     }
 
+    /// The header entry of variable `var`, and its name.
+    fn var_header(&self, var: VarId) -> Result<(&VarHeader, &str), ClassicError> {
+        let vh = self
+            .header
+            .vars
+            .get(var.0)
+            .ok_or(ClassicError::NoSuchVar(var.0))?;
+        Ok((vh, self.ds.vars[var.0].name.as_str()))
+    }
+
     /// The stored (big-endian) bytes of a hyperslab, and the variable's type.
     fn read_slab_raw(
         &self,
@@ -611,12 +621,7 @@ impl ClassicFile {
         start: &[u64],
         count: &[u64],
     ) -> Result<(AtomicType, Vec<u8>), ClassicError> {
-        let vh = self
-            .header
-            .vars
-            .get(var.0)
-            .ok_or(ClassicError::NoSuchVar(var.0))?;
-        let name = self.ds.vars[var.0].name.as_str();
+        let (vh, name) = self.var_header(var)?;
         let rank = vh.shape.len();
         let bad = || ClassicError::BadHyperslab {
             var: name.to_string(),
@@ -700,20 +705,11 @@ impl ClassicFile {
             // requests and runs them concurrently
             let mut ranges = Vec::with_capacity(total_bytes / run_bytes);
             let mut idx = vec![0u64; m];
-            'runs: loop {
+            loop {
                 let off = offset_of(&idx);
                 ranges.push(off..off + run_bytes as u64);
-                let mut d = m;
-                loop {
-                    if d == 0 {
-                        break 'runs;
-                    }
-                    d -= 1;
-                    idx[d] += 1;
-                    if idx[d] < count[d] {
-                        break;
-                    }
-                    idx[d] = 0;
+                if !nc_dataset::next_index(&mut idx, count) {
+                    break;
                 }
             }
             let first = ranges.first().map_or(0, |r| r.start);
@@ -752,17 +748,8 @@ impl ClassicFile {
             }
             pos += run_bytes;
             // odometer over the outer dimensions
-            let mut d = m;
-            loop {
-                if d == 0 {
-                    return Ok((vh.ty, out));
-                }
-                d -= 1;
-                idx[d] += 1;
-                if idx[d] < count[d] {
-                    break;
-                }
-                idx[d] = 0;
+            if !nc_dataset::next_index(&mut idx, count) {
+                return Ok((vh.ty, out));
             }
         }
     }
@@ -820,12 +807,7 @@ impl ClassicFile {
     /// # Errors
     /// Unknown variable, or data past the end of the file.
     pub fn chunk_map(&self, var: VarId) -> Result<ChunkMap, ClassicError> {
-        let vh = self
-            .header
-            .vars
-            .get(var.0)
-            .ok_or(ClassicError::NoSuchVar(var.0))?;
-        let name = self.ds.vars[var.0].name.as_str();
+        let (vh, name) = self.var_header(var)?;
         let size = ext_size(vh.ty) as usize;
         let big_endian = size > 1;
         let elem = match vh.ty {

@@ -824,17 +824,8 @@ fn stream<W: Write>(
             w.put(&buf)?;
             k += c[j];
         }
-        let mut d = j;
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < count[d] {
-                break;
-            }
-            idx[d] = 0;
+        if !nc_dataset::next_index(&mut idx, count) {
+            return Ok(());
         }
     }
 }

@@ -411,6 +411,18 @@ impl Dataset {
             .try_fold(1u64, |a, &b| a.checked_mul(b))
     }
 
+    /// Bytes of the data of all variables: each one's elements times its type's size (a size
+    /// of 0 counted as 1). None on overflow.
+    pub fn data_bytes(&self) -> Option<u64> {
+        (0..self.vars.len()).try_fold(0u64, |acc, i| {
+            let v = VarId(i);
+            let n = self
+                .num_elements(v)?
+                .checked_mul(self.type_size(self.vars[i].ty).max(1) as u64)?;
+            acc.checked_add(n)
+        })
+    }
+
     /// True if the variable's first dimension is unlimited (a record variable).
     pub fn is_record_var(&self, v: VarId) -> bool {
         self.vars[v.0]
@@ -541,6 +553,21 @@ mod tests {
         assert_eq!(ds.group_path(h), "/g/h");
         assert_eq!(ds.group_path(ROOT), "/");
         assert_eq!(ds.find_group(g, "h"), Some(h));
+    }
+
+    #[test]
+    fn data_bytes_of_all_variables() {
+        let mut ds = Dataset::new("b");
+        let x = ds.add_dim(ROOT, "x", 3, false);
+        ds.add_var(ROOT, "d", AtomicType::Double.into(), vec![x]);
+        ds.add_var(ROOT, "s", AtomicType::Short.into(), vec![]);
+        assert_eq!(ds.data_bytes(), Some(3 * 8 + 2));
+        assert_eq!(AtomicType::integer(2, false), Some(AtomicType::UShort));
+        assert_eq!(AtomicType::integer(8, true), Some(AtomicType::Int64));
+        assert_eq!(AtomicType::integer(3, true), None);
+        let y = ds.add_dim(ROOT, "y", u64::MAX, false);
+        ds.add_var(ROOT, "huge", AtomicType::Int.into(), vec![y]);
+        assert_eq!(ds.data_bytes(), None);
     }
 
     #[test]

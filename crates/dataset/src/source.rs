@@ -71,6 +71,20 @@ pub trait DataSource: Sync {
     }
 }
 
+/// Steps `idx` to the next index of a row-major walk over a hyperslab of `count` elements
+/// along each dimension (the last dimension fastest; `count` may be longer than `idx`, whose
+/// dimensions are the leading ones). False when the walk is done: `idx` is back at zero.
+pub fn next_index(idx: &mut [u64], count: &[u64]) -> bool {
+    for d in (0..idx.len()).rev() {
+        idx[d] += 1;
+        if idx[d] < count[d] {
+            return true;
+        }
+        idx[d] = 0;
+    }
+    false
+}
+
 /// Data held in memory in [`crate::Variable::data`]; missing data and missing tails read as fill.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct InMemory;
@@ -162,14 +176,7 @@ impl DataSource for InMemory {
                     out.extend_from(&rep);
                 }
             }
-            // advance the outer index
-            for i in (0..idx.len()).rev() {
-                idx[i] += 1;
-                if idx[i] < count[i] {
-                    break;
-                }
-                idx[i] = 0;
-            }
+            next_index(&mut idx, count);
         }
         Ok(out)
     }
@@ -186,6 +193,19 @@ mod tests {
         let b = ds.add_dim(ROOT, "b", 3, false);
         let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Int), vec![a, b]);
         (ds, v)
+    }
+
+    #[test]
+    fn next_index_walks_row_major() {
+        let count = [2, 3, 7];
+        let mut idx = [0u64; 2];
+        let mut seen = vec![idx];
+        while next_index(&mut idx, &count) {
+            seen.push(idx);
+        }
+        assert_eq!(seen, [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]);
+        assert_eq!(idx, [0, 0]);
+        assert!(!next_index(&mut [], &count));
     }
 
     #[test]

@@ -91,6 +91,21 @@ impl AtomicType {
             .copied()
     }
 
+    /// The integer type of `size` bytes (1, 2, 4 or 8), signed or not; `None` for another size.
+    pub fn integer(size: usize, signed: bool) -> Option<AtomicType> {
+        Some(match (size, signed) {
+            (1, true) => AtomicType::Byte,
+            (1, false) => AtomicType::UByte,
+            (2, true) => AtomicType::Short,
+            (2, false) => AtomicType::UShort,
+            (4, true) => AtomicType::Int,
+            (4, false) => AtomicType::UInt,
+            (8, true) => AtomicType::Int64,
+            (8, false) => AtomicType::UInt64,
+            _ => return None,
+        })
+    }
+
     /// Size in bytes of one element in memory and in files (strings: size of a pointer, 8).
     pub fn size(self) -> usize {
         match self {

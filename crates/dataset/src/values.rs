@@ -253,7 +253,17 @@ impl Values {
     /// Values of the fixed-size atomic type `t` from little-endian bytes (a trailing partial
     /// element is ignored); `None` for `string`.
     pub fn from_le_bytes(t: AtomicType, bytes: &[u8]) -> Option<Values> {
-        macro_rules! le {
+        Values::from_bytes::<false>(t, bytes)
+    }
+
+    /// Values of the fixed-size atomic type `t` from big-endian bytes (a trailing partial
+    /// element is ignored); `None` for `string`.
+    pub fn from_be_bytes(t: AtomicType, bytes: &[u8]) -> Option<Values> {
+        Values::from_bytes::<true>(t, bytes)
+    }
+
+    fn from_bytes<const BIG: bool>(t: AtomicType, bytes: &[u8]) -> Option<Values> {
+        macro_rules! get {
             ($variant:ident, $ty:ty) => {{
                 const N: usize = std::mem::size_of::<$ty>();
                 Values::$variant(
@@ -262,24 +272,28 @@ impl Values {
                         .map(|c| {
                             let mut a = [0u8; N];
                             a.copy_from_slice(c);
-                            <$ty>::from_le_bytes(a)
+                            if BIG {
+                                <$ty>::from_be_bytes(a)
+                            } else {
+                                <$ty>::from_le_bytes(a)
+                            }
                         })
                         .collect(),
                 )
             }};
         }
         Some(match t {
-            AtomicType::Byte => le!(Byte, i8),
+            AtomicType::Byte => get!(Byte, i8),
             AtomicType::Char => Values::Char(bytes.to_vec()),
             AtomicType::UByte => Values::UByte(bytes.to_vec()),
-            AtomicType::Short => le!(Short, i16),
-            AtomicType::Int => le!(Int, i32),
-            AtomicType::Float => le!(Float, f32),
-            AtomicType::Double => le!(Double, f64),
-            AtomicType::UShort => le!(UShort, u16),
-            AtomicType::UInt => le!(UInt, u32),
-            AtomicType::Int64 => le!(Int64, i64),
-            AtomicType::UInt64 => le!(UInt64, u64),
+            AtomicType::Short => get!(Short, i16),
+            AtomicType::Int => get!(Int, i32),
+            AtomicType::Float => get!(Float, f32),
+            AtomicType::Double => get!(Double, f64),
+            AtomicType::UShort => get!(UShort, u16),
+            AtomicType::UInt => get!(UInt, u32),
+            AtomicType::Int64 => get!(Int64, i64),
+            AtomicType::UInt64 => get!(UInt64, u64),
             AtomicType::String => return None,
         })
     }
@@ -349,5 +363,18 @@ mod tests {
         assert_eq!(b, [2, 1]);
         assert!(!Values::String(vec![None]).extend_le_bytes(&mut b));
         assert_eq!(Values::from_le_bytes(AtomicType::String, &[]), None);
+    }
+
+    #[test]
+    fn big_endian_bytes() {
+        assert_eq!(
+            Values::from_be_bytes(AtomicType::Short, &[1, 2, 0xff, 0xfe, 9]),
+            Some(Values::Short(vec![0x0102, -2]))
+        );
+        assert_eq!(
+            Values::from_be_bytes(AtomicType::Double, &1.5f64.to_be_bytes()),
+            Some(Values::Double(vec![1.5]))
+        );
+        assert_eq!(Values::from_be_bytes(AtomicType::String, &[]), None);
     }
 }

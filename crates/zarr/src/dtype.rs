@@ -5,7 +5,7 @@
 //! documentation says `>S1`; `|Sn` (n > 1) is a fixed-length string of n bytes and `<Un`
 //! one of n UCS-4 characters, both NC_STRING.
 
-use nc_dataset::AtomicType;
+use nc_dataset::{AtomicType, Endianness};
 
 /// Byte order of stored elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,16 @@ pub(crate) struct Dtype {
 const MAX_STRLEN: usize = 1 << 20;
 
 impl Dtype {
+    /// The byte order a netCDF-4 copy records: none for single bytes and non-numbers.
+    pub fn endianness(&self) -> Option<Endianness> {
+        match (self.kind, self.endian) {
+            (Kind::Num(t), _) if t.size() == 1 => None,
+            (Kind::Num(_), Endian::Big) => Some(Endianness::Big),
+            (Kind::Num(_), _) => Some(Endianness::Little),
+            _ => None,
+        }
+    }
+
     /// Parse a dtype string; the error says why it is refused.
     pub fn parse(s: &str) -> Result<Dtype, &'static str> {
         let b = s.as_bytes();

@@ -208,16 +208,8 @@ fn init(location: &ZarrLocation, plan: &Plan) -> Result<FanoutOutcome, ZarrError
         store.put(PLAN_KEY, &plan.marker())?;
         Ok::<(), ZarrError>(store.close()?)
     })();
-    match written {
-        Err(error) => match store.abort() {
-            Some(left) => Err(ZarrError::Abandoned {
-                error: Box::new(error),
-                left,
-            }),
-            None => Err(error),
-        },
-        Ok(()) => Ok(FanoutOutcome::Written),
-    }
+    crate::write::given_up_on_error(store.as_ref(), written)?;
+    Ok(FanoutOutcome::Written)
 }
 
 /// The store a part or finish adds to; a missing local directory says to run init.

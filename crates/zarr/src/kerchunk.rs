@@ -618,20 +618,7 @@ fn atomic_stored(e: &StoredType) -> Option<Dtype> {
             size,
             signed,
             big_endian,
-        } => {
-            let t = match (size, signed) {
-                (1, true) => AtomicType::Byte,
-                (1, false) => AtomicType::UByte,
-                (2, true) => AtomicType::Short,
-                (2, false) => AtomicType::UShort,
-                (4, true) => AtomicType::Int,
-                (4, false) => AtomicType::UInt,
-                (8, true) => AtomicType::Int64,
-                (8, false) => AtomicType::UInt64,
-                _ => return None,
-            };
-            atomic_dtype(t, big_endian)
-        }
+        } => atomic_dtype(AtomicType::integer(size, signed)?, big_endian),
         StoredType::Float {
             size: 2,
             big_endian,
@@ -801,7 +788,12 @@ fn fill_from_bytes(e: &StoredType, b: &[u8]) -> Value {
     if d.kind == Kind::Char {
         return Value::String(crate::v3write::base64(b));
     }
-    match convert::decode(b, &d) {
+    number_value(convert::decode(b, &d))
+}
+
+/// The first of `v` as a JSON number (`null` for an integer beyond `i64`, or none).
+fn number_value(v: Values) -> Value {
+    match v {
         v @ (Values::Float(_) | Values::Double(_)) => float_value(v.get_f64(0).unwrap_or(0.0)),
         Values::UInt64(x) => x.first().map_or(Value::Null, |&n| Value::from(n)),
         v => v
@@ -825,14 +817,7 @@ fn fill_from_values(values: &Values, d: &Dtype) -> Result<Value, ZarrError> {
             },
             &b,
         ),
-        _ => match convert::decode(&b, d) {
-            v @ (Values::Float(_) | Values::Double(_)) => float_value(v.get_f64(0).unwrap_or(0.0)),
-            Values::UInt64(x) => x.first().map_or(Value::Null, |&n| Value::from(n)),
-            v => v
-                .get_i128(0)
-                .and_then(|n| i64::try_from(n).ok())
-                .map_or(Value::Null, Value::from),
-        },
+        _ => number_value(convert::decode(&b, d)),
     })
 }
 

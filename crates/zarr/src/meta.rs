@@ -5,14 +5,14 @@
 //! dimensions come from xarray's `_ARRAY_DIMENSIONS` or are made per length as `_zdim_N`.
 
 use crate::attrs;
-use crate::dtype::{attr_type, Dtype, Endian, Kind};
+use crate::dtype::{attr_type, Dtype, Kind};
 use crate::error::ZarrError;
 use crate::json::{self, as_f64};
 use crate::location::ZarrLocation;
 use crate::store::Store;
 use nc_dataset::{
-    default_fill, AtomicType, Dataset, DimId, Endianness, FileInfo, Format, GroupId, Layout,
-    NcType, Storage, Values, ROOT,
+    default_fill, AtomicType, Dataset, DimId, FileInfo, Format, GroupId, Layout, NcType, Storage,
+    Values, ROOT,
 };
 use nc_filters::codec_json::{zarr_to_chain, ZarrCodec};
 use nc_filters::FilterContext;
@@ -48,7 +48,7 @@ pub(crate) struct VarInfo {
 }
 
 /// Metadata keys that are never shown as attributes.
-pub(crate) const HIDDEN_ATTRS: [&str; 9] = [
+const HIDDEN_ATTRS: [&str; 9] = [
     "_ARRAY_DIMENSIONS",
     "_nczarr_attr",
     "_NCZARR_ATTR",
@@ -59,6 +59,39 @@ pub(crate) const HIDDEN_ATTRS: [&str; 9] = [
     "_nczarr_superblock",
     "_NCZARR_SUPERBLOCK",
 ];
+
+/// True when stored attribute `name` is bookkeeping rather than an attribute of the data
+/// model: one of [`HIDDEN_ATTRS`], or the root group's `_NCProperties`, whose text goes into
+/// `info` instead.
+pub(crate) fn is_bookkeeping(name: &str, v: &Value, root: bool, info: &mut FileInfo) -> bool {
+    if HIDDEN_ATTRS.contains(&name) {
+        return true;
+    }
+    if root && name == "_NCProperties" {
+        info.nc_properties = Some(match v {
+            Value::String(s) => s.clone(),
+            other => json::compact(other),
+        });
+        return true;
+    }
+    false
+}
+
+/// The values of the `_FillValue` attribute among `atts`.
+pub(crate) fn fill_attribute(atts: &[nc_dataset::Attribute]) -> Option<Values> {
+    atts.iter()
+        .find(|a| a.name == "_FillValue")
+        .map(|a| a.values.clone())
+}
+
+/// How an array is stored: a scalar in one piece, anything else in chunks.
+pub(crate) fn layout(scalar: bool) -> Layout {
+    if scalar {
+        Layout::Contiguous
+    } else {
+        Layout::Chunked
+    }
+}
 
 fn lookup<'a>(objs: &[&'a Value], names: &[&str]) -> Option<&'a Value> {
     objs.iter()
@@ -288,14 +321,7 @@ impl<'a> Loader<'a> {
         let types = self.attr_types(prefix, zattrs)?;
         let mut out = Vec::new();
         for (name, v) in obj {
-            if HIDDEN_ATTRS.contains(&name.as_str()) {
-                continue;
-            }
-            if root && name == "_NCProperties" {
-                self.ds.info.nc_properties = Some(match v {
-                    Value::String(s) => s.clone(),
-                    other => json::compact(other),
-                });
+            if is_bookkeeping(name, v, root, &mut self.ds.info) {
                 continue;
             }
             let ty = if name == "_FillValue" && fill_type.is_some() {
@@ -640,10 +666,7 @@ impl<'a> Loader<'a> {
 
         // fill value
         let fv = obj.get("fill_value").unwrap_or(&Value::Null);
-        let fill_attr = atts
-            .iter()
-            .find(|a| a.name == "_FillValue")
-            .map(|a| a.values.clone());
+        let fill_attr = fill_attribute(&atts);
         let fill_vals = if fv.is_null() {
             fill_attr.clone().unwrap_or_else(|| default_fill(t))
         } else {
@@ -670,21 +693,12 @@ impl<'a> Loader<'a> {
             format!("[{}]", parts.join(","))
         });
         var.storage = Storage {
-            layout: Some(if scalar {
-                Layout::Contiguous
-            } else {
-                Layout::Chunked
-            }),
+            layout: Some(layout(scalar)),
             chunk_sizes: (!scalar).then(|| chunks.clone()),
             shard_sizes: None,
             filters: known,
             codecs: codec_text,
-            endianness: match (dtype.kind, dtype.endian) {
-                (Kind::Num(t), _) if t.size() == 1 => None,
-                (Kind::Num(_), Endian::Big) => Some(Endianness::Big),
-                (Kind::Num(_), _) => Some(Endianness::Little),
-                _ => None,
-            },
+            endianness: dtype.endianness(),
             no_fill: fv.is_null().then_some(true),
             quantize: None,
             fill_value: stored_fill,

@@ -131,10 +131,14 @@ impl ZarrFile {
     /// Remote locations, a missing store or `.zgroup`, malformed metadata (the error names
     /// the object key).
     pub fn open(location: &ZarrLocation) -> Result<ZarrFile, ZarrError> {
-        let store = location.open_store()?;
-        let (ds, vars, warnings) = load_any(store.as_ref(), location)?;
+        ZarrFile::load(location.open_store()?, location.clone())
+    }
+
+    /// Read the metadata of `store`, opened at `location`.
+    fn load(store: Box<dyn Store>, location: ZarrLocation) -> Result<ZarrFile, ZarrError> {
+        let (ds, vars, warnings) = load_any(store.as_ref(), &location)?;
         Ok(ZarrFile {
-            location: location.clone(),
+            location,
             store,
             ds,
             vars,
@@ -166,17 +170,7 @@ impl ZarrFile {
             v3: false,
             layout: None,
         };
-        let (ds, vars, warnings) = load_any(store.as_ref(), &location)?;
-        Ok(ZarrFile {
-            location,
-            store,
-            ds,
-            vars,
-            registry: OnceLock::new(),
-            warnings,
-            shard_indexes: Mutex::default(),
-            decoded: Mutex::default(),
-        })
+        ZarrFile::load(store, location)
     }
 
     /// Open with a filter registry of the caller's (instead of the built-in codecs plus the

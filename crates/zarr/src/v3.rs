@@ -18,12 +18,13 @@ use crate::error::ZarrError;
 use crate::json::{self, as_f64};
 use crate::location::ZarrLocation;
 use crate::meta::{
-    as_obj, base64_decode, encode_one, get_json, join, u64_list, VarInfo, HIDDEN_ATTRS,
+    as_obj, base64_decode, encode_one, fill_attribute, get_json, is_bookkeeping, join, layout,
+    u64_list, VarInfo,
 };
 use crate::store::Store;
 use nc_dataset::{
-    default_fill, AtomicType, Dataset, DimId, Endianness, FileInfo, Format, GroupId, Layout,
-    NcType, Storage, Values, ROOT,
+    default_fill, AtomicType, Dataset, DimId, FileInfo, Format, GroupId, NcType, Storage, Values,
+    ROOT,
 };
 use nc_filters::codec_json::{codec_to_hdf5, ZarrCodec};
 use nc_filters::FilterContext;
@@ -698,14 +699,7 @@ impl V3Loader<'_> {
             .ok_or_else(|| ZarrError::meta(key, "\"attributes\" is not an object"))?;
         let mut out = Vec::new();
         for (name, v) in obj {
-            if HIDDEN_ATTRS.contains(&name.as_str()) {
-                continue;
-            }
-            if root && name == "_NCProperties" {
-                self.ds.info.nc_properties = Some(match v {
-                    Value::String(s) => s.clone(),
-                    other => json::compact(other),
-                });
+            if is_bookkeeping(name, v, root, &mut self.ds.info) {
                 continue;
             }
             let ty = (name == "_FillValue").then_some(fill_type).flatten();
@@ -1017,10 +1011,7 @@ impl V3Loader<'_> {
 
         // fill value
         let fv = obj.get("fill_value").unwrap_or(&Value::Null);
-        let fill_attr = atts
-            .iter()
-            .find(|a| a.name == "_FillValue")
-            .map(|a| a.values.clone());
+        let fill_attr = fill_attribute(&atts);
         let utf32 = obj
             .get("data_type")
             .and_then(|t| t.get("name").or(Some(t)))
@@ -1053,11 +1044,7 @@ impl V3Loader<'_> {
         let var = self.ds.var_mut(vid);
         var.atts = atts;
         var.storage = Storage {
-            layout: Some(if scalar {
-                Layout::Contiguous
-            } else {
-                Layout::Chunked
-            }),
+            layout: Some(layout(scalar)),
             chunk_sizes: (!scalar).then(|| inner.clone()),
             shard_sizes: shard.as_ref().map(|s| s.shape.clone()),
             // a v3 gzip is deflate in gzip framing: deflate (filter 1) is what it becomes in a
@@ -1077,12 +1064,7 @@ impl V3Loader<'_> {
                 })
                 .collect(),
             codecs: Some(json::compact(&Value::Array(codecs.clone()))),
-            endianness: match (dtype.kind, dtype.endian) {
-                (Kind::Num(t), _) if t.size() == 1 => None,
-                (Kind::Num(_), Endian::Big) => Some(Endianness::Big),
-                (Kind::Num(_), _) => Some(Endianness::Little),
-                _ => None,
-            },
+            endianness: dtype.endianness(),
             no_fill: None,
             quantize: None,
             fill_value: stored_fill,

@@ -291,17 +291,22 @@ pub fn write_store(
         &opts,
     )
     .and_then(|()| Ok(store.close()?));
-    match written {
-        Err(error) => match store.abort() {
-            // a store that cannot vanish at once (object storage) says what it left
-            Some(left) => Err(ZarrError::Abandoned {
-                error: Box::new(error),
-                left,
-            }),
-            None => Err(error),
+    given_up_on_error(store.as_ref(), written)
+}
+
+/// `written`; on its error, the store given up ([`Store::abort`]): a store that cannot vanish
+/// at once (object storage) says what it left, and the error carries that.
+pub(crate) fn given_up_on_error<T>(
+    store: &dyn Store,
+    written: Result<T, ZarrError>,
+) -> Result<T, ZarrError> {
+    written.map_err(|error| match store.abort() {
+        Some(left) => ZarrError::Abandoned {
+            error: Box::new(error),
+            left,
         },
-        Ok(()) => Ok(()),
-    }
+        None => error,
+    })
 }
 
 /// Write `ds` into an open store (not closed here): `pure_zarr` and `xarray` are the
@@ -355,13 +360,7 @@ fn check_model(ds: &Dataset) -> Result<(), ZarrError> {
         }
         for a in &var.atts {
             let what = || format!("attribute \"{}\" of \"{}\"", a.name, var_path(ds, v));
-            if a.ty.as_atomic().is_none() {
-                return Err(ZarrError::NotRepresentable {
-                    what: what(),
-                    why: "its type is user-defined; NCZarr has only atomic types".into(),
-                });
-            }
-            check_utf8(a, what)?;
+            check_attribute(a, what)?;
         }
     }
     for (i, g) in ds.groups.iter().enumerate() {
@@ -373,13 +372,7 @@ fn check_model(ds: &Dataset) -> Result<(), ZarrError> {
                     ds.group_path(GroupId(i))
                 )
             };
-            if a.ty.as_atomic().is_none() {
-                return Err(ZarrError::NotRepresentable {
-                    what: what(),
-                    why: "its type is user-defined; NCZarr has only atomic types".into(),
-                });
-            }
-            check_utf8(a, what)?;
+            check_attribute(a, what)?;
         }
     }
     Ok(())
@@ -403,10 +396,17 @@ fn char_att_text(b: &[u8]) -> &[u8] {
     &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
 }
 
-/// Refuses a text attribute whose bytes are not UTF-8: attributes go into JSON, which is UTF-8
-/// text (netCDF-C 4.10 writes such bytes raw, making JSON that JSON parsers refuse, or cuts
-/// a char attribute short at the first of them). Checked before anything is written.
-fn check_utf8(a: &nc_dataset::Attribute, what: impl Fn() -> String) -> Result<(), ZarrError> {
+/// Refuses an attribute (`what` names it) of a user-defined type, and a text attribute whose
+/// bytes are not UTF-8: attributes go into JSON, which is UTF-8 text (netCDF-C 4.10 writes
+/// such bytes raw, making JSON that JSON parsers refuse, or cuts a char attribute short at the
+/// first of them). Checked before anything is written.
+fn check_attribute(a: &nc_dataset::Attribute, what: impl Fn() -> String) -> Result<(), ZarrError> {
+    if a.ty.as_atomic().is_none() {
+        return Err(ZarrError::NotRepresentable {
+            what: what(),
+            why: "its type is user-defined; NCZarr has only atomic types".into(),
+        });
+    }
     match non_utf8_text(&a.values) {
         Some(value) => Err(ZarrError::NotUtf8 {
             what: what(),
@@ -533,16 +533,7 @@ fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
             &join(prefix, "zarr.json"),
             &json!({"zarr_format": 3, "node_type": "group", "attributes": atts}),
         )?;
-        for v in &grp.vars {
-            crate::store::check_key(&ds.var(*v).name)?;
-            write_var(cx, prefix, *v)?;
-        }
-        for c in &grp.groups {
-            let name = &ds.group(*c).name;
-            crate::store::check_key(name)?;
-            write_group(cx, &join(prefix, name), *c)?;
-        }
-        return Ok(());
+        return write_members(cx, prefix, g);
     }
     let mut zgroup = Map::new();
     zgroup.insert("zarr_format".into(), json!(2));
@@ -595,6 +586,13 @@ fn write_group(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
     if let Some(z) = attrs_object(cx.style(), &owner, &grp.atts, extra, false)? {
         cx.put_json(&join(prefix, ".zattrs"), &z)?;
     }
+    write_members(cx, prefix, g)
+}
+
+/// The variables and subgroups of group `g`, stored under `prefix`.
+fn write_members(cx: &Ctx, prefix: &str, g: GroupId) -> Result<(), ZarrError> {
+    let ds = cx.ds;
+    let grp = ds.group(g);
     for v in &grp.vars {
         crate::store::check_key(&ds.var(*v).name)?;
         write_var(cx, prefix, *v)?;

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use nc_dataset::{AtomicType, Attribute, Dataset, FilterSpec, InMemory, Values, ROOT};
+use nc_dataset::{AtomicType, Attribute, Dataset, InMemory, Values, ROOT};
 use nc_zarr::{parse_location, write_store, NczarrLayout, ZarrFile, ZarrWriteOptions};
 use std::fs;
 use std::path::Path;
@@ -276,16 +276,7 @@ fn stored_layout_details() {
     let d = tmpdir("layout");
     let mut ds = small();
     let v = ds.find_var(ROOT, "v").unwrap();
-    ds.var_mut(v).storage.filters = vec![
-        FilterSpec {
-            id: 2,
-            params: vec![],
-        },
-        FilterSpec {
-            id: 1,
-            params: vec![4],
-        },
-    ];
+    ds.var_mut(v).storage.filters = vec![filter(2, &[]), filter(1, &[4])];
     let loc = format!("file://{}/s.file#mode=nczarr,file", d.display());
     let opts = ZarrWriteOptions {
         dimension_separator: '/',
@@ -331,16 +322,7 @@ fn stored_layout_details() {
     );
     assert_eq!(
         f.dataset().var(v).storage.filters,
-        vec![
-            FilterSpec {
-                id: 2,
-                params: vec![4]
-            },
-            FilterSpec {
-                id: 1,
-                params: vec![4]
-            }
-        ]
+        vec![filter(2, &[4]), filter(1, &[4])]
     );
     let sc = f.dataset().find_var(ROOT, "sc").unwrap();
     assert!(f.dataset().var(sc).dims.is_empty());

@@ -5,7 +5,6 @@
 mod common;
 use common::*;
 use nc_dataset::{AtomicType, Dataset, FilterSpec, Values, ROOT};
-use std::process::Command;
 
 fn dataset(filters: Vec<FilterSpec>) -> Dataset {
     let mut ds = Dataset::new("interop");
@@ -35,18 +34,14 @@ fn zarr_python_reads_our_pure_zarr_stores() {
         return;
     }
     let d = tmpdir("zarrpy");
-    let f = |id: u32, params: &[u32]| FilterSpec {
-        id,
-        params: params.to_vec(),
-    };
     let chains: Vec<(&str, Vec<FilterSpec>)> = vec![
         ("none", vec![]),
-        ("zlib", vec![f(1, &[5])]),
-        ("shuffle_zlib", vec![f(2, &[]), f(1, &[1])]),
-        ("bz2", vec![f(307, &[9])]),
-        ("zstd", vec![f(32015, &[3])]),
-        ("blosc", vec![f(32001, &[0, 0, 0, 0, 5, 1, 1])]),
-        ("fletcher32_zlib", vec![f(3, &[]), f(1, &[2])]),
+        ("zlib", vec![filter(1, &[5])]),
+        ("shuffle_zlib", vec![filter(2, &[]), filter(1, &[1])]),
+        ("bz2", vec![filter(307, &[9])]),
+        ("zstd", vec![filter(32015, &[3])]),
+        ("blosc", vec![filter(32001, &[0, 0, 0, 0, 5, 1, 1])]),
+        ("fletcher32_zlib", vec![filter(3, &[]), filter(1, &[2])]),
     ];
     for (name, chain) in chains {
         let ds = dataset(chain);
@@ -233,16 +228,7 @@ fn throughput() {
         (0..4_000_000).map(|i| (i % 1000) as f64 * 0.5).collect(),
     ));
     ds.var_mut(v).storage.chunk_sizes = Some(vec![250, 250]);
-    ds.var_mut(v).storage.filters = vec![
-        FilterSpec {
-            id: 2,
-            params: vec![],
-        },
-        FilterSpec {
-            id: 1,
-            params: vec![1],
-        },
-    ];
+    ds.var_mut(v).storage.filters = vec![filter(2, &[]), filter(1, &[1])];
     let loc = format!("file://{}/t.file#mode=nczarr,file", d.display());
     let t = std::time::Instant::now();
     write(&ds, &loc, &Default::default());
@@ -256,36 +242,21 @@ fn throughput() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-fn have_netcdf4_python() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import netCDF4; v = netCDF4.__netcdf4libversion__.split('.'); assert (int(v[0]), int(v[1])) >= (4, 10)"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipping: python3 with netCDF4 (netCDF-C >= 4.10) not available");
-    }
-    ok
-}
-
 /// netCDF4-python (its bundled netCDF-C 4.10 and codec plugins) reads our filtered NCZarr
 /// stores written in the 4.10 layout; we read the stores it writes.
 #[test]
 fn netcdf4_python_both_ways() {
-    if !have_netcdf4_python() {
+    if !have_netcdf4_410() {
         return;
     }
     let d = tmpdir("nc4py");
-    let f = |id: u32, params: &[u32]| FilterSpec {
-        id,
-        params: params.to_vec(),
-    };
-    let mut ds = dataset(vec![f(2, &[]), f(1, &[5])]);
+    let mut ds = dataset(vec![filter(2, &[]), filter(1, &[5])]);
     let y = ds.find_dim(ROOT, "y").unwrap();
     let x = ds.find_dim(ROOT, "x").unwrap();
     for (name, chain) in [
-        ("bz", vec![f(307, &[9])]),
-        ("zs", vec![f(32015, &[3])]),
-        ("bl", vec![f(32001, &[0, 0, 0, 0, 5, 1, 1])]),
+        ("bz", vec![filter(307, &[9])]),
+        ("zs", vec![filter(32015, &[3])]),
+        ("bl", vec![filter(32001, &[0, 0, 0, 0, 5, 1, 1])]),
     ] {
         let v = ds.add_var(ROOT, name, AtomicType::Int.into(), vec![x, y]);
         ds.var_mut(v).data = Some(Values::Int((0..60).collect()));

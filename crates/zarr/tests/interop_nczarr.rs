@@ -325,33 +325,11 @@ fn write_all(dir: &Path, opts: &ZarrWriteOptions) -> Vec<(String, Dataset)> {
         .collect()
 }
 
-fn have_netcdf4_410() -> bool {
-    let ok = Command::new("python3")
-        .args([
-            "-c",
-            "import netCDF4; v = netCDF4.__netcdf4libversion__.split('.'); \
-             assert (int(v[0]), int(v[1])) >= (4, 10)",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIP: python3 with netCDF4 (netCDF-C >= 4.10) is not installed");
-    }
-    ok
-}
-
 fn have_zarr3() -> bool {
-    let ok = Command::new("python3")
-        .args([
-            "-c",
-            "import zarr; assert int(zarr.__version__.split('.')[0]) >= 3",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIP: python3 with zarr-python 3 is not installed");
-    }
-    ok
+    python_has(
+        "import zarr; assert int(zarr.__version__.split('.')[0]) >= 3",
+        "zarr-python 3",
+    )
 }
 
 fn have_ncdump_490() -> bool {
@@ -411,19 +389,7 @@ print(json.dumps(res))
 "#;
 
 fn run_python(script: &str, args: &[String], dir: &Path) -> Value {
-    let o = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
+    serde_json::from_str(&python_args(script, args, dir)).unwrap()
 }
 
 fn numpy_name(t: nc_dataset::AtomicType) -> &'static str {

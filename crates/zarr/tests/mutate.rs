@@ -3,7 +3,9 @@
 //! reads stay bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use nc_dataset::{AtomicType, Attribute, Dataset, FilterSpec, InMemory, Values, VarId, ROOT};
+mod common;
+use common::filter;
+use nc_dataset::{AtomicType, Attribute, Dataset, InMemory, Values, VarId, ROOT};
 use nc_zarr::{write_into, MemStore, Store, ZarrFile};
 
 struct Lcg(u64);
@@ -28,16 +30,7 @@ fn seed_store() -> Vec<(String, Vec<u8>)> {
     let v = ds.add_var(ROOT, "v", AtomicType::Int.into(), vec![x]);
     ds.var_mut(v).data = Some(Values::Int((0..7).collect()));
     ds.var_mut(v).storage.chunk_sizes = Some(vec![3]);
-    ds.var_mut(v).storage.filters = vec![
-        FilterSpec {
-            id: 2,
-            params: vec![],
-        },
-        FilterSpec {
-            id: 1,
-            params: vec![1],
-        },
-    ];
+    ds.var_mut(v).storage.filters = vec![filter(2, &[]), filter(1, &[1])];
     ds.var_mut(v)
         .atts
         .push(Attribute::new("scale", Values::Float(vec![0.5, 2.0])));
@@ -49,10 +42,7 @@ fn seed_store() -> Vec<(String, Vec<u8>)> {
     ]));
     let c = ds.add_var(g, "c", AtomicType::Char.into(), vec![y, x]);
     ds.var_mut(c).data = Some(Values::Char(b"abcdefghijklmnopqrstu".to_vec()));
-    ds.var_mut(c).storage.filters = vec![FilterSpec {
-        id: 307,
-        params: vec![9],
-    }];
+    ds.var_mut(c).storage.filters = vec![filter(307, &[9])];
     ds.groups[0]
         .atts
         .push(Attribute::text("title", "{\"a\": [1, 2]}"));

@@ -215,24 +215,13 @@ fn reference_ncdump_reads_our_stores_identically() {
         let name = stem(rel);
         let refloc = format!("file://{}/{name}-ref.file#mode=nczarr,file", d.display());
         let ours = format!("file://{}/{name}-ours.file#mode=nczarr,file", d.display());
-        let g = std::process::Command::new("/usr/bin/ncgen")
-            .args(["-4", "-lb", "-o", &refloc, src.to_str().unwrap()])
-            .current_dir(&d)
-            .output()
-            .unwrap();
-        if !g.status.success() {
+        if !reference_ncgen(&src, &refloc, &d) {
             eprintln!("{rel}: reference ncgen fails, not compared");
             continue;
         }
         write(&cdl(&src), &ours, &layout_49());
-        let want = std::process::Command::new("/usr/bin/ncdump")
-            .args(["-s", "-n", &name, &refloc])
-            .output()
-            .unwrap();
-        let got = std::process::Command::new("/usr/bin/ncdump")
-            .args(["-s", "-n", &name, &ours])
-            .output()
-            .unwrap();
+        let want = reference_ncdump(&name, &refloc);
+        let got = reference_ncdump(&name, &ours);
         if !want.status.success() {
             eprintln!("{rel}: reference ncdump fails on its own store, not compared");
             continue;
@@ -361,19 +350,11 @@ fn reference_sweep_over_the_cdl_corpus() {
         }
         let refloc = format!("file://{}/{name}-ref.file#mode=nczarr,file", d.display());
         let ours = format!("file://{}/{name}-ours.file#mode=nczarr,file", d.display());
-        let g = std::process::Command::new("/usr/bin/ncgen")
-            .args(["-4", "-lb", "-o", &refloc, src.to_str().unwrap()])
-            .current_dir(&d)
-            .output()
-            .unwrap();
-        if !g.status.success() {
+        if !reference_ncgen(&src, &refloc, &d) {
             skipped.push(format!("{name} (reference ncgen fails)"));
             continue;
         }
-        let want = std::process::Command::new("/usr/bin/ncdump")
-            .args(["-s", "-n", &name, &refloc])
-            .output()
-            .unwrap();
+        let want = reference_ncdump(&name, &refloc);
         if !want.status.success() {
             skipped.push(format!("{name} (reference ncdump fails on its own store)"));
             continue;
@@ -383,10 +364,7 @@ fn reference_sweep_over_the_cdl_corpus() {
             failures.push(format!("{name}: our writer: {e}"));
             continue;
         }
-        let got = std::process::Command::new("/usr/bin/ncdump")
-            .args(["-s", "-n", &name, &ours])
-            .output()
-            .unwrap();
+        let got = reference_ncdump(&name, &ours);
         if without_ncproperties(&got.stdout) != without_ncproperties(&want.stdout) {
             failures.push(format!(
                 "{name}: ncdump differs\n--- ours:\n{}\n--- reference:\n{}",
@@ -408,23 +386,15 @@ fn reference_sweep_over_the_cdl_corpus() {
         }
         let refp = format!("file://{}/{name}-refp.file#mode=zarr,file", d.display());
         let oursp = format!("file://{}/{name}-oursp.file#mode=zarr,file", d.display());
-        let g = std::process::Command::new("/usr/bin/ncgen")
-            .args(["-4", "-lb", "-o", &refp, src.to_str().unwrap()])
-            .current_dir(&d)
-            .output()
-            .unwrap();
-        if !g.status.success() {
+        if !reference_ncgen(&src, &refp, &d) {
             continue;
         }
         let l = nc_zarr::parse_location(&oursp).unwrap();
         nc_zarr::write_store(&l, &ds, &nc_dataset::InMemory, &Default::default()).unwrap();
-        let dumpit = |loc: &str| {
-            std::process::Command::new("/usr/bin/ncdump")
-                .args(["-s", "-n", &name, loc])
-                .output()
-                .unwrap()
-        };
-        let (want, got) = (dumpit(&refp), dumpit(&oursp));
+        let (want, got) = (
+            reference_ncdump(&name, &refp),
+            reference_ncdump(&name, &oursp),
+        );
         if !want.status.success() {
             continue;
         }
@@ -446,6 +416,26 @@ fn reference_sweep_over_the_cdl_corpus() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(same >= 30, "only {same} compared");
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// netCDF-C 4.9.0's `ncgen -4 -lb` writes `src` to location `loc` (run in `dir`); false when it
+/// fails.
+fn reference_ncgen(src: &Path, loc: &str, dir: &Path) -> bool {
+    std::process::Command::new("/usr/bin/ncgen")
+        .args(["-4", "-lb", "-o", loc, src.to_str().unwrap()])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// netCDF-C 4.9.0's `ncdump -s -n name` of location `loc`.
+fn reference_ncdump(name: &str, loc: &str) -> std::process::Output {
+    std::process::Command::new("/usr/bin/ncdump")
+        .args(["-s", "-n", name, loc])
+        .output()
+        .unwrap()
 }
 
 /// An ncdump text without its `_NCProperties` line: the value names the writing library

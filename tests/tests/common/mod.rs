@@ -69,6 +69,18 @@ pub fn run(tool: &str, args: &[&str], dir: &Path) -> Output {
         .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"))
 }
 
+/// Run a tool with arguments in `dir`; it must succeed (else its standard error is the
+/// failure message).
+pub fn run_ok(tool: &str, args: &[&str], dir: &Path) -> Output {
+    let out = run(tool, args, dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Is the netCDF-C reference tool `name` installed?
 pub fn have_reference(name: &str) -> bool {
     Command::new(name).arg("-h").output().is_ok()

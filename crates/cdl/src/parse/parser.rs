@@ -117,6 +117,21 @@ impl<R: Read> Parser<R> {
         self.syntax(pos, format!("expected {what}, found {}", tok.describe()))
     }
 
+    /// After an item of a list: true after `,` (another item follows), false after `close`;
+    /// anything else is an error expecting `',' or '<close>' <what>`.
+    fn more_items(&mut self, close: u8, what: &str) -> Result<bool, CdlError> {
+        let (t, sp) = self.lx.next()?;
+        match t {
+            Tok::Punct(b',') => Ok(true),
+            Tok::Punct(c) if c == close => Ok(false),
+            other => Err(self.expected(
+                &format!("',' or '{}' {what}", char::from(close)),
+                &other,
+                sp,
+            )),
+        }
+    }
+
     pub(crate) fn expect_punct(&mut self, c: u8, ctx: &str) -> Result<Pos, CdlError> {
         let (t, p) = self.lx.next()?;
         if t == Tok::Punct(c) {
@@ -247,16 +262,23 @@ impl<R: Read> Parser<R> {
         Ok(())
     }
 
+    /// Parses the attribute declarations that come next in a section; then true when another
+    /// declaration follows, false at the section's end (another section or the group's `}`).
+    fn at_declaration(&mut self, g: GroupId) -> Result<bool, CdlError> {
+        loop {
+            if self.at_any_section()? || self.peek_is_punct(b'}')? {
+                return Ok(false);
+            }
+            if !self.try_attr(g)? {
+                return Ok(true);
+            }
+        }
+    }
+
     // ---- rule: types_section -------------------------------------------------------------
 
     fn types_section(&mut self, g: GroupId, depth: usize) -> Result<(), CdlError> {
-        loop {
-            if self.at_any_section()? || self.peek_is_punct(b'}')? {
-                return Ok(());
-            }
-            if self.try_attr(g)? {
-                continue;
-            }
+        while self.at_declaration(g)? {
             let (t, p) = self.lx.peek()?.clone();
             match t {
                 Tok::Name(n) if n == "compound" => {
@@ -307,6 +329,7 @@ impl<R: Read> Parser<R> {
                 other => return Err(self.expected("a type declaration", &other, p)),
             }
         }
+        Ok(())
     }
 
     /// A reserved word cannot name a `what` (type, dimension, variable).
@@ -354,12 +377,7 @@ impl<R: Read> Parser<R> {
 
     fn find_user_type(&self, g: GroupId, n: &str) -> Option<TypeId> {
         if let Some(path) = n.strip_prefix('/') {
-            let mut parts: Vec<&str> = path.split('/').collect();
-            let last = parts.pop()?;
-            let mut grp = ROOT;
-            for part in parts {
-                grp = self.ds.find_group(grp, part)?;
-            }
+            let (grp, last) = self.split_path(path)?;
             return self
                 .ds
                 .group(grp)
@@ -439,13 +457,8 @@ impl<R: Read> Parser<R> {
                 return Err(self.semantic(mp, format!("duplicate enum member '{mname}'")));
             }
             members.push(EnumMember { name: mname, value });
-            let (t, sp) = self.lx.next()?;
-            match t {
-                Tok::Punct(b',') => continue,
-                Tok::Punct(b'}') => break,
-                other => {
-                    return Err(self.expected("',' or '}' in the enum member list", &other, sp))
-                }
+            if !self.more_items(b'}', "in the enum member list")? {
+                break;
             }
         }
         self.ds
@@ -487,17 +500,8 @@ impl<R: Read> Parser<R> {
                                 return Err(self.expected("a positive field dimension", &other, dp))
                             }
                         }
-                        let (t, sp) = self.lx.next()?;
-                        match t {
-                            Tok::Punct(b',') => {}
-                            Tok::Punct(b')') => break,
-                            other => {
-                                return Err(self.expected(
-                                    "',' or ')' in field dimensions",
-                                    &other,
-                                    sp,
-                                ))
-                            }
+                        if !self.more_items(b')', "in field dimensions")? {
+                            break;
                         }
                     }
                 }
@@ -520,13 +524,8 @@ impl<R: Read> Parser<R> {
                     dims,
                     offset: 0,
                 });
-                let (t, sp) = self.lx.next()?;
-                match t {
-                    Tok::Punct(b',') => continue,
-                    Tok::Punct(b';') => break,
-                    other => {
-                        return Err(self.expected("',' or ';' after a compound field", &other, sp))
-                    }
+                if !self.more_items(b';', "after a compound field")? {
+                    break;
                 }
             }
         }
@@ -581,13 +580,7 @@ impl<R: Read> Parser<R> {
     // ---- rule: dims_section --------------------------------------------------------------
 
     fn dims_section(&mut self, g: GroupId) -> Result<(), CdlError> {
-        loop {
-            if self.at_any_section()? || self.peek_is_punct(b'}')? {
-                return Ok(());
-            }
-            if self.try_attr(g)? {
-                continue;
-            }
+        while self.at_declaration(g)? {
             loop {
                 let (name, p) = self.expect_name("a dimension name")?;
                 self.check_not_reserved(&name, p, "dimension")?;
@@ -629,32 +622,18 @@ impl<R: Read> Parser<R> {
                         return Err(self.expected("a dimension length or UNLIMITED", &other, vp))
                     }
                 }
-                let (t, sp) = self.lx.next()?;
-                match t {
-                    Tok::Punct(b',') => continue,
-                    Tok::Punct(b';') => break,
-                    other => {
-                        return Err(self.expected(
-                            "',' or ';' after a dimension declaration",
-                            &other,
-                            sp,
-                        ))
-                    }
+                if !self.more_items(b';', "after a dimension declaration")? {
+                    break;
                 }
             }
         }
+        Ok(())
     }
 
     // ---- rule: vars_section --------------------------------------------------------------
 
     fn vars_section(&mut self, g: GroupId) -> Result<(), CdlError> {
-        loop {
-            if self.at_any_section()? || self.peek_is_punct(b'}')? {
-                return Ok(());
-            }
-            if self.try_attr(g)? {
-                continue;
-            }
+        while self.at_declaration(g)? {
             let (t, p) = self.lx.next()?;
             let Tok::Name(first) = t else {
                 return Err(self.expected("a variable or attribute declaration", &t, p));
@@ -670,6 +649,7 @@ impl<R: Read> Parser<R> {
             let ty = self.resolve_type(g, &first, p)?;
             self.var_decl(g, ty)?;
         }
+        Ok(())
     }
 
     /// The variable `name` of group `g`.
@@ -701,17 +681,8 @@ impl<R: Read> Parser<R> {
                             )
                         })?;
                         dims.push(d);
-                        let (t, sp) = self.lx.next()?;
-                        match t {
-                            Tok::Punct(b',') => {}
-                            Tok::Punct(b')') => break,
-                            other => {
-                                return Err(self.expected(
-                                    "',' or ')' in the dimension list",
-                                    &other,
-                                    sp,
-                                ))
-                            }
+                        if !self.more_items(b')', "in the dimension list")? {
+                            break;
                         }
                     }
                 } else {
@@ -735,14 +706,21 @@ impl<R: Read> Parser<R> {
         }
     }
 
+    /// An absolute path without its leading `/` (`g/h/x`): the group it names (`/g/h`) and
+    /// the last name (`x`); `None` when a group on the way does not exist.
+    fn split_path<'n>(&self, path: &'n str) -> Option<(GroupId, &'n str)> {
+        let mut parts: Vec<&str> = path.split('/').collect();
+        let last = parts.pop()?;
+        let mut grp = ROOT;
+        for part in parts {
+            grp = self.ds.find_group(grp, part)?;
+        }
+        Some((grp, last))
+    }
+
     fn find_dim_path(&self, g: GroupId, n: &str) -> Option<nc_dataset::DimId> {
         if let Some(path) = n.strip_prefix('/') {
-            let mut parts: Vec<&str> = path.split('/').collect();
-            let last = parts.pop()?;
-            let mut grp = ROOT;
-            for part in parts {
-                grp = self.ds.find_group(grp, part)?;
-            }
+            let (grp, last) = self.split_path(path)?;
             return self
                 .ds
                 .group(grp)

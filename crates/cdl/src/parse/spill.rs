@@ -262,13 +262,7 @@ impl CdlData {
                 c.copy_from_slice(&fill_bytes);
             }
             at += n;
-            for i in (0..outer).rev() {
-                idx[i] += 1;
-                if idx[i] < count[i] {
-                    break;
-                }
-                idx[i] = 0;
-            }
+            nc_dataset::next_index(&mut idx, count);
         }
         Ok(out)
     }

@@ -4,6 +4,37 @@
 use super::*;
 use nc_dataset::{AtomicType, FilterSpec, NcType, Values};
 
+/// The conformance cases (they may be absent).
+fn cases_dir() -> &'static std::path::Path {
+    std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/cases"
+    ))
+}
+
+/// The folders of the cases that hold CDL files.
+const CORPUS_DIRS: [&str; 7] = [
+    "ncdump/cdl",
+    "ncdump",
+    "ncgen",
+    "ncgen3",
+    "filters",
+    "filters/own",
+    "filters/derived",
+];
+
+/// The `.cdl` files of `dir`, sorted; `None` when it cannot be read.
+fn cdl_files(dir: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cdl"))
+        .collect();
+    files.sort();
+    Some(files)
+}
+
 fn p(text: &str) -> Dataset {
     match parse_cdl(text, "t.cdl", &ParseOptions::default()) {
         Ok(d) => d,
@@ -23,36 +54,16 @@ fn cdl_minimal() {
 /// Every corpus .cdl: accepted exactly when the reference ncgen accepts it.
 #[test]
 fn corpus_acceptance_matches_ncgen() {
-    let root = std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/conformance/cases"
-    ));
+    let root = cases_dir();
     if !root.exists() {
         eprintln!("skipping: no conformance corpus");
         return;
     }
     let have_ncgen = std::path::Path::new("/usr/bin/ncgen").exists();
-    let dirs = [
-        "ncdump/cdl",
-        "ncdump",
-        "ncgen",
-        "ncgen3",
-        "filters",
-        "filters/own",
-        "filters/derived",
-    ];
-    let mut files = Vec::new();
-    for d in dirs {
-        let Ok(rd) = std::fs::read_dir(root.join(d)) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.extension().is_some_and(|x| x == "cdl") {
-                files.push(p);
-            }
-        }
-    }
+    let mut files: Vec<_> = CORPUS_DIRS
+        .iter()
+        .flat_map(|d| cdl_files(&root.join(d)).unwrap_or_default())
+        .collect();
     files.sort();
     let tmp = std::env::temp_dir().join(format!("cdlparse-ref-{}.nc", std::process::id()));
     let mut mismatches = Vec::new();
@@ -259,23 +270,11 @@ fn compare_datasets(a: &Dataset, b: &Dataset) -> Vec<String> {
 /// reference ncgen makes from it (dimensions, types, attributes with values, data).
 #[test]
 fn corpus_contents_match_reference() {
-    let root = std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/conformance/cases"
-    ));
+    let root = cases_dir();
     if !root.exists() || !std::path::Path::new("/usr/bin/ncgen").exists() {
         eprintln!("skipping: no corpus or no /usr/bin/ncgen");
         return;
     }
-    let dirs = [
-        "ncdump/cdl",
-        "ncdump",
-        "ncgen",
-        "ncgen3",
-        "filters",
-        "filters/own",
-        "filters/derived",
-    ];
     let tmp = std::env::temp_dir().join(format!("cdlparse-cmp-{}.nc", std::process::id()));
     let mut report = Vec::new();
     let mut compared = 0;
@@ -283,16 +282,10 @@ fn corpus_contents_match_reference() {
     // own test marks it XFAIL); ref_typescope (the reference file names the local look-alike
     // opaque type, not the one the CDL uses)
     let known = ["ref_tst_unlim2.cdl", "ref_typescope.cdl"];
-    for d in dirs {
-        let Ok(rd) = std::fs::read_dir(root.join(d)) else {
+    for d in CORPUS_DIRS {
+        let Some(files) = cdl_files(&root.join(d)) else {
             continue;
         };
-        let mut files: Vec<_> = rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "cdl"))
-            .collect();
-        files.sort();
         for f in files {
             if f.file_name().is_some_and(|n| known.iter().any(|k| n == *k)) {
                 continue;
@@ -817,42 +810,22 @@ variables:
 // rule: cdl — error positions and messages
 #[test]
 fn error_positions() {
-    let e = parse_cdl(
-        "netcdf a {\nvariables:\n  int v\n  float w ;\n}",
-        "t.cdl",
-        &ParseOptions::default(),
-    )
-    .unwrap_err();
     assert_eq!(
-        e.to_string(),
+        err("netcdf a {\nvariables:\n  int v\n  float w ;\n}"),
         "t.cdl:4:3: expected ';' after variable declaration, found 'float'"
     );
-    let e = parse_cdl(
-        "netcdf a {\ndimensions:\n  x = 1 ;\n  x = 2 ;\n}",
-        "t.cdl",
-        &ParseOptions::default(),
-    )
-    .unwrap_err();
-    assert_eq!(e.to_string(), "t.cdl:4:3: duplicate dimension name 'x'");
-    let e = parse_cdl(
-        "netcdf a {\nvariables:\n  foo v ;\n}",
-        "t.cdl",
-        &ParseOptions::default(),
-    )
-    .unwrap_err();
-    assert_eq!(e.to_string(), "t.cdl:3:3: undefined type 'foo'");
-    let e = parse_cdl(
-        "netcdf a {\n  :s = \"abc ;\n}",
-        "t.cdl",
-        &ParseOptions::default(),
-    )
-    .unwrap_err();
-    assert!(
-        e.to_string().starts_with("t.cdl:2:8: unterminated string"),
-        "{e}"
+    assert_eq!(
+        err("netcdf a {\ndimensions:\n  x = 1 ;\n  x = 2 ;\n}"),
+        "t.cdl:4:3: duplicate dimension name 'x'"
     );
-    let e = parse_cdl("netcdf a {\ndata:\n", "t.cdl", &ParseOptions::default()).unwrap_err();
-    assert!(e.to_string().contains("end of file"), "{e}");
+    assert_eq!(
+        err("netcdf a {\nvariables:\n  foo v ;\n}"),
+        "t.cdl:3:3: undefined type 'foo'"
+    );
+    let e = err("netcdf a {\n  :s = \"abc ;\n}");
+    assert!(e.starts_with("t.cdl:2:8: unterminated string"), "{e}");
+    let e = err("netcdf a {\ndata:\n");
+    assert!(e.contains("end of file"), "{e}");
 }
 
 // rule: group_body, datalist — recursion is bounded, no panic on deep nesting
@@ -923,20 +896,10 @@ fn fast_path_numbers() {
 /// Mutated corpus files never panic (a small built-in fuzz run; deterministic).
 #[test]
 fn mutations_never_panic() {
-    let root = std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/conformance/cases/ncdump/cdl"
-    ));
-    let Ok(rd) = std::fs::read_dir(root) else {
+    let Some(files) = cdl_files(&cases_dir().join("ncdump/cdl")) else {
         eprintln!("skipping: no corpus");
         return;
     };
-    let mut files: Vec<_> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "cdl"))
-        .collect();
-    files.sort();
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut rnd = move || {
         seed ^= seed << 13;
@@ -984,11 +947,7 @@ fn mutations_never_panic() {
 // ---- representative corpus files, exact contents ------------------------------------------
 
 fn corpus(rel: &str) -> Option<Dataset> {
-    let p = std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/conformance/cases"
-    ))
-    .join(rel);
+    let p = cases_dir().join(rel);
     if !p.exists() {
         eprintln!("skipping: {} absent", p.display());
         return None;

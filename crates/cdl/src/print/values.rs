@@ -106,6 +106,46 @@ pub(crate) fn push_quoted(out: &mut Vec<u8>, bytes: &[u8], split: Option<&[u8]>)
     out.push(b'"');
 }
 
+/// The base type of vlen type `ty` (`ty` itself when it is no vlen).
+pub(crate) fn vlen_base(ds: &Dataset, ty: NcType) -> NcType {
+    match ty {
+        NcType::User(t) => match &ds.user_type(t).kind {
+            UserTypeKind::Vlen { base } => *base,
+            _ => ty,
+        },
+        NcType::Atomic(_) => ty,
+    }
+}
+
+/// The name of the member of enum type `ty` whose value is `x` (`None` when `ty` is no enum
+/// or has no such member).
+pub(crate) fn enum_member(ds: &Dataset, ty: NcType, x: i128) -> Option<&str> {
+    let NcType::User(t) = ty else {
+        return None;
+    };
+    match &ds.user_type(t).kind {
+        UserTypeKind::Enum { members, .. } => members
+            .iter()
+            .find(|m| m.value == x)
+            .map(|m| m.name.as_str()),
+        _ => None,
+    }
+}
+
+/// The field values of a compound value of type `ty`, each with its definition (`None` past
+/// the type's fields: a reader bug, shown rather than dropped).
+pub(crate) fn with_definitions<'v, 'd>(
+    ds: &'d Dataset,
+    ty: NcType,
+    fields: &'v [Values],
+) -> impl Iterator<Item = (&'v Values, Option<&'d nc_dataset::CompoundField>)> {
+    let defs = ds.compound_fields(ty);
+    fields
+        .iter()
+        .enumerate()
+        .map(move |(k, f)| (f, defs.and_then(|d| d.get(k))))
+}
+
 /// Per-variable (or per-attribute) value formatter.
 pub(crate) struct ValueFmt<'a> {
     pub ds: &'a Dataset,
@@ -118,14 +158,6 @@ impl ValueFmt<'_> {
     /// `NIL` for null strings, user types in braces. `ty` is the type of `vals`' elements.
     pub fn data(&self, out: &mut Vec<u8>, ty: NcType, vals: &Values, i: usize) {
         match vals {
-            Values::Byte(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::Short(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::Int(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::Int64(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::UByte(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::UShort(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::UInt(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::UInt64(v) => self.int_or_enum(out, ty, i128::from(v[i])),
             Values::Float(v) => push_float(out, f64::from(v[i]), self.float_digits, true, false),
             Values::Double(v) => push_float(out, v[i], self.double_digits, false, false),
             Values::Char(v) => push_quoted(out, &v[i..=i], None),
@@ -135,31 +167,21 @@ impl ValueFmt<'_> {
             },
             Values::Opaque { size, bytes } => push_opaque(out, &bytes[i * size..(i + 1) * size]),
             Values::Vlen(v) => {
-                let base = match ty {
-                    NcType::User(t) => match &self.ds.user_type(t).kind {
-                        UserTypeKind::Vlen { base } => *base,
-                        _ => ty,
-                    },
-                    NcType::Atomic(_) => ty,
-                };
                 out.push(b'{');
-                self.list(out, base, &v[i]);
+                self.list(out, vlen_base(self.ds, ty), &v[i]);
                 out.push(b'}');
             }
             Values::Compound(v) => self.compound(out, ty, &v[i]),
+            // the integer types
+            _ => self.int_or_enum(out, ty, vals.get_i128(i).unwrap_or_default()),
         }
     }
 
     fn int_or_enum(&self, out: &mut Vec<u8>, ty: NcType, x: i128) {
-        if let NcType::User(t) = ty {
-            if let UserTypeKind::Enum { members, .. } = &self.ds.user_type(t).kind {
-                if let Some(m) = members.iter().find(|m| m.value == x) {
-                    push_name(out, &m.name);
-                    return;
-                }
-            }
+        match enum_member(self.ds, ty, x) {
+            Some(name) => push_name(out, name),
+            None => push_i128(out, x),
         }
-        push_i128(out, x);
     }
 
     /// Elements of `vals` in data style, joined by ", ".
@@ -173,13 +195,11 @@ impl ValueFmt<'_> {
     }
 
     fn compound(&self, out: &mut Vec<u8>, ty: NcType, fields: &[Values]) {
-        let defs = self.ds.compound_fields(ty);
         out.push(b'{');
-        for (k, f) in fields.iter().enumerate() {
+        for (k, (f, def)) in with_definitions(self.ds, ty, fields).enumerate() {
             if k > 0 {
                 out.extend_from_slice(b", ");
             }
-            let def = defs.and_then(|d| d.get(k));
             let fty = def.map_or_else(
                 || NcType::Atomic(f.atomic_type().unwrap_or(AtomicType::Int)),
                 |d| d.ty,

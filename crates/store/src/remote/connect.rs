@@ -61,6 +61,22 @@ fn config_error(u: &RemoteUrl, e: object_store::Error) -> StoreError {
 /// [`StoreError::BadLocation`] when the settings are incomplete or contradictory (no
 /// credentials where they are needed, an unknown region form).
 pub(crate) fn connect(u: &RemoteUrl) -> Result<Arc<dyn ObjectStore>, StoreError> {
+    // the last steps of every cloud's builder (they share no trait): anonymous access,
+    // retries, the HTTP client
+    macro_rules! finish {
+        ($builder:expr, $allow_http:expr) => {{
+            let mut b = $builder;
+            if u.anonymous {
+                b = b.with_skip_signature(true);
+            }
+            let s = b
+                .with_retry(retry())
+                .with_client_options(client($allow_http))
+                .build()
+                .map_err(|e| config_error(u, e))?;
+            Ok(Arc::new(s))
+        }};
+    }
     match u.cloud {
         Cloud::S3 => {
             use object_store::aws::AmazonS3Builder;
@@ -110,28 +126,14 @@ pub(crate) fn connect(u: &RemoteUrl) -> Result<Arc<dyn ObjectStore>, StoreError>
                 allow_http = ep.to_ascii_lowercase().starts_with("http://");
                 b = b.with_endpoint(ep).with_virtual_hosted_style_request(false);
             }
-            if u.anonymous {
-                b = b.with_skip_signature(true);
-            }
-            let s = b
-                .with_retry(retry())
-                .with_client_options(client(allow_http))
-                .build()
-                .map_err(|e| config_error(u, e))?;
-            Ok(Arc::new(s))
+            finish!(b, allow_http)
         }
         Cloud::Gcs => {
             use object_store::gcp::GoogleCloudStorageBuilder;
-            let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(&u.bucket);
-            if u.anonymous {
-                b = b.with_skip_signature(true);
-            }
-            let s = b
-                .with_retry(retry())
-                .with_client_options(client(false))
-                .build()
-                .map_err(|e| config_error(u, e))?;
-            Ok(Arc::new(s))
+            finish!(
+                GoogleCloudStorageBuilder::from_env().with_bucket_name(&u.bucket),
+                false
+            )
         }
         Cloud::Azure => {
             use object_store::azure::MicrosoftAzureBuilder;
@@ -139,15 +141,7 @@ pub(crate) fn connect(u: &RemoteUrl) -> Result<Arc<dyn ObjectStore>, StoreError>
             if let Some(a) = &u.account {
                 b = b.with_account(a);
             }
-            if u.anonymous {
-                b = b.with_skip_signature(true);
-            }
-            let s = b
-                .with_retry(retry())
-                .with_client_options(client(false))
-                .build()
-                .map_err(|e| config_error(u, e))?;
-            Ok(Arc::new(s))
+            finish!(b, false)
         }
         Cloud::Http => {
             use object_store::http::HttpBuilder;

@@ -109,7 +109,9 @@ impl ObjectKvStore {
         if u.cloud == Cloud::Http {
             return Err(StoreError::ReadOnly {
                 location: u.display.clone(),
-                why: "a plain http(s) server is read-only here".into(),
+                why: "a plain http(s) server is read-only here; write to s3://, gs:// or az://, \
+                      or to an S3-compatible server named with #mode=...,s3"
+                    .into(),
             });
         }
         let mut s = ObjectKvStore::open(u, store);
@@ -127,16 +129,7 @@ impl ObjectKvStore {
         store: Arc<dyn ObjectStore>,
         rank: MetadataRank,
     ) -> Result<ObjectKvStore, StoreError> {
-        if u.cloud == Cloud::Http {
-            return Err(StoreError::ReadOnly {
-                location: u.display.clone(),
-                why: "a plain http(s) server is read-only here; write to s3://, gs:// or az://, \
-                      or to an S3-compatible server named with #mode=...,s3"
-                    .into(),
-            });
-        }
-        let mut s = ObjectKvStore::open(u, store);
-        s.writable = Some(rank);
+        let s = ObjectKvStore::open_writable(u, store, rank)?;
         let old = s.list("")?;
         if !old.is_empty() {
             if !old.iter().any(|k| !k.contains('/') && rank(k).is_some()) {

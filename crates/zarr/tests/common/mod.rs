@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use nc_dataset::{DataSource, Dataset};
+use nc_dataset::{DataSource, Dataset, FilterSpec};
 use nc_zarr::{parse_location, write_store, ZarrFile, ZarrWriteOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,6 +23,14 @@ pub fn tmpdir(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// A filter of the chain: HDF5 filter `id` with its client parameters.
+pub fn filter(id: u32, params: &[u32]) -> FilterSpec {
+    FilterSpec {
+        id,
+        params: params.to_vec(),
+    }
 }
 
 /// Extract a zip archive into `dir`.
@@ -139,33 +147,45 @@ pub fn run(cmd: &str, args: &[&str], dir: &Path) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// Is python3 with zarr-python 3 and numcodecs installed? (Says so when not.) The tests
-/// write and read Zarr v2 stores through it with `zarr_format=2`.
-pub fn have_zarr() -> bool {
+/// Does `python3 -c check` succeed? Says what is missing (a SKIP line) when not.
+pub fn python_has(check: &str, missing: &str) -> bool {
     let ok = Command::new("python3")
-        .args([
-            "-c",
-            "import zarr, numcodecs; assert int(zarr.__version__.split('.')[0]) >= 3",
-        ])
+        .args(["-c", check])
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("SKIP: python3 with zarr-python 3 and numcodecs not available");
+        eprintln!("SKIP: python3 with {missing} is not installed");
     }
     ok
 }
 
+/// Is python3 with zarr-python 3 and numcodecs installed? (Says so when not.) The tests
+/// write and read Zarr v2 stores through it with `zarr_format=2`.
+pub fn have_zarr() -> bool {
+    python_has(
+        "import zarr, numcodecs; assert int(zarr.__version__.split('.')[0]) >= 3",
+        "zarr-python 3 and numcodecs",
+    )
+}
+
+/// Is python3 with netCDF4-python on netCDF-C 4.10 or later installed? (Says so when not.)
+pub fn have_netcdf4_410() -> bool {
+    python_has(
+        "import netCDF4; v = netCDF4.__netcdf4libversion__.split('.'); \
+         assert (int(v[0]), int(v[1])) >= (4, 10)",
+        "netCDF4 (netCDF-C >= 4.10)",
+    )
+}
+
 /// Run a python script in `dir`; it must succeed. Its standard output.
 pub fn python(script: &str, dir: &Path) -> String {
-    let o = Command::new("python3")
-        .args(["-c", script])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "python failed: {}\n{script}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    python_args(script, &[], dir)
+}
+
+/// Run a python script with arguments (`sys.argv[1..]`) in `dir`; it must succeed. Its
+/// standard output.
+pub fn python_args(script: &str, args: &[String], dir: &Path) -> String {
+    let mut all = vec!["-c", script];
+    all.extend(args.iter().map(String::as_str));
+    run("python3", &all, dir)
 }

@@ -4,7 +4,8 @@
 
 use std::io::Write;
 
-use nc_dataset::{Dataset, NcType, UserTypeKind, Values};
+use crate::print::values::{enum_member, vlen_base, with_definitions};
+use nc_dataset::{Dataset, NcType, Values};
 use serde_json::ser::{CompactFormatter, Formatter};
 
 /// Result of writing into a `Vec<u8>` through serde_json's formatter (which is `io::Write`
@@ -99,17 +100,6 @@ fn push_int(out: &mut Vec<u8>, x: i128) -> W {
     }
 }
 
-/// The base type of a vlen type (`ty` itself for anything else).
-fn vlen_base(ds: &Dataset, ty: NcType) -> NcType {
-    match ty {
-        NcType::User(t) => match &ds.user_type(t).kind {
-            UserTypeKind::Vlen { base } => *base,
-            _ => ty,
-        },
-        NcType::Atomic(_) => ty,
-    }
-}
-
 /// Writes elements of values of a known type.
 #[derive(Clone, Copy)]
 pub(super) struct ElemFmt<'a> {
@@ -121,14 +111,6 @@ impl ElemFmt<'_> {
     /// number is written; `ty` names enum members and gives vlen and compound layouts).
     pub fn elem(&self, out: &mut Vec<u8>, ty: NcType, vals: &Values, i: usize) -> W {
         match vals {
-            Values::Byte(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::Short(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::Int(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::Int64(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::UByte(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::UShort(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::UInt(v) => self.int_or_enum(out, ty, i128::from(v[i])),
-            Values::UInt64(v) => self.int_or_enum(out, ty, i128::from(v[i])),
             Values::Float(v) => push_f32(out, v[i]),
             Values::Double(v) => push_f64(out, v[i]),
             Values::Char(v) => push_bytes(out, &v[i..=i]),
@@ -147,18 +129,16 @@ impl ElemFmt<'_> {
             }
             Values::Vlen(v) => self.vlen(out, vlen_base(self.ds, ty), &v[i]),
             Values::Compound(v) => self.compound(out, ty, &v[i]),
+            // the integer types
+            _ => self.int_or_enum(out, ty, vals.get_i128(i).unwrap_or_default()),
         }
     }
 
     fn int_or_enum(&self, out: &mut Vec<u8>, ty: NcType, x: i128) -> W {
-        if let NcType::User(t) = ty {
-            if let UserTypeKind::Enum { members, .. } = &self.ds.user_type(t).kind {
-                if let Some(m) = members.iter().find(|m| m.value == x) {
-                    return push_str(out, &m.name);
-                }
-            }
+        match enum_member(self.ds, ty, x) {
+            Some(name) => push_str(out, name),
+            None => push_int(out, x),
         }
-        push_int(out, x)
     }
 
     /// All elements of `vals` as a JSON array.
@@ -206,13 +186,11 @@ impl ElemFmt<'_> {
 
     /// One compound value: `{"field": value, ...}` in field order.
     fn compound(&self, out: &mut Vec<u8>, ty: NcType, fields: &[Values]) -> W {
-        let defs = self.ds.compound_fields(ty);
         out.push(b'{');
-        for (k, f) in fields.iter().enumerate() {
+        for (k, (f, def)) in with_definitions(self.ds, ty, fields).enumerate() {
             if k > 0 {
                 out.extend_from_slice(b", ");
             }
-            let def = defs.and_then(|d| d.get(k));
             match def {
                 Some(d) => {
                     push_str(out, &d.name)?;
