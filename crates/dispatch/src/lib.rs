@@ -1,5 +1,12 @@
 //! Open datasets by their magic bytes (never by file extension), create them in a chosen
 //! format with atomic output, and choose formats as the tools' documented rules say.
+//!
+//! Every function takes a [`Location`] that the binary parsed once at its edge (nc-store's
+//! one door); format detection ([`detect`]) is one function reading a location's first bytes
+//! or its store's metadata keys, and maps the location's mode words to a backend's options.
+//! This crate parses no names itself. (Until the copy engine moves to a crate of its own it
+//! also holds the copy, the interrupt handling and the tools' runtime; those callers may still
+//! pass a path, which [`AsLocation`] parses through the same door.)
 
 mod about;
 mod cleanup;
@@ -25,6 +32,7 @@ pub use decode::*;
 pub use dest::same_dataset;
 pub use failure::{Failure, Side};
 pub use kind::*;
+pub use nc_store::Location;
 pub use nc_zarr::{FanoutOutcome, FanoutStep};
 pub use open::*;
 pub use process::tune_allocator;

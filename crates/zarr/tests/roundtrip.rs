@@ -378,8 +378,7 @@ fn reference_sweep_over_the_cdl_corpus() {
             skipped.push(format!("{name} (reference ncdump fails on its own store)"));
             continue;
         }
-        let l = nc_zarr::parse_location(&ours).unwrap();
-        if let Err(e) = nc_zarr::write_store(&l, &ds, &nc_dataset::InMemory, &layout_49()) {
+        if let Err(e) = common::write_at(&ours, &ds, &nc_dataset::InMemory, &layout_49()) {
             failures.push(format!("{name}: our writer: {e}"));
             continue;
         }
@@ -416,8 +415,7 @@ fn reference_sweep_over_the_cdl_corpus() {
         if !g.status.success() {
             continue;
         }
-        let l = nc_zarr::parse_location(&oursp).unwrap();
-        nc_zarr::write_store(&l, &ds, &nc_dataset::InMemory, &Default::default()).unwrap();
+        common::write_at(&oursp, &ds, &nc_dataset::InMemory, &Default::default()).unwrap();
         let dumpit = |loc: &str| {
             std::process::Command::new("/usr/bin/ncdump")
                 .args(["-s", "-n", &name, loc])
