@@ -268,7 +268,16 @@ fn run(args: Args) -> anyhow::Result<()> {
         .map(parse_part)
         .transpose()
         .map_err(usage)?;
-    if !args.explain && nc_dispatch::same_dataset(&infile, &outfile) {
+    // names are parsed once, here; an output name's error waits for the output to be written
+    // (an input error comes first, as the files are opened in that order)
+    let in_loc = nc_dispatch::Location::parse(&infile.to_string_lossy())
+        .map_err(Failure::input)
+        .context("cannot open input")?;
+    let out_loc = nc_dispatch::Location::parse(&outfile.to_string_lossy());
+    let same = out_loc
+        .as_ref()
+        .is_ok_and(|o| nc_dispatch::same_dataset(&in_loc, o));
+    if !args.explain && same {
         return Err(Failure::output(format!(
             "{}: output is the input dataset (the same file or store, maybe through a link); \
              refusing to overwrite it: write to another name, then rename",
@@ -276,7 +285,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let input = nc_dispatch::open(&infile)
+    let input = nc_dispatch::open(&in_loc)
         .map_err(Failure::input)
         .context("cannot open input")?;
     if !args.quiet {

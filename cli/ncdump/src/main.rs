@@ -141,26 +141,15 @@ impl<W: Write> Write for Tracked<W> {
     }
 }
 
-/// The dataset name ncdump derives from a path: the last component without its last extension.
-fn name_from_path(path: &Path) -> String {
-    let s = path.to_string_lossy();
-    let s = s.split('#').next().unwrap_or("");
-    let s = s.strip_prefix("file://").unwrap_or(s);
-    let s = s.trim_end_matches('/');
-    let base = s.rsplit('/').next().unwrap_or(s);
-    match base.rfind('.') {
-        Some(i) if i > 0 => base[..i].to_string(),
-        _ => base.to_string(),
-    }
-}
-
 fn run(
     args: &Args,
     mut opts: nc_cdl::DumpOptions,
     file: &Path,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let opened = nc_dispatch::open(file)?;
+    // the name is parsed once, here; everything below takes the location
+    let loc = nc_dispatch::Location::parse(&file.to_string_lossy())?;
+    let opened = nc_dispatch::open(&loc)?;
     for w in opened.warnings() {
         eprintln!("ncdump: warning: {}: {w}", file.display());
     }
@@ -169,7 +158,7 @@ fn run(
             url: args.kerchunk_url.clone(),
             vars: opts.vars.clone(),
         };
-        let warnings = nc_dispatch::write_references(&opened, file, &req, out)
+        let warnings = nc_dispatch::write_references(&opened, &loc, &req, out)
             .context("writing kerchunk references")?;
         for w in warnings {
             eprintln!("ncdump: warning: {}: {w}", file.display());
@@ -209,7 +198,7 @@ fn run(
         return Ok(());
     }
     if opts.name.is_none() {
-        opts.name = Some(name_from_path(file));
+        opts.name = Some(loc.dataset_name());
     }
     nc_cdl::print(opened.dataset(), opened.source(), &opts, out).map_err(|e| match e {
         // ncdump's own words for a -v or -g name that matches nothing

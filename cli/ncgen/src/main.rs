@@ -313,7 +313,10 @@ fn write_binary(
         only_given_data: true,
         force: args.force,
     };
-    nc_dispatch::create(out, ds, data, &copts)
+    // the output name is parsed once, here, when it is about to be written
+    nc_dispatch::Location::parse(&out.to_string_lossy())
+        .map_err(anyhow::Error::new)
+        .and_then(|loc| Ok(nc_dispatch::create(&loc, ds, data, &copts)?))
         .context("cannot write output")
         .code(exit::OUTPUT)
 }

@@ -126,23 +126,15 @@ pub(crate) fn check_destination(
     }
 }
 
-/// The local path a dataset name stands for: a store URL's path, else the name itself.
-fn local_path(name: &Path) -> PathBuf {
-    let s = name.to_string_lossy();
-    if s.starts_with("file://") || s.contains("#mode=") {
-        if let Some(loc) = nc_zarr::parse_location(&s) {
-            return loc.path;
-        }
-    }
-    name.to_path_buf()
-}
-
-/// True when two dataset names (paths or store URLs) reach the same file or directory, through
-/// symbolic links, hard links or different spellings: copying one onto the other would replace
-/// the input.
-pub fn same_dataset(a: &Path, b: &Path) -> bool {
+/// True when two locations (paths or store URLs) reach the same local file or directory,
+/// through symbolic links, hard links or different spellings: copying one onto the other
+/// would replace the input.
+pub fn same_dataset(a: &nc_store::Location, b: &nc_store::Location) -> bool {
     use std::os::unix::fs::MetadataExt;
-    match (fs::metadata(local_path(a)), fs::metadata(local_path(b))) {
+    let (Some(a), Some(b)) = (a.local_path(), b.local_path()) else {
+        return false;
+    };
+    match (fs::metadata(a), fs::metadata(b)) {
         (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
         _ => false,
     }
@@ -261,15 +253,21 @@ mod tests {
         fs::hard_link(&real, d.join("hard.nc")).unwrap();
         std::os::unix::fs::symlink("in.nc", d.join("soft.nc")).unwrap();
         fs::write(d.join("other.nc"), b"x").unwrap();
-        assert!(same_dataset(&real, &d.join("hard.nc")));
-        assert!(same_dataset(&real, &d.join("soft.nc")));
-        assert!(same_dataset(&real, &d.join(".").join("in.nc")));
-        assert!(!same_dataset(&real, &d.join("other.nc")));
-        assert!(!same_dataset(&real, &d.join("missing.nc")));
+        let same = |a: &Path, b: &Path| {
+            same_dataset(&nc_store::Location::local(a), &nc_store::Location::local(b))
+        };
+        assert!(same(&real, &d.join("hard.nc")));
+        assert!(same(&real, &d.join("soft.nc")));
+        assert!(same(&real, &d.join(".").join("in.nc")));
+        assert!(!same(&real, &d.join("other.nc")));
+        assert!(!same(&real, &d.join("missing.nc")));
         let store = d.join("s.zarr");
         fs::create_dir(&store).unwrap();
-        let url = PathBuf::from(format!("file://{}#mode=nczarr,file", store.display()));
-        assert!(same_dataset(&store, &url));
+        let url = format!("file://{}#mode=nczarr,file", store.display());
+        assert!(same_dataset(
+            &nc_store::Location::local(&store),
+            &nc_store::Location::parse(&url).unwrap()
+        ));
         fs::remove_dir_all(&d).unwrap();
     }
 

@@ -6,6 +6,12 @@
 //! [`Failure`], the interrupt handler and the temporary outputs it removes, the allocator
 //! setting, `--version` text). It does not hold the nccopy engine (crate `nc-copy`) or any
 //! format's code (the backend crates).
+//!
+//! Every function takes a [`Location`] that the binary parsed once at its edge (nc-store's
+//! one door); format detection ([`detect`]) is one function reading a location's first bytes
+//! or its store's metadata keys, and maps the location's mode words to a backend's options.
+//! This crate parses no names itself; callers that still hold a path pass it through
+//! [`AsLocation`], which parses it through the same door.
 
 mod about;
 mod blame;
@@ -30,6 +36,7 @@ pub use decode::*;
 pub use dest::same_dataset;
 pub use failure::{Failure, Side};
 pub use kind::*;
+pub use nc_store::Location;
 pub use nc_zarr::{FanoutOutcome, FanoutStep, StorageKind};
 pub use open::*;
 pub use process::tune_allocator;

@@ -1,7 +1,7 @@
-//! Opening by magic bytes and writing with atomic replacement.
+//! Opening by magic bytes (or a store's metadata keys) and writing with atomic replacement,
+//! both from a [`Location`] parsed once by the binary.
 
-use std::fs::File;
-use std::io::Read;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use nc_classic::ClassicFile;
 
 use crate::dest::{check_destination, OutputKind};
 use nc_dataset::{DataSource, Dataset, Format};
-use nc_store::Destination;
+use nc_store::{Destination, Location};
 
 /// Opening or creating a dataset failed.
 #[derive(Debug, thiserror::Error)]
@@ -84,11 +84,44 @@ pub enum FileKind {
         /// superblock offset (0, 512, 1024, ...)
         offset: u64,
     },
-    /// A Zarr / NCZarr store (directory, zip, or `file://…#mode=` URL).
+    /// A Zarr / NCZarr store (directory, zip, or objects below a prefix).
     Zarr,
 }
 
 const HDF5_MAGIC: [u8; 8] = [0x89, b'H', b'D', b'F', b'\r', b'\n', 0x1a, b'\n'];
+
+/// A name a library call is given: a parsed [`Location`] (what the binaries pass), or a path
+/// whose text is parsed here (for callers that have not parsed their names at their edge yet).
+pub trait AsLocation {
+    /// The location.
+    ///
+    /// # Errors
+    /// An unknown mode word in a path's text.
+    fn as_location(&self) -> Result<Cow<'_, Location>, nc_store::StoreError>;
+}
+
+impl AsLocation for Location {
+    fn as_location(&self) -> Result<Cow<'_, Location>, nc_store::StoreError> {
+        Ok(Cow::Borrowed(self))
+    }
+}
+
+impl AsLocation for Path {
+    fn as_location(&self) -> Result<Cow<'_, Location>, nc_store::StoreError> {
+        Location::parse(&self.to_string_lossy()).map(Cow::Owned)
+    }
+}
+
+impl AsLocation for PathBuf {
+    fn as_location(&self) -> Result<Cow<'_, Location>, nc_store::StoreError> {
+        self.as_path().as_location()
+    }
+}
+
+/// The location of `at`, or the dispatch error of its text.
+fn location_of<L: AsLocation + ?Sized>(at: &L) -> Result<Cow<'_, Location>, DispatchError> {
+    at.as_location().map_err(DispatchError::Store)
+}
 
 fn io_err(path: &Path, source: std::io::Error) -> DispatchError {
     DispatchError::Io {
@@ -97,34 +130,139 @@ fn io_err(path: &Path, source: std::io::Error) -> DispatchError {
     }
 }
 
-/// Find the storage kind of `path` from its bytes (HDF5 signatures are searched at 0 and at
-/// powers of two from 512, as the HDF5 format allows a user block).
-///
-/// # Errors
-/// When the file cannot be read or its bytes match no known format.
-pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
-    let s = path.to_string_lossy();
-    nc_zarr::check_mode_words(&s).map_err(DispatchError::Zarr)?;
-    if nc_zarr::parse_location(&s).is_some() {
-        return Ok(FileKind::Zarr);
+/// A local store or file failure as the dispatch error that names the file once.
+fn store_err(e: nc_store::StoreError) -> DispatchError {
+    match e {
+        nc_store::StoreError::Io { path, source } => DispatchError::Io {
+            path: PathBuf::from(path),
+            source,
+        },
+        e => DispatchError::Store(e),
     }
-    if let Some(u) = nc_store::remote::parse_remote(&s) {
-        return match open_remote(&u)? {
-            Remote::Source(src) => detect_source(src.as_ref()),
-            Remote::Store(_) => Ok(FileKind::Zarr),
-        };
+}
+
+/// What a location holds, found by [`probe`].
+enum Found {
+    /// A file: its bytes and format.
+    File(Arc<dyn nc_store::ByteSource>, FileKind),
+    /// A Zarr store, opened, and how to read it.
+    Store(Box<dyn nc_store::Store>, nc_zarr::ZarrModes),
+}
+
+/// The mode words of `loc` as the Zarr backend's options.
+fn zarr_modes(loc: &Location) -> nc_zarr::ZarrModes {
+    nc_zarr::ZarrModes::from(&loc.store_modes())
+}
+
+/// Format detection, the one place: a store when the mode words name one; else a local
+/// directory holding Zarr metadata, or a local `.zip` holding a store; else, for a remote
+/// name, the object there (or, when there is none, a store below it); else the first bytes of
+/// the file (HDF5 signatures are also searched at 512, 1024, ... as the format allows a user
+/// block).
+fn probe(loc: &Location) -> Result<Found, DispatchError> {
+    if loc.names_store() {
+        let store = loc.open_store().map_err(nc_zarr::ZarrError::from);
+        return Ok(Found::Store(
+            store.map_err(DispatchError::Zarr)?,
+            zarr_modes(loc),
+        ));
     }
-    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
-    if meta.is_dir() {
-        return Err(DispatchError::UnknownFormat {
-            path: path.to_path_buf(),
+    if let Some(path) = loc.local_path() {
+        let unknown = || DispatchError::UnknownFormat {
+            path: PathBuf::from(loc.text()),
             found: Vec::new(),
+        };
+        let meta = std::fs::metadata(path).map_err(|source| DispatchError::Io {
+            path: PathBuf::from(loc.text()),
+            source,
+        })?;
+        if meta.is_dir() {
+            // no #mode: NCZarr when the store holds NCZarr metadata, else pure Zarr
+            let store = nc_store::DirStore::open(path).map_err(store_err)?;
+            if !has_any(&store, &[".zgroup", ".zarray", ".zattrs", "zarr.json"])? {
+                return Err(unknown());
+            }
+            let modes = nc_zarr::ZarrModes {
+                pure_zarr: !has_nczarr_metadata(&store)?,
+                ..nc_zarr::ZarrModes::default()
+            };
+            return Ok(Found::Store(Box::new(store), modes));
+        }
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+        {
+            if let Ok(z) = nc_store::ZipStore::open(path) {
+                if has_any(&z, &[".zgroup", "zarr.json"]).unwrap_or(false) {
+                    return Ok(Found::Store(Box::new(z), nc_zarr::ZarrModes::default()));
+                }
+            }
+        }
+    }
+    let src = match loc.remote() {
+        Some(u) => match nc_store::remote::open_source(u) {
+            Ok(src) => Arc::new(src) as Arc<dyn nc_store::ByteSource>,
+            Err(nc_store::StoreError::Remote { cause, .. })
+                if cause == "no such object" && !u.wants_bytes() =>
+            {
+                return remote_store(loc, u);
+            }
+            Err(e) => return Err(DispatchError::Store(e)),
+        },
+        None => loc.open_source().map_err(store_err)?,
+    };
+    let kind = file_kind(src.as_ref(), loc)?;
+    Ok(Found::File(src, kind))
+}
+
+/// True when the store holds any of `keys`.
+fn has_any(store: &dyn nc_store::Store, keys: &[&str]) -> Result<bool, DispatchError> {
+    for k in keys {
+        if store.get(k).map_err(DispatchError::Store)?.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// True when the store holds NCZarr metadata (`.nczgroup`, or an `_nczarr_superblock` /
+/// `_nczarr_group` key in its `.zgroup` or `.zattrs`), not only pure Zarr.
+fn has_nczarr_metadata(store: &dyn nc_store::Store) -> Result<bool, DispatchError> {
+    if has_any(store, &[".nczgroup"])? {
+        return Ok(true);
+    }
+    for k in [".zgroup", ".zattrs"] {
+        if let Some(b) = store.get(k).map_err(DispatchError::Store)? {
+            let t = String::from_utf8_lossy(&b);
+            if t.contains("_nczarr_superblock") || t.contains("_nczarr_group") {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// A remote name with no object at it: the Zarr store below it, found by its metadata.
+fn remote_store(loc: &Location, u: &nc_store::remote::RemoteUrl) -> Result<Found, DispatchError> {
+    let st = nc_store::remote::open_store(u).map_err(DispatchError::Store)?;
+    let v2 = has_any(&st, &[".zgroup"])?;
+    let v3 = !v2 && has_any(&st, &["zarr.json"])?;
+    if !v2 && !v3 && !has_any(&st, &[".zarray"])? {
+        return Err(DispatchError::RemoteMissing {
+            url: u.display.clone(),
         });
     }
-    let mut f = File::open(path).map_err(|e| io_err(path, e))?;
-    let mut head = [0u8; 8];
-    let n = read_up_to(&mut f, &mut head).map_err(|e| io_err(path, e))?;
-    let head = &head[..n];
+    let modes = nc_zarr::ZarrModes {
+        pure_zarr: v3 || !has_nczarr_metadata(&st)?,
+        ..zarr_modes(loc)
+    };
+    Ok(Found::Store(Box::new(st), modes))
+}
+
+/// The format of a file from its first bytes (HDF5 signatures also at 512, 1024, ...).
+fn file_kind(src: &dyn nc_store::ByteSource, loc: &Location) -> Result<FileKind, DispatchError> {
+    let len = src.len();
+    let head = src.read_vec(0, len.min(8) as usize).map_err(store_err)?;
     if head.len() >= 4 && &head[..3] == b"CDF" {
         match head[3] {
             1 => return Ok(FileKind::Classic(Format::Classic)),
@@ -136,107 +274,37 @@ pub fn detect(path: &Path) -> Result<FileKind, DispatchError> {
     if head == HDF5_MAGIC {
         return Ok(FileKind::Hdf5 { offset: 0 });
     }
-    let len = meta.len();
     let mut off = 512u64;
     while off + 8 <= len {
-        use std::os::unix::fs::FileExt;
-        let mut sig = [0u8; 8];
-        f.read_exact_at(&mut sig, off)
-            .map_err(|e| io_err(path, e))?;
-        if sig == HDF5_MAGIC {
+        if src.read_vec(off, 8).map_err(store_err)? == HDF5_MAGIC {
             return Ok(FileKind::Hdf5 { offset: off });
         }
         off *= 2;
     }
     Err(DispatchError::UnknownFormat {
-        path: path.to_path_buf(),
-        found: head.to_vec(),
+        path: shown_path(loc, src),
+        found: head,
     })
 }
 
-/// What a remote name (not claimed by store mode words) holds.
-enum Remote {
-    /// An object: a file read by range.
-    Source(Arc<dyn nc_store::ByteSource>),
-    /// No object, but a Zarr store below it.
-    Store(nc_zarr::ZarrLocation),
-}
-
-/// Look at a remote name: an object there is a file (read by range, `#mode=bytes` or not);
-/// with no object, a prefix holding Zarr metadata is a store.
-fn open_remote(u: &nc_store::remote::RemoteUrl) -> Result<Remote, DispatchError> {
-    use nc_store::Store;
-    match nc_store::remote::open_source(u) {
-        Ok(src) => Ok(Remote::Source(Arc::new(src))),
-        Err(nc_store::StoreError::Remote { cause, .. })
-            if cause == "no such object" && !u.wants_bytes() =>
-        {
-            let st = nc_store::remote::open_store(u).map_err(DispatchError::Store)?;
-            let get = |k: &str| st.get(k).map_err(DispatchError::Store);
-            let zgroup = get(".zgroup")?;
-            let v3 = zgroup.is_none() && get("zarr.json")?.is_some();
-            if zgroup.is_none() && !v3 && get(".zarray")?.is_none() {
-                return Err(DispatchError::RemoteMissing {
-                    url: u.display.clone(),
-                });
-            }
-            let nczarr = |b: &Option<Vec<u8>>| {
-                b.as_ref().is_some_and(|b| {
-                    let t = String::from_utf8_lossy(b);
-                    t.contains("_nczarr_superblock") || t.contains("_nczarr_group")
-                })
-            };
-            let pure =
-                v3 || !(nczarr(&zgroup) || get(".nczgroup")?.is_some() || nczarr(&get(".zattrs")?));
-            Ok(Remote::Store(nc_zarr::ZarrLocation::remote_store(
-                &u.text, pure,
-            )))
-        }
-        Err(e) => Err(DispatchError::Store(e)),
+/// How an input is named in errors: a local name as given, a remote one without credentials.
+fn shown_path(loc: &Location, src: &dyn nc_store::ByteSource) -> PathBuf {
+    if loc.is_remote() {
+        PathBuf::from(src.name())
+    } else {
+        PathBuf::from(loc.text())
     }
 }
 
-/// The format of a file from its first bytes (HDF5 signatures also at 512, 1024, ...).
-fn detect_source(src: &dyn nc_store::ByteSource) -> Result<FileKind, DispatchError> {
-    let unknown = |found: Vec<u8>| DispatchError::UnknownFormat {
-        path: PathBuf::from(src.name()),
-        found,
-    };
-    let len = src.len();
-    let mut head = vec![0u8; len.min(8) as usize];
-    src.read_at(0, &mut head).map_err(DispatchError::Store)?;
-    if head.len() >= 4 && &head[..3] == b"CDF" {
-        match head[3] {
-            1 => return Ok(FileKind::Classic(Format::Classic)),
-            2 => return Ok(FileKind::Classic(Format::Offset64)),
-            5 => return Ok(FileKind::Classic(Format::Cdf5)),
-            _ => {}
-        }
-    }
-    if head == HDF5_MAGIC {
-        return Ok(FileKind::Hdf5 { offset: 0 });
-    }
-    let mut off = 512u64;
-    while off + 8 <= len {
-        let mut sig = [0u8; 8];
-        src.read_at(off, &mut sig).map_err(DispatchError::Store)?;
-        if sig == HDF5_MAGIC {
-            return Ok(FileKind::Hdf5 { offset: off });
-        }
-        off *= 2;
-    }
-    Err(unknown(head))
-}
-
-fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
+/// Find the storage kind at `at` from its bytes or its store's metadata keys.
+///
+/// # Errors
+/// When it cannot be read, or holds no format we know.
+pub fn detect<L: AsLocation + ?Sized>(at: &L) -> Result<FileKind, DispatchError> {
+    Ok(match probe(&*location_of(at)?)? {
+        Found::File(_, kind) => kind,
+        Found::Store(..) => FileKind::Zarr,
+    })
 }
 
 enum Backend {
@@ -303,64 +371,24 @@ impl Opened {
     }
 }
 
-/// Open a dataset file for reading, recognising its format by content.
+/// Open a dataset for reading, recognising its format by content ([`detect`]).
 ///
 /// # Errors
-/// When the file cannot be read, its format is unknown or not supported yet, or its header is bad.
-pub fn open(path: &Path) -> Result<Opened, DispatchError> {
-    let s = path.to_string_lossy();
-    nc_zarr::check_mode_words(&s).map_err(DispatchError::Zarr)?;
-    if nc_zarr::parse_location(&s).is_none() {
-        if let Some(u) = nc_store::remote::parse_remote(&s) {
-            return open_remote_dataset(&u);
-        }
-    }
-    let kind = detect(path)?;
-    match kind {
-        FileKind::Classic(_) => {
-            let c = ClassicFile::open(path).map_err(|source| DispatchError::Classic {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            Ok(Opened {
-                backend: Backend::Classic(c),
-                kind,
-            })
-        }
-        FileKind::Hdf5 { .. } => {
-            let decoder = std::sync::Arc::new(crate::decode::RegistryDecoder::default());
-            let h = nc_hdf5::Nc4File::open_with(path, decoder).map_err(DispatchError::Hdf5)?;
-            Ok(Opened {
-                backend: Backend::Nc4(h),
-                kind,
-            })
-        }
-        FileKind::Zarr => {
-            let loc = nc_zarr::ZarrLocation::parse(&path.to_string_lossy())
+/// When it cannot be read, its format is unknown or not supported yet, or its header is bad.
+pub fn open<L: AsLocation + ?Sized>(at: &L) -> Result<Opened, DispatchError> {
+    let loc = location_of(at)?;
+    let (src, kind) = match probe(&loc)? {
+        Found::Store(store, modes) => {
+            let z = nc_zarr::ZarrFile::open(store, &loc.display(), &loc.dataset_name(), &modes)
                 .map_err(DispatchError::Zarr)?;
-            let z = nc_zarr::ZarrFile::open(&loc).map_err(DispatchError::Zarr)?;
-            Ok(Opened {
-                backend: Backend::Zarr(z),
-                kind,
-            })
-        }
-    }
-}
-
-/// Open a remote file (by range) or store.
-fn open_remote_dataset(u: &nc_store::remote::RemoteUrl) -> Result<Opened, DispatchError> {
-    let src = match open_remote(u)? {
-        Remote::Store(loc) => {
-            let z = nc_zarr::ZarrFile::open(&loc).map_err(DispatchError::Zarr)?;
             return Ok(Opened {
                 backend: Backend::Zarr(z),
                 kind: FileKind::Zarr,
             });
         }
-        Remote::Source(src) => src,
+        Found::File(src, kind) => (src, kind),
     };
-    let kind = detect_source(src.as_ref())?;
-    let shown = PathBuf::from(src.name());
+    let shown = shown_path(&loc, src.as_ref());
     let backend = match kind {
         FileKind::Classic(_) => Backend::Classic(
             ClassicFile::open_source(src, &nc_classic::Limits::default()).map_err(|source| {
@@ -372,11 +400,12 @@ fn open_remote_dataset(u: &nc_store::remote::RemoteUrl) -> Result<Opened, Dispat
         ),
         FileKind::Hdf5 { .. } => {
             let decoder = Arc::new(crate::decode::RegistryDecoder::default());
-            let name = name_of(&u.key);
             Backend::Nc4(
-                nc_hdf5::Nc4File::open_source(src, &name, decoder).map_err(DispatchError::Hdf5)?,
+                nc_hdf5::Nc4File::open_source(src, &loc.dataset_name(), decoder)
+                    .map_err(DispatchError::Hdf5)?,
             )
         }
+        // probe finds stores as stores: a file is never Zarr
         FileKind::Zarr => {
             return Err(DispatchError::UnknownFormat {
                 path: shown,
@@ -385,15 +414,6 @@ fn open_remote_dataset(u: &nc_store::remote::RemoteUrl) -> Result<Opened, Dispat
         }
     };
     Ok(Opened { backend, kind })
-}
-
-/// ncdump's dataset name for an object key: its last segment without the extension.
-fn name_of(key: &str) -> String {
-    let base = key.rsplit('/').next().unwrap_or(key);
-    match base.rfind('.') {
-        Some(i) if i > 0 => base[..i].to_string(),
-        _ => base.to_string(),
-    }
 }
 
 /// How to create an output dataset.
@@ -422,7 +442,7 @@ impl Default for CreateOptions {
     }
 }
 
-/// Write `ds` (data from `src`) to `path` in the asked format. The file is written beside the
+/// Write `ds` (data from `src`) to `at` in the asked format. The file is written beside the
 /// destination under a temporary name, flushed to disk, and renamed into place only on
 /// success, so a failure never leaves a partial output and never clobbers an existing file.
 /// A destination that must not be replaced (a directory for a file output, a directory that
@@ -432,16 +452,16 @@ impl Default for CreateOptions {
 /// # Errors
 /// When the dataset does not fit the format, the destination must not be replaced, or
 /// writing fails.
-pub fn create(
-    path: &Path,
+pub fn create<L: AsLocation + ?Sized>(
+    at: &L,
     ds: &Dataset,
     src: &dyn DataSource,
     opts: &CreateOptions,
 ) -> Result<(), DispatchError> {
-    create_inner(path, ds, src, opts, None).map(|_| ())
+    create_inner(&*location_of(at)?, ds, src, opts, None).map(|_| ())
 }
 
-/// One step of writing the NCZarr / Zarr store at `path` by parts (fan-out, see
+/// One step of writing the NCZarr / Zarr store at `at` by parts (fan-out, see
 /// [`nc_zarr::fanout`]): init (under a temporary name, renamed into place, for a directory),
 /// one part, or finish. `facts` are plan facts beyond the metadata; every step must get the
 /// same.
@@ -449,59 +469,52 @@ pub fn create(
 /// # Errors
 /// As [`create`]; an output that is not a directory or object-storage store; the step's own
 /// refusals (another plan, parts missing).
-pub fn create_part(
-    path: &Path,
+pub fn create_part<L: AsLocation + ?Sized>(
+    at: &L,
     ds: &Dataset,
     src: &dyn DataSource,
     opts: &CreateOptions,
     step: nc_zarr::FanoutStep,
     facts: &[u8],
 ) -> Result<nc_zarr::FanoutOutcome, DispatchError> {
-    match create_inner(path, ds, src, opts, Some((step, facts)))? {
+    let loc = location_of(at)?;
+    match create_inner(&loc, ds, src, opts, Some((step, facts)))? {
         Some(outcome) => Ok(outcome),
         None => Err(DispatchError::NotSupported {
-            path: path.to_path_buf(),
+            path: PathBuf::from(loc.text()),
             what: "writing by parts (--part) a file output".into(),
         }),
     }
 }
 
 fn create_inner(
-    path: &Path,
+    loc: &Location,
     ds: &Dataset,
     src: &dyn DataSource,
     opts: &CreateOptions,
     step: Option<(nc_zarr::FanoutStep, &[u8])>,
 ) -> Result<Option<nc_zarr::FanoutOutcome>, DispatchError> {
-    let s = path.to_string_lossy();
-    nc_zarr::check_mode_words(&s).map_err(DispatchError::Zarr)?;
-    let zarr = zarr_output(path);
-    let remote = match &zarr {
-        None => nc_store::remote::parse_remote(&s),
-        Some(_) => None,
-    };
+    let shown = || PathBuf::from(loc.text());
+    let zarr = loc.names_store();
     // an NCZarr store is always chunked and holds storage settings whatever the format kind
     // asked: a classic kind there means the classic data model (netCDF-4 classic), CDF-5
     // adds its types (as netCDF-4 does)
-    let model = match (&zarr, opts.format) {
-        (Some(_), Format::Classic | Format::Offset64) => Format::Netcdf4Classic,
-        (Some(_), Format::Cdf5) => Format::Netcdf4,
+    let model = match (zarr, opts.format) {
+        (true, Format::Classic | Format::Offset64) => Format::Netcdf4Classic,
+        (true, Format::Cdf5) => Format::Netcdf4,
         (_, f) => f,
     };
     if let Some(why) = crate::model_conflict(ds, model) {
-        return Err(DispatchError::ModelConflict {
-            path: path.to_path_buf(),
-            why,
-        });
+        return Err(DispatchError::ModelConflict { path: shown(), why });
     }
-    if !zarr.as_ref().is_some_and(|l| l.v3) {
+    if !(zarr && loc.store_modes().v3) {
         if let Some(v) = ds
             .all_vars()
             .into_iter()
             .find(|&v| ds.var(v).storage.shard_sizes.is_some())
         {
             return Err(DispatchError::ModelConflict {
-                path: path.to_path_buf(),
+                path: shown(),
                 why: format!(
                     "variable \"{}\" has _ShardSizes, which only a Zarr v3 output holds \
                      (file://PATH#mode=zarr,v3,file); remove it or write Zarr v3",
@@ -511,28 +524,33 @@ fn create_inner(
         }
     }
     // quantization (CDL _Quantize*, nccopy-rs -Q) happens as the data is read, before filters
-    let quantizing =
-        crate::quantize::Quantizing::wrap(ds, src).map_err(|why| DispatchError::ModelConflict {
-            path: path.to_path_buf(),
-            why,
-        })?;
+    let quantizing = crate::quantize::Quantizing::wrap(ds, src)
+        .map_err(|why| DispatchError::ModelConflict { path: shown(), why })?;
     let src: &dyn DataSource = match &quantizing {
         Some(q) => q,
         None => src,
     };
     if let Some((step, facts)) = step {
         return match zarr {
-            Some(loc) => create_zarr_step(&loc, ds, src, opts.force, step, facts).map(Some),
-            None => Ok(None),
+            true => create_zarr_step(loc, ds, src, opts.force, step, facts).map(Some),
+            false => Ok(None),
         };
     }
-    if let Some(loc) = zarr {
-        return create_zarr(&loc, ds, src, opts.force).map(|()| None);
+    if zarr {
+        return create_zarr(loc, ds, src, opts.force).map(|()| None);
     }
     // a remote file is written locally first, then uploaded whole (visible once complete)
-    let dest = match &remote {
-        Some(u) => Destination::object(u),
-        None => Destination::local(&check_destination(path, OutputKind::File, opts.force)?),
+    let dest = match loc.place() {
+        nc_store::Place::Remote(u) => Destination::object(u),
+        nc_store::Place::Local(path) => {
+            Destination::local(&check_destination(path, OutputKind::File, opts.force)?)
+        }
+        _ => {
+            return Err(DispatchError::NotSupported {
+                path: shown(),
+                what: "writing to this kind of place".into(),
+            })
+        }
     };
     let tmp = dest.temp().to_path_buf();
     let _guard = crate::cleanup::register_temp(&tmp);
@@ -545,7 +563,7 @@ fn create_inner(
                 only_given_data: opts.only_given_data,
             };
             nc_classic::write_file(&tmp, ds, src, &wopts).map_err(|source| DispatchError::Classic {
-                path: path.to_path_buf(),
+                path: shown(),
                 source,
             })
         }
@@ -559,7 +577,7 @@ fn create_inner(
                 // name the destination, not the temporary file the user never sees
                 nc_hdf5::Hdf5Error::InFile { inner, .. } => {
                     DispatchError::Hdf5(nc_hdf5::Hdf5Error::InFile {
-                        path: path.to_path_buf(),
+                        path: shown(),
                         inner,
                     })
                 }
@@ -608,59 +626,73 @@ fn finish(dest: &Destination, result: Result<(), DispatchError>) -> Result<(), D
             dest.commit()
         }
     };
-    committed.map_err(|e| match e {
-        nc_store::StoreError::Io { path, source } => DispatchError::Io {
-            path: PathBuf::from(path),
-            source,
-        },
-        e => DispatchError::Store(e),
-    })
+    committed.map_err(store_err)
 }
 
-/// True when an output name asks for an NCZarr / Zarr store.
-pub fn is_zarr_output(path: &Path) -> bool {
-    zarr_output(path).is_some()
+/// True when an output name asks for an NCZarr / Zarr store (the copy engine's question).
+pub fn is_zarr_output<L: AsLocation + ?Sized>(at: &L) -> bool {
+    zarr_output(at).is_some()
 }
 
 /// True when the output name asks for a Zarr version 3 store (`#mode=zarr,v3,…`).
-pub fn is_zarr_v3_output(path: &Path) -> bool {
-    zarr_output(path).is_some_and(|l| l.v3)
+pub fn is_zarr_v3_output<L: AsLocation + ?Sized>(at: &L) -> bool {
+    zarr_output(at).is_some_and(|o| o.v3)
 }
 
-/// The NCZarr location an output name asks for (`file://…#mode=…` or a path with `#mode=`).
-pub fn zarr_output(path: &Path) -> Option<nc_zarr::ZarrLocation> {
-    let s = path.to_string_lossy();
-    if !(s.starts_with("file://") || s.contains("#mode=")) {
-        return None;
-    }
-    nc_zarr::parse_location(&s)
+/// What an output name asks of a store, when it names one.
+pub struct ZarrOutput {
+    /// Directory (or objects) or zip archive.
+    pub storage: nc_store::StorageKind,
+    /// Zarr version 3.
+    pub v3: bool,
+}
+
+/// The store an output name asks for (mode words that name one), if any.
+pub fn zarr_output<L: AsLocation + ?Sized>(at: &L) -> Option<ZarrOutput> {
+    let loc = at.as_location().ok()?;
+    loc.names_store().then(|| ZarrOutput {
+        storage: loc.storage_kind(),
+        v3: loc.store_modes().v3,
+    })
+}
+
+/// The writer's options for the store at `loc`.
+fn zarr_write_options(loc: &Location) -> Result<nc_zarr::ZarrWriteOptions, DispatchError> {
+    Ok(nc_zarr::ZarrWriteOptions {
+        layout: nc_zarr::NczarrLayout::from_param(loc.store_modes().layout.as_deref(), loc.text())
+            .map_err(DispatchError::Zarr)?,
+        ..Default::default()
+    })
 }
 
 /// Write an NCZarr / Zarr store under a temporary name beside the destination, then rename it.
 fn create_zarr(
-    loc: &nc_zarr::ZarrLocation,
+    loc: &Location,
     ds: &Dataset,
     src: &dyn DataSource,
     force: bool,
 ) -> Result<(), DispatchError> {
-    let opts = nc_zarr::ZarrWriteOptions {
-        layout: loc.write_layout().map_err(DispatchError::Zarr)?,
-        ..Default::default()
+    let opts = zarr_write_options(loc)?;
+    let modes = zarr_modes(loc);
+    let path = match loc.place() {
+        nc_store::Place::Local(p) => p,
+        _ => {
+            // on object storage the store is written in place, its metadata last (nc-store),
+            // so it never looks complete before it is; a failure says what it left
+            let create = || loc.create_store(nc_zarr::metadata_rank);
+            return nc_zarr::write_store(create, ds, src, &modes, &opts)
+                .map_err(DispatchError::Zarr);
+        }
     };
-    if loc.remote.is_some() {
-        // on object storage the store is written in place, its metadata last (nc-store), so
-        // it never looks complete before it is; a failure says what it left
-        return nc_zarr::write_store(loc, ds, src, &opts).map_err(DispatchError::Zarr);
-    }
-    let kind = match loc.storage {
-        nc_zarr::StorageKind::File => OutputKind::Directory,
-        nc_zarr::StorageKind::Zip => OutputKind::File,
+    let kind = match loc.storage_kind() {
+        nc_store::StorageKind::File => OutputKind::Directory,
+        nc_store::StorageKind::Zip => OutputKind::File,
     };
-    let dest = Destination::local(&check_destination(&loc.path, kind, force)?);
+    let dest = Destination::local(&check_destination(path, kind, force)?);
     let _guard = crate::cleanup::register_temp(dest.temp());
-    let mut tmp_loc = loc.clone();
-    tmp_loc.path = dest.temp().to_path_buf();
-    let result = nc_zarr::write_store(&tmp_loc, ds, src, &opts).map_err(DispatchError::Zarr);
+    let tmp = loc.at_local(dest.temp());
+    let create = || tmp.create_store(nc_zarr::metadata_rank);
+    let result = nc_zarr::write_store(create, ds, src, &modes, &opts).map_err(DispatchError::Zarr);
     finish(&dest, result)
 }
 
@@ -668,32 +700,32 @@ fn create_zarr(
 /// temporary name, renamed into place, for a directory); a part or finish adds to the store
 /// in place.
 fn create_zarr_step(
-    loc: &nc_zarr::ZarrLocation,
+    loc: &Location,
     ds: &Dataset,
     src: &dyn DataSource,
     force: bool,
     step: nc_zarr::FanoutStep,
     facts: &[u8],
 ) -> Result<nc_zarr::FanoutOutcome, DispatchError> {
-    let opts = nc_zarr::ZarrWriteOptions {
-        layout: loc.write_layout().map_err(DispatchError::Zarr)?,
-        ..Default::default()
+    let opts = zarr_write_options(loc)?;
+    let modes = zarr_modes(loc);
+    let run = |at: &Location| {
+        nc_zarr::fanout::write_step(at, &modes, ds, src, &opts, step, facts)
+            .map_err(DispatchError::Zarr)
     };
-    let run = |at: &nc_zarr::ZarrLocation| {
-        nc_zarr::fanout::write_step(at, ds, src, &opts, step, facts).map_err(DispatchError::Zarr)
+    let path = match loc.place() {
+        nc_store::Place::Local(p)
+            if step == nc_zarr::FanoutStep::Init
+                && loc.storage_kind() == nc_store::StorageKind::File =>
+        {
+            p
+        }
+        _ => return run(loc),
     };
-    if step != nc_zarr::FanoutStep::Init
-        || loc.remote.is_some()
-        || loc.storage == nc_zarr::StorageKind::Zip
-    {
-        return run(loc);
-    }
-    let dest = Destination::local(&check_destination(&loc.path, OutputKind::Directory, force)?);
+    let dest = Destination::local(&check_destination(path, OutputKind::Directory, force)?);
     let _guard = crate::cleanup::register_temp(dest.temp());
-    let mut tmp_loc = loc.clone();
-    tmp_loc.path = dest.temp().to_path_buf();
     let mut outcome = None;
-    let result = run(&tmp_loc).map(|o| outcome = Some(o));
+    let result = run(&loc.at_local(dest.temp())).map(|o| outcome = Some(o));
     finish(&dest, result)?;
     Ok(outcome.unwrap_or(nc_zarr::FanoutOutcome::Written))
 }

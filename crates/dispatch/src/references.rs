@@ -4,7 +4,9 @@
 //! point at and refuses inputs that have nothing to reference.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
+
+use nc_store::Location;
 
 use crate::{DispatchError, FileKind, Opened};
 
@@ -18,35 +20,26 @@ pub struct ReferenceRequest {
     pub vars: Vec<String>,
 }
 
-/// The URL of `input` in the references: a URL as given, a local path made absolute
-/// (symbolic links resolved).
+/// The URL of `input` in the references: a remote URL as given (without netCDF-C's client
+/// parameters, which say how we open it; fsspec takes the URL without them), a local path
+/// made absolute (symbolic links resolved).
 ///
 /// # Errors
 /// When the path cannot be resolved or is not UTF-8 (JSON text must be).
-pub fn reference_url(input: &Path) -> Result<String, DispatchError> {
-    let s = input.to_string_lossy();
-    if let Some((scheme, _)) = s.split_once("://") {
-        if !scheme.is_empty()
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-            && scheme != "file"
-        {
-            // netCDF-C's `#mode=...` words say how we open it; fsspec takes the URL
-            // without them
-            let url = s.split_once('#').map_or(&*s, |(u, _)| u);
-            return Ok(url.to_string());
-        }
-    }
-    let local = s.strip_prefix("file://").map_or(input, Path::new);
+pub fn reference_url(input: &Location) -> Result<String, DispatchError> {
+    let shown = || PathBuf::from(input.text());
+    let local = match input.place() {
+        nc_store::Place::Local(p) => p,
+        _ => return Ok(input.without_parameters().to_string()),
+    };
     let abs = std::fs::canonicalize(local).map_err(|source| DispatchError::Io {
-        path: input.to_path_buf(),
+        path: shown(),
         source,
     })?;
     abs.to_str()
         .map(str::to_string)
         .ok_or_else(|| DispatchError::NotSupported {
-            path: input.to_path_buf(),
+            path: shown(),
             what: "a reference to a path that is not UTF-8 (JSON text must be; give the URL \
                    with --kerchunk-url)"
                 .to_string(),
@@ -61,13 +54,13 @@ pub fn reference_url(input: &Path) -> Result<String, DispatchError> {
 /// referenced (named, with the cure), a `-v` name that is no variable, read or output errors.
 pub fn write_references(
     opened: &Opened,
-    input: &Path,
+    input: &Location,
     req: &ReferenceRequest,
     out: &mut dyn Write,
 ) -> Result<Vec<String>, DispatchError> {
     if opened.kind() == FileKind::Zarr {
         return Err(DispatchError::NotSupported {
-            path: input.to_path_buf(),
+            path: PathBuf::from(input.text()),
             what: "kerchunk references to a Zarr store (it is Zarr already: open it with \
                    zarr-python or xarray directly)"
                 .to_string(),

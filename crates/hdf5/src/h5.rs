@@ -65,9 +65,10 @@ fn link_to(target: LinkTarget) -> LinkTo {
 /// An opened HDF5 file with the caches the netCDF layer needs.
 pub(crate) struct H5 {
     file: Hdf5File,
-    /// The file itself when opened from a path, for raw reads straight into their buffer
-    /// (hdf5-reader's file storage zeroes a buffer, reads into it, and the caller copies it).
-    direct: Option<direct::Direct>,
+    /// The file's bytes: raw reads go straight to it (a local file reads into a fresh buffer
+    /// without zeroing it, nc-store's fast path), structures through hdf5-reader's storage
+    /// over it.
+    src: Arc<dyn nc_store::ByteSource>,
     pub os: u8,
     pub ls: u8,
     /// The directory of the file when opened from a path: where relative external raw data
@@ -170,41 +171,46 @@ pub(crate) fn file_id(h5: &Arc<H5>) -> usize {
 const MAX_CACHED_HEAPS: usize = 64;
 
 impl H5 {
+    /// Open the local file at `path` (the writer reading back its own output, a file an
+    /// external link names), through nc-store's local byte source.
     pub fn open(path: &Path) -> Result<H5, Hdf5Error> {
-        // refuse directories and missing files with the OS message rather than the decoder's
-        std::fs::metadata(path).map_err(|error| Hdf5Error::Io {
-            path: path.to_path_buf(),
-            error,
+        let src = nc_store::FileSource::open(path).map_err(|e| match e {
+            nc_store::StoreError::Io { source, .. } => Hdf5Error::Io {
+                path: path.to_path_buf(),
+                error: source,
+            },
+            e => Hdf5Error::Io {
+                path: path.to_path_buf(),
+                error: std::io::Error::other(e.to_string()),
+            },
         })?;
+        H5::from_source(Arc::new(src))
+    }
+
+    /// Open an HDF5 file from any byte source (a local file, a remote object, memory); its
+    /// structures are read through [`SourceStorage`]. Files it names (external links and raw
+    /// data files) are looked for beside it when the source is a local file, else in the
+    /// current directory.
+    pub fn from_source(src: Arc<dyn nc_store::ByteSource>) -> Result<H5, Hdf5Error> {
         let options = OpenOptions::default().with_max_object_header_bytes(MAX_HEADER_BYTES);
-        let file = Hdf5File::open_with_options(path, options).map_err(st("superblock"))?;
-        let mut h5 = H5::from_file(file)?;
-        let base = h5.file.superblock().base_address;
-        h5.dir = path.parent().map(Path::to_path_buf);
-        h5.path = Some(path.to_path_buf());
-        h5.direct = std::fs::File::open(path)
-            .ok()
-            .map(|file| direct::Direct { file, base });
+        let file =
+            Hdf5File::from_storage_with_options(Arc::new(SourceStorage(src.clone())), options)
+                .map_err(st("superblock"))?;
+        let path = src.local_path().map(Path::to_path_buf);
+        let mut h5 = H5::from_file(file, src)?;
+        h5.dir = path
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
+        h5.path = path;
         Ok(h5)
     }
 
-    /// Open an HDF5 file from any byte source (a remote object, memory); its ranges are read
-    /// through [`SourceStorage`]. External files it names are looked for in the current
-    /// directory only.
-    pub fn from_source(src: Arc<dyn nc_store::ByteSource>) -> Result<H5, Hdf5Error> {
-        let options = OpenOptions::default().with_max_object_header_bytes(MAX_HEADER_BYTES);
-        let file = Hdf5File::from_storage_with_options(Arc::new(SourceStorage(src)), options)
-            .map_err(st("superblock"))?;
-        H5::from_file(file)
-    }
-
     pub fn from_bytes(bytes: Vec<u8>) -> Result<H5, Hdf5Error> {
-        let options = OpenOptions::default().with_max_object_header_bytes(MAX_HEADER_BYTES);
-        let file = Hdf5File::from_vec_with_options(bytes, options).map_err(st("superblock"))?;
-        H5::from_file(file)
+        H5::from_source(Arc::new(nc_store::BytesSource::new(bytes, "memory")))
     }
 
-    fn from_file(file: Hdf5File) -> Result<H5, Hdf5Error> {
+    fn from_file(file: Hdf5File, src: Arc<dyn nc_store::ByteSource>) -> Result<H5, Hdf5Error> {
         let sb = file.superblock();
         let (os, ls) = (sb.offset_size, sb.length_size);
         if !matches!(os, 2 | 4 | 8) || !matches!(ls, 2 | 4 | 8) {
@@ -216,7 +222,7 @@ impl H5 {
         let extension = sb.extension_address;
         let h5 = H5 {
             file,
-            direct: None,
+            src,
             dir: None,
             path: None,
             os,
@@ -310,16 +316,11 @@ impl H5 {
         }
         let n =
             usize::try_from(len).map_err(|_| Hdf5Error::invalid(what, "size exceeds memory"))?;
-        if let Some(d) = &self.direct {
-            return d.read(addr, n).map_err(|e| {
-                Hdf5Error::invalid(what, format!("reading {len} bytes at {addr:#x}: {e}"))
-            });
-        }
-        let buf = self
-            .storage()
-            .read_range(addr, n)
-            .map_err(st(what.to_string()))?;
-        Ok(buf.as_ref().to_vec())
+        // in range (checked above), so the base cannot overflow past the source's length
+        let at = addr.saturating_add(self.base());
+        self.src
+            .read_vec(at, n)
+            .map_err(|e| Hdf5Error::invalid(what, format!("reading {len} bytes at {addr:#x}: {e}")))
     }
 
     /// The links of a group, in netCDF iteration order: creation order when every link
@@ -749,9 +750,8 @@ impl hdf5_reader::storage::Storage for SourceStorage {
         offset: u64,
         len: usize,
     ) -> hdf5_reader::error::Result<hdf5_reader::storage::StorageBuffer> {
-        let mut buf = vec![0u8; len];
-        match self.0.read_at(offset, &mut buf) {
-            Ok(()) => Ok(hdf5_reader::storage::StorageBuffer::from_vec(buf)),
+        match self.0.read_vec(offset, len) {
+            Ok(buf) => Ok(hdf5_reader::storage::StorageBuffer::from_vec(buf)),
             Err(nc_store::StoreError::Range {
                 offset, end, size, ..
             }) => Err(hdf5_reader::error::Error::UnexpectedEof {
@@ -763,65 +763,6 @@ impl hdf5_reader::storage::Storage for SourceStorage {
             Err(e) => Err(hdf5_reader::error::Error::Io(std::io::Error::other(
                 e.to_string(),
             ))),
-        }
-    }
-}
-
-/// Positional reads into a fresh buffer, without zeroing it first.
-mod direct {
-    #![allow(unsafe_code)]
-
-    use std::fs::File;
-    use std::io;
-    use std::os::fd::AsRawFd;
-
-    pub(crate) struct Direct {
-        pub file: File,
-        /// Where HDF5 address 0 is in the file (the superblock's base address).
-        pub base: u64,
-    }
-
-    impl Direct {
-        /// `n` bytes at HDF5 address `addr`; the caller has checked the range against the
-        /// file's length. A file that shrank meanwhile is an `UnexpectedEof` error.
-        pub fn read(&self, addr: u64, n: usize) -> io::Result<Vec<u8>> {
-            let start = addr
-                .checked_add(self.base)
-                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "address overflow"))?;
-            let mut buf: Vec<u8> = Vec::with_capacity(n);
-            let mut done = 0usize;
-            while done < n {
-                let offset = i64::try_from(start + done as u64)
-                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset past 2^63"))?;
-                // SAFETY: the destination is the buffer's spare capacity from `done` on, which
-                // holds `n - done` bytes; pread writes at most that many there and nothing else.
-                let r = unsafe {
-                    libc::pread(
-                        self.file.as_raw_fd(),
-                        buf.as_mut_ptr().add(done).cast(),
-                        n - done,
-                        offset,
-                    )
-                };
-                match r {
-                    0 => {
-                        return Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "the file ended early (truncated while being read?)",
-                        ))
-                    }
-                    r if r > 0 => done += r as usize,
-                    _ => {
-                        let e = io::Error::last_os_error();
-                        if e.kind() != io::ErrorKind::Interrupted {
-                            return Err(e);
-                        }
-                    }
-                }
-            }
-            // SAFETY: pread initialised all `n` bytes (the loop ends only when `done == n`).
-            unsafe { buf.set_len(n) };
-            Ok(buf)
         }
     }
 }

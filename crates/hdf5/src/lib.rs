@@ -9,6 +9,11 @@
 //! structures beside `hdf5-reader`'s parsers; `meta` and `read` are the netCDF-4 reader,
 //! `write/` the netCDF-4 writer.
 //!
+//! The reader takes a byte source from nc-store ([`Nc4File::open_source`]) and a dataset
+//! name; it never parses a location or asks whether its bytes are remote (a local file's
+//! positional reads straight into the buffer are nc-store's `FileSource`). [`Nc4File::open`]
+//! is the same for a local path.
+//!
 //! ```no_run
 //! use nc_dataset::DataSource;
 //! let file = nc_hdf5::Nc4File::open("in.nc")?;
@@ -68,13 +73,6 @@ impl std::fmt::Debug for Nc4File {
     }
 }
 
-/// ncdump's dataset name for a path: the file name without its last extension.
-fn dataset_name(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 impl Nc4File {
     /// Open a file and read its metadata (no variable data is decoded). Chunks are decoded
     /// with [`BuiltinDecoder`] (deflate, shuffle, fletcher32).
@@ -95,24 +93,20 @@ impl Nc4File {
         decoder: Arc<dyn ChunkDecoder>,
     ) -> Result<Nc4File, Hdf5Error> {
         let path = path.as_ref();
-        let in_file = |e: Hdf5Error| match e {
-            e @ Hdf5Error::Io { .. } => e,
-            e => Hdf5Error::InFile {
-                path: path.to_path_buf(),
-                inner: Box::new(e),
+        let src = nc_store::FileSource::open(path).map_err(|e| Hdf5Error::Io {
+            path: path.to_path_buf(),
+            error: match e {
+                nc_store::StoreError::Io { source, .. } => source,
+                e => std::io::Error::other(e.to_string()),
             },
-        };
-        let h5 = Arc::new(h5::H5::open(path).map_err(in_file)?);
-        let files = h5::Files::default();
-        files.register(path, &h5);
-        let mut file = Nc4File::build(h5, files, &dataset_name(path), decoder).map_err(in_file)?;
-        file.path = Some(path.to_path_buf());
-        Ok(file)
+        })?;
+        let name = nc_store::Location::local(path).dataset_name();
+        Nc4File::open_source(Arc::new(src), &name, decoder)
     }
 
-    /// Open a file from any byte source (an object in a bucket, a file on a web server): its
-    /// structures and data are read by range. `name` is the dataset name (`netcdf NAME {`);
-    /// errors about the file's bytes name the source.
+    /// Open a file from any byte source (a local file, an object in a bucket, a file on a
+    /// web server): its structures and data are read by range. `name` is the dataset name
+    /// (`netcdf NAME {`); errors about the file's bytes name the source.
     ///
     /// # Errors
     /// As [`Nc4File::open`].
@@ -129,8 +123,14 @@ impl Nc4File {
                 inner: Box::new(e),
             },
         };
+        let local = src.local_path().map(Path::to_path_buf);
         let h5 = Arc::new(h5::H5::from_source(src).map_err(in_file)?);
-        let mut file = Nc4File::build(h5, h5::Files::default(), name, decoder).map_err(in_file)?;
+        let files = h5::Files::default();
+        if let Some(p) = &local {
+            // links back to this file find it
+            files.register(p, &h5);
+        }
+        let mut file = Nc4File::build(h5, files, name, decoder).map_err(in_file)?;
         file.path = Some(shown);
         Ok(file)
     }

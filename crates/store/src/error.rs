@@ -57,6 +57,17 @@ pub enum StoreError {
         /// What is wrong, and the cure.
         reason: String,
     },
+    /// A `#mode=` word nobody knows (netCDF-C ignores it; a typo would then silently choose
+    /// another format or storage).
+    #[error("{location:?}: unknown mode word \"{word}\" in #mode= (known: {known})")]
+    UnknownModeWord {
+        /// The location text.
+        location: String,
+        /// The word.
+        word: String,
+        /// The words netCDF-C knows, comma-separated.
+        known: String,
+    },
     /// A remote request failed; `cause` and `cure` are one line each, and never hold a secret.
     #[error("{url}: {cause}{}", .cure.as_deref().map(|c| format!("; {c}")).unwrap_or_default())]
     Remote {

@@ -76,6 +76,14 @@ pub trait Store: Send + Sync {
             bytes: Vec::new(),
         }))
     }
+    /// Remove what is left of `prefix` once its keys are deleted (a directory store's empty
+    /// directory); stores without such remains do nothing.
+    ///
+    /// # Errors
+    /// Bad prefix, I/O failure.
+    fn prune(&self, prefix: &str) -> Result<(), StoreError> {
+        check_key(prefix)
+    }
     /// Finish writing (a zip store builds its archive here). Reading stores do nothing.
     ///
     /// # Errors
@@ -444,6 +452,20 @@ impl Store for DirStore {
         match fs::remove_file(&p) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(StoreError::io(p.display(), e)),
+        }
+    }
+
+    fn prune(&self, prefix: &str) -> Result<(), StoreError> {
+        if !self.writable {
+            return Err(self.read_only(prefix));
+        }
+        let p = self.path(prefix)?;
+        match fs::remove_dir(&p) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            // only an empty directory goes: a key still below it keeps it
+            Err(_) if fs::read_dir(&p).is_ok_and(|mut d| d.next().is_some()) => Ok(()),
             Err(e) => Err(StoreError::io(p.display(), e)),
         }
     }

@@ -1,13 +1,24 @@
-//! Where bytes live, knowing no format: byte sources with ranged reads ([`ByteSource`]: a local
-//! file, bytes in memory) and key → bytes stores ([`Store`]: a directory tree, a zip archive,
-//! memory). Readers of HDF5 and classic files ask a byte source for ranges; the Zarr reader
-//! and writer ask a store for keys. Neither learns where the bytes are.
+//! The one door, and where bytes live, knowing no format.
 //!
-//! Every implementation passes the shared suite in [`suite`] (feature `conformance`).
+//! - [`Location`]: every name a tool is given (a path; `file://` with netCDF-C's `#mode=`
+//!   words and `[...]` client parameters; `s3://`, `gs://`, `az://`, `http(s)://`) parsed
+//!   once, at the binary's edge. It opens what backends need: a byte source, a store, and
+//!   says the display name and the dataset name (the one place that rule is written).
+//! - Byte sources with ranged reads ([`ByteSource`]: a local file with positional reads
+//!   straight into the caller's buffer, bytes in memory, a remote object).
+//! - Key → bytes stores ([`Store`]: a directory tree, a zip archive, memory, object storage).
+//! - Destinations ([`Destination`]): an output published atomically (rename, or one upload).
+//!
+//! Readers of HDF5 and classic files ask a byte source for ranges; the Zarr reader and writer
+//! ask a store for keys; neither learns where the bytes are. This crate must not know any
+//! format: which keys of a store are metadata is told to it ([`remote::MetadataRank`]), and
+//! what a file holds is found by nc-dispatch. Every implementation passes the shared suite in
+//! [`suite`] (feature `conformance`).
 
 mod dest;
 mod error;
 mod kv;
+mod location;
 pub mod remote;
 mod source;
 #[cfg(any(test, feature = "conformance"))]
@@ -18,6 +29,7 @@ pub use error::StoreError;
 pub use kv::{
     check_key, copy_store, DirStore, MemStore, ObjectWriter, Store, ZipStore, MAX_OBJECT_SIZE,
 };
+pub use location::{Location, Place, StorageKind, StoreModes, KNOWN_MODE_WORDS};
 pub use source::{range_len, ByteSource, BytesSource, FileSource};
 
 #[cfg(test)]

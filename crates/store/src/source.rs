@@ -26,6 +26,18 @@ pub trait ByteSource: Send + Sync {
     /// [`StoreError::Range`] when the range is not inside the source; I/O or request failures.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError>;
 
+    /// `n` bytes from `offset` in a new buffer. A local file reads them straight into the
+    /// buffer (no zeroing first, no copy after); the default fills a zeroed buffer with
+    /// [`ByteSource::read_at`].
+    ///
+    /// # Errors
+    /// As [`ByteSource::read_at`].
+    fn read_vec(&self, offset: u64, n: usize) -> Result<Vec<u8>, StoreError> {
+        let mut buf = vec![0u8; n];
+        self.read_at(offset, &mut buf)?;
+        Ok(buf)
+    }
+
     /// The bytes of each range, in the order asked. A remote source merges ranges that are
     /// close together into one request and runs requests concurrently; the default reads
     /// them one by one.
@@ -50,6 +62,13 @@ pub trait ByteSource: Send + Sync {
     /// True for a source reached over a network (readers size their read-ahead by it).
     fn is_remote(&self) -> bool {
         false
+    }
+
+    /// The file's path when the bytes are a local file: files it names by relative path
+    /// (HDF5 external links and raw data files) are looked for beside it, and references to
+    /// its bytes name it. `None` for every other source.
+    fn local_path(&self) -> Option<&Path> {
+        None
     }
 }
 
@@ -145,9 +164,75 @@ impl ByteSource for FileSource {
         })
     }
 
+    fn local_path(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
+    fn read_vec(&self, offset: u64, n: usize) -> Result<Vec<u8>, StoreError> {
+        check_range(&self.name, offset, n, self.len)?;
+        pread_vec(&self.file, offset, n).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                // the file shrank since it was opened
+                StoreError::Range {
+                    key: self.name.clone(),
+                    offset,
+                    end: offset.saturating_add(n as u64),
+                    size: self.len,
+                }
+            } else {
+                StoreError::io(&self.name, e)
+            }
+        })
+    }
+
     fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// `n` bytes at `offset` of `file`, read by `pread` into a fresh buffer's spare capacity, so
+/// a large read (a contiguous variable, a chunk) is not zeroed first (the local fast path).
+#[allow(unsafe_code)]
+fn pread_vec(file: &File, offset: u64, n: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind};
+    use std::os::fd::AsRawFd;
+    let mut buf: Vec<u8> = Vec::with_capacity(n);
+    let mut done = 0usize;
+    while done < n {
+        let at = offset
+            .checked_add(done as u64)
+            .and_then(|o| libc::off_t::try_from(o).ok())
+            .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "offset past 2^63"))?;
+        // SAFETY: the destination is the buffer's spare capacity from `done` on, which holds
+        // `n - done` bytes; pread writes at most that many there and nothing else, and the
+        // descriptor is open (owned by `file`, borrowed for the call).
+        let r = unsafe {
+            libc::pread(
+                file.as_raw_fd(),
+                buf.as_mut_ptr().add(done).cast(),
+                n - done,
+                at,
+            )
+        };
+        match r {
+            0 => {
+                return Err(Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "the file ended early (truncated while being read?)",
+                ))
+            }
+            r if r > 0 => done += r as usize,
+            _ => {
+                let e = Error::last_os_error();
+                if e.kind() != ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    // SAFETY: pread initialised all `n` bytes (the loop ends only when `done == n`).
+    unsafe { buf.set_len(n) };
+    Ok(buf)
 }
 
 /// Bytes in memory (tests, fuzzing, small files fetched whole).

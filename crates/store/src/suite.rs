@@ -90,4 +90,8 @@ pub fn byte_source(src: &dyn ByteSource, expected: &[u8]) {
     );
     assert!(src.read_ranges(&[0..4, n..n + 1]).is_err());
     assert!(src.read_ranges(&[]).unwrap().is_empty());
+    assert_eq!(src.read_vec(3, 40).unwrap(), expected[3..43]);
+    assert_eq!(src.read_vec(n, 0).unwrap(), Vec::<u8>::new());
+    let e = src.read_vec(n - 5, 10).unwrap_err();
+    assert!(matches!(e, StoreError::Range { .. }), "{e}");
 }

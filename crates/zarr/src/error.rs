@@ -36,17 +36,6 @@ pub enum ZarrError {
         /// What is wrong.
         reason: String,
     },
-    /// A `#mode=` word nobody knows (netCDF-C ignores it; a typo would then silently choose
-    /// another format or storage).
-    #[error("{location:?}: unknown mode word \"{word}\" in #mode= (known: {known})")]
-    UnknownModeWord {
-        /// The location text.
-        location: String,
-        /// The word.
-        word: String,
-        /// The words netCDF-C knows, comma-separated.
-        known: String,
-    },
     /// No `.zgroup` at the root of the store.
     #[error("{path}: not a Zarr store: no .zgroup at its root")]
     NotAStore {

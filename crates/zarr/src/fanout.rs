@@ -25,9 +25,11 @@ use nc_dataset::{DataSource, Dataset};
 use serde_json::{json, Value};
 
 use crate::error::ZarrError;
-use crate::location::{metadata_rank, StorageKind, ZarrLocation};
+use crate::modes::ZarrModes;
+use crate::store::metadata_rank;
 use crate::store::{MemStore, ObjectWriter, Store};
 use crate::write::{write_into, ChunkScope, ZarrWriteOptions};
+use nc_store::{Location, StorageKind};
 
 /// The plan marker init writes at the top of the store (a key readers ignore; top-level and
 /// dotted, so a store holding it is one a new init may replace).
@@ -70,7 +72,7 @@ pub fn part_key(index: u64, count: u64) -> String {
 }
 
 /// Run one step of a copy of `ds` (data from `src`) written by parts into the store at
-/// `location`. `facts` are plan facts the metadata does not show (such as which variables get
+/// `location` (opened through nc-store, read as `modes` say). `facts` are plan facts the metadata does not show (such as which variables get
 /// data); every step must be given the same.
 ///
 /// # Errors
@@ -78,14 +80,15 @@ pub fn part_key(index: u64, count: u64) -> String {
 /// input); a part or finish with no init before it; finish with parts missing (named); the
 /// writer's and the store's own errors.
 pub fn write_step(
-    location: &ZarrLocation,
+    location: &Location,
+    modes: &ZarrModes,
     ds: &Dataset,
     src: &dyn DataSource,
     opts: &ZarrWriteOptions,
     step: FanoutStep,
     facts: &[u8],
 ) -> Result<FanoutOutcome, ZarrError> {
-    if location.storage == StorageKind::Zip {
+    if location.storage_kind() == StorageKind::Zip {
         return Err(fail(
             location,
             "a zip store is one archive with one writer, so it cannot be written by parts: \
@@ -93,16 +96,16 @@ pub fn write_step(
         ));
     }
     let mut opts = opts.clone();
-    opts.v3 |= location.v3;
-    let pure = location.pure_zarr || opts.v3;
-    let plan = Plan::new(ds, src, pure, location.xarray, &opts, facts)?;
+    opts.v3 |= modes.v3;
+    let pure = modes.pure_zarr || opts.v3;
+    let plan = Plan::new(ds, src, pure, modes.xarray, &opts, facts)?;
     match step {
         FanoutStep::Init => init(location, &plan),
         FanoutStep::Part { index, count } => {
             let store = open_existing(location)?;
             part(location, store.as_ref(), &plan, index, count, |sieve| {
                 opts.chunks = ChunkScope::Part { index, count };
-                write_into(sieve, ds, src, pure, location.xarray, &opts)
+                write_into(sieve, ds, src, pure, modes.xarray, &opts)
             })
         }
         FanoutStep::Finish { count } => {
@@ -179,9 +182,9 @@ fn text(v: &Value) -> Vec<u8> {
     t.into_bytes()
 }
 
-fn fail(location: &ZarrLocation, why: impl Into<String>) -> ZarrError {
+fn fail(location: &Location, why: impl Into<String>) -> ZarrError {
     ZarrError::Fanout {
-        location: location.text.clone(),
+        location: location.text().to_string(),
         why: why.into(),
     }
 }
@@ -196,8 +199,8 @@ const MISMATCH: &str = "was started (--part init) with other copy options or ano
                         than this call's: run every step with the same options and input, or \
                         start over with --part init";
 
-fn init(location: &ZarrLocation, plan: &Plan) -> Result<FanoutOutcome, ZarrError> {
-    let store = location.create_store()?;
+fn init(location: &Location, plan: &Plan) -> Result<FanoutOutcome, ZarrError> {
+    let store = location.create_store(metadata_rank)?;
     let written = (|| {
         for (k, v) in &plan.meta {
             if k.contains('/') {
@@ -213,14 +216,16 @@ fn init(location: &ZarrLocation, plan: &Plan) -> Result<FanoutOutcome, ZarrError
 }
 
 /// The store a part or finish adds to; a missing local directory says to run init.
-fn open_existing(location: &ZarrLocation) -> Result<Box<dyn Store>, ZarrError> {
-    if location.remote.is_none() && !location.path.is_dir() {
-        return Err(fail(
+fn open_existing(location: &Location) -> Result<Box<dyn Store>, ZarrError> {
+    match location.open_store_writable(metadata_rank) {
+        // no directory there (object storage has no directories: a missing store shows as
+        // missing markers)
+        Err(nc_store::StoreError::Io { .. }) => Err(fail(
             location,
             "no store here yet: run nccopy-rs --part init (with the same options) first",
-        ));
+        )),
+        r => Ok(r?),
     }
-    location.open_store_writable()
 }
 
 /// The first metadata object of the plan that the store lacks or holds otherwise (the root's
@@ -239,7 +244,7 @@ fn first_difference(store: &dyn Store, plan: &Plan) -> Result<Option<String>, Za
 /// The plan marker's digest, or — with no marker — `Unchanged` when the store is this plan's
 /// complete output, else an error saying init comes first.
 fn plan_state(
-    location: &ZarrLocation,
+    location: &Location,
     store: &dyn Store,
     plan: &Plan,
     step: &str,
@@ -264,7 +269,7 @@ fn plan_state(
 }
 
 fn part(
-    location: &ZarrLocation,
+    location: &Location,
     store: &dyn Store,
     plan: &Plan,
     index: u64,
@@ -298,14 +303,14 @@ fn part(
 const MAX_NAMED: usize = 20;
 
 fn finish(
-    location: &ZarrLocation,
+    location: &Location,
     store: &dyn Store,
     plan: &Plan,
     count: Option<u64>,
 ) -> Result<FanoutOutcome, ZarrError> {
     if let Err(done) = plan_state(location, store, plan, "finish")? {
         // a finish cut short after the root metadata: markers may be left
-        remove_markers(location, store)?;
+        remove_markers(store)?;
         return Ok(done);
     }
     let root_done = plan
@@ -322,13 +327,13 @@ fn finish(
         }
         store.close()?;
     }
-    remove_markers(location, store)?;
+    remove_markers(store)?;
     Ok(FanoutOutcome::Written)
 }
 
 /// Every part 0..N-1 has its marker, all with this plan and the same N.
 fn check_parts(
-    location: &ZarrLocation,
+    location: &Location,
     store: &dyn Store,
     plan: &Plan,
     count: Option<u64>,
@@ -407,22 +412,13 @@ fn check_parts(
 
 /// Remove the part markers, then the plan marker (so a cut-short cleanup is finished by the
 /// next finish).
-fn remove_markers(location: &ZarrLocation, store: &dyn Store) -> Result<(), ZarrError> {
+fn remove_markers(store: &dyn Store) -> Result<(), ZarrError> {
     for k in store.list(PARTS_DIR)? {
         store.delete(&k)?;
     }
     store.delete(PLAN_KEY)?;
-    if location.remote.is_none() {
-        // a directory store leaves the empty marker directory behind
-        match std::fs::remove_dir(location.path.join(PARTS_DIR)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(
-                    nc_store::StoreError::io(location.path.join(PARTS_DIR).display(), e).into(),
-                )
-            }
-            _ => {}
-        }
-    }
+    // a directory store would leave the empty marker directory behind
+    store.prune(PARTS_DIR)?;
     Ok(())
 }
 

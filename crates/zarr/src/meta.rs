@@ -8,7 +8,7 @@ use crate::attrs;
 use crate::dtype::{attr_type, Dtype, Kind};
 use crate::error::ZarrError;
 use crate::json::{self, as_f64};
-use crate::location::ZarrLocation;
+use crate::modes::Opening;
 use crate::store::Store;
 use nc_dataset::{
     default_fill, AtomicType, Dataset, DimId, FileInfo, Format, GroupId, Layout, NcType, Storage,
@@ -108,7 +108,7 @@ pub(crate) fn join(prefix: &str, name: &str) -> String {
 
 pub(crate) struct Loader<'a> {
     store: &'a dyn Store,
-    loc: &'a ZarrLocation,
+    loc: &'a Opening<'a>,
     /// NCZarr metadata used for the structure (false: pure Zarr inference).
     nczarr: bool,
     /// NCZarr version 1 objects.
@@ -157,12 +157,12 @@ pub(crate) fn u64_list(key: &str, field: &str, v: Option<&Value>) -> Result<Vec<
 
 impl<'a> Loader<'a> {
     /// Read the whole metadata tree.
-    pub fn load(store: &'a dyn Store, loc: &'a ZarrLocation) -> Result<Loader<'a>, ZarrError> {
+    pub fn load(store: &'a dyn Store, loc: &'a Opening<'a>) -> Result<Loader<'a>, ZarrError> {
         // a store that is one array (zarr-python's `zarr.create_array(path)`): netCDF's root is
         // a group, so there is nothing to show it in; said, never an empty dataset
         if get_json(store, ".zgroup")?.is_none() && store.get(".zarray")?.is_some() {
             return Err(ZarrError::meta(
-                &format!("{}/.zarray", loc.path.display()),
+                &format!("{}/.zarray", loc.shown),
                 "the store is a single Zarr array, not a group: netCDF datasets are groups of \
                  arrays; create the array inside a group (zarr.open_group(path).create_array(name, \
                  ...)) or read it with zarr-python",
@@ -180,7 +180,7 @@ impl<'a> Loader<'a> {
             }
             None => {
                 return Err(ZarrError::NotAStore {
-                    path: loc.path.display().to_string(),
+                    path: loc.shown.to_string(),
                 })
             }
         };
@@ -210,14 +210,14 @@ impl<'a> Loader<'a> {
                 .unwrap_or(2),
             None => 0,
         };
-        let mut ds = Dataset::new(loc.dataset_name());
+        let mut ds = Dataset::new(loc.name);
         ds.format = Some(Format::Netcdf4);
         ds.info = FileInfo {
             nc_properties: None,
             superblock_version: Some(superblock),
             is_netcdf4: Some(true),
         };
-        let nczarr = version.is_some() && !loc.pure_zarr;
+        let nczarr = version.is_some() && !loc.modes.pure_zarr;
         let keys = if nczarr {
             None
         } else {
@@ -619,7 +619,7 @@ impl<'a> Loader<'a> {
             }
         }
         if dims.is_none() && !scalar {
-            let xdims = if self.loc.xarray {
+            let xdims = if self.loc.modes.xarray {
                 zattrs
                     .as_ref()
                     .and_then(|z| z.get("_ARRAY_DIMENSIONS"))

@@ -5,8 +5,8 @@
 use crate::convert;
 use crate::dtype::Kind;
 use crate::error::ZarrError;
-use crate::location::ZarrLocation;
 use crate::meta::{Loader, VarInfo};
+use crate::modes::{Opening, ZarrModes};
 use crate::store::Store;
 use crate::v3;
 use nc_dataset::{DataError, DataSource, Dataset, NcString, Values, VarId};
@@ -24,7 +24,8 @@ const MAX_READ: u64 = 1 << 34;
 
 /// An NCZarr or Zarr store opened for reading.
 pub struct ZarrFile {
-    location: ZarrLocation,
+    /// The store as shown in messages.
+    shown: String,
     store: Box<dyn Store>,
     ds: Dataset,
     vars: Vec<VarInfo>,
@@ -108,7 +109,7 @@ fn with_var(e: ZarrError, var: &str) -> ZarrError {
 }
 
 /// The metadata of a version 2 or version 3 store.
-fn load_any(store: &dyn Store, location: &ZarrLocation) -> Result<v3::Loaded, ZarrError> {
+fn load_any(store: &dyn Store, location: &Opening<'_>) -> Result<v3::Loaded, ZarrError> {
     if v3::is_v3(store)? {
         return v3::load(store, location);
     }
@@ -119,26 +120,32 @@ fn load_any(store: &dyn Store, location: &ZarrLocation) -> Result<v3::Loaded, Za
 impl std::fmt::Debug for ZarrFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ZarrFile")
-            .field("location", &self.location.text)
+            .field("store", &self.shown)
             .finish()
     }
 }
 
 impl ZarrFile {
-    /// Open the store at `location` and read all its metadata.
+    /// Read the metadata of an open store: `shown` names it in messages, `name` is the
+    /// dataset name, `modes` say NCZarr or pure Zarr and whether XArray's names are read.
     ///
     /// # Errors
-    /// Remote locations, a missing store or `.zgroup`, malformed metadata (the error names
-    /// the object key).
-    pub fn open(location: &ZarrLocation) -> Result<ZarrFile, ZarrError> {
-        ZarrFile::load(location.open_store()?, location.clone())
-    }
-
-    /// Read the metadata of `store`, opened at `location`.
-    fn load(store: Box<dyn Store>, location: ZarrLocation) -> Result<ZarrFile, ZarrError> {
-        let (ds, vars, warnings) = load_any(store.as_ref(), &location)?;
+    /// A missing `.zgroup` (or `zarr.json`), malformed metadata (the error names the object
+    /// key), store failures.
+    pub fn open(
+        store: Box<dyn Store>,
+        shown: &str,
+        name: &str,
+        modes: &ZarrModes,
+    ) -> Result<ZarrFile, ZarrError> {
+        let opening = Opening {
+            shown,
+            name,
+            modes: *modes,
+        };
+        let (ds, vars, warnings) = load_any(store.as_ref(), &opening)?;
         Ok(ZarrFile {
-            location,
+            shown: shown.to_string(),
             store,
             ds,
             vars,
@@ -150,7 +157,7 @@ impl ZarrFile {
     }
 
     /// Read a store that is already open (a [`crate::MemStore`], a custom store). `name` is
-    /// the dataset name; `pure_zarr` and `xarray` are the `zarr` / `noxarray` mode flags.
+    /// the dataset name and the name shown; `pure_zarr` and `xarray` as in [`ZarrModes`].
     ///
     /// # Errors
     /// As [`ZarrFile::open`].
@@ -160,31 +167,19 @@ impl ZarrFile {
         pure_zarr: bool,
         xarray: bool,
     ) -> Result<ZarrFile, ZarrError> {
-        let location = ZarrLocation {
-            text: name.to_string(),
-            path: std::path::PathBuf::from(name),
-            storage: crate::StorageKind::File,
+        let modes = ZarrModes {
             pure_zarr,
             xarray,
-            remote: None,
             v3: false,
-            layout: None,
         };
-        ZarrFile::load(store, location)
+        ZarrFile::open(store, name, name, &modes)
     }
 
-    /// Open with a filter registry of the caller's (instead of the built-in codecs plus the
-    /// plugins of `HDF5_PLUGIN_PATH`, loaded at the first data read).
-    ///
-    /// # Errors
-    /// As [`ZarrFile::open`].
-    pub fn open_with_registry(
-        location: &ZarrLocation,
-        registry: Registry,
-    ) -> Result<ZarrFile, ZarrError> {
-        let f = ZarrFile::open(location)?;
-        let _ = f.registry.set(registry);
-        Ok(f)
+    /// Decode with a filter registry of the caller's (instead of the built-in codecs plus
+    /// the plugins of `HDF5_PLUGIN_PATH`, loaded at the first data read).
+    pub fn with_registry(self, registry: Registry) -> ZarrFile {
+        let _ = self.registry.set(registry);
+        self
     }
 
     /// The dataset: groups, dimensions, variables, attributes and storage settings.
@@ -198,9 +193,9 @@ impl ZarrFile {
         &self.warnings
     }
 
-    /// The location it was opened from.
-    pub fn location(&self) -> &ZarrLocation {
-        &self.location
+    /// The store as shown in messages.
+    pub fn shown(&self) -> &str {
+        &self.shown
     }
 
     fn registry(&self) -> &Registry {

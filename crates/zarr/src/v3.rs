@@ -16,11 +16,11 @@ use crate::attrs;
 use crate::dtype::{Dtype, Endian, Kind};
 use crate::error::ZarrError;
 use crate::json::{self, as_f64};
-use crate::location::ZarrLocation;
 use crate::meta::{
     as_obj, base64_decode, encode_one, fill_attribute, get_json, is_bookkeeping, join, layout,
     u64_list, VarInfo,
 };
+use crate::modes::Opening;
 use crate::store::Store;
 use nc_dataset::{
     default_fill, AtomicType, Dataset, DimId, FileInfo, Format, GroupId, NcType, Storage, Values,
@@ -128,13 +128,13 @@ pub(crate) fn is_v3(store: &dyn Store) -> Result<bool, ZarrError> {
 pub(crate) type Loaded = (Dataset, Vec<VarInfo>, Vec<String>);
 
 /// Read the whole metadata tree of a v3 store.
-pub(crate) fn load(store: &dyn Store, loc: &ZarrLocation) -> Result<Loaded, ZarrError> {
+pub(crate) fn load(store: &dyn Store, loc: &Opening<'_>) -> Result<Loaded, ZarrError> {
     let root =
         get_json(store, "zarr.json")?.ok_or_else(|| ZarrError::meta("zarr.json", "missing"))?;
     check_node(&root, "zarr.json")?;
     if node_type(&root, "zarr.json")? == "array" {
         return Err(ZarrError::meta(
-            &format!("{}/zarr.json", loc.path.display()),
+            &format!("{}/zarr.json", loc.shown),
             "the store is a single Zarr array, not a group: netCDF datasets are groups of \
              arrays; create the array inside a group (zarr.open_group(path).create_array(name, \
              ...)) or read it with zarr-python",
@@ -163,7 +163,7 @@ pub(crate) fn load(store: &dyn Store, loc: &ZarrLocation) -> Result<Loaded, Zarr
             }
         }
     }
-    let mut ds = Dataset::new(loc.dataset_name());
+    let mut ds = Dataset::new(loc.name);
     ds.format = Some(Format::Netcdf4);
     ds.info = FileInfo {
         nc_properties: None,

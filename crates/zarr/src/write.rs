@@ -25,7 +25,7 @@ use crate::convert;
 use crate::dtype::{numeric_dtype, Dtype, Endian, Kind};
 use crate::error::ZarrError;
 use crate::json::float_value;
-use crate::location::ZarrLocation;
+use crate::modes::ZarrModes;
 use crate::store::Store;
 use nc_dataset::{
     default_fill, AtomicType, DataSource, Dataset, Endianness, FilterSpec, GroupId, Layout,
@@ -266,28 +266,31 @@ fn var_path(ds: &Dataset, v: VarId) -> String {
     )
 }
 
-/// Write `ds` (data from `src`) as a store at `location` (NCZarr, or pure Zarr with
-/// `mode=zarr`; `_ARRAY_DIMENSIONS` unless `noxarray`). An existing store there is replaced.
+/// Write `ds` (data from `src`) as a store (NCZarr, or pure Zarr with `modes.pure_zarr`;
+/// `_ARRAY_DIMENSIONS` unless `!modes.xarray`; Zarr v3 with `modes.v3` or `opts.v3`). The
+/// store is made by `create` (replacing an existing one there) only once the dataset is known
+/// to fit, so a refusal replaces nothing; it is closed at the end, or aborted on failure.
 ///
 /// # Errors
-/// Remote locations, user-defined types, strings longer than their maximum length, filters
-/// without a Zarr codec, source read failures, I/O failures.
+/// User-defined types, strings longer than their maximum length, filters without a Zarr
+/// codec, source read failures, store failures.
 pub fn write_store(
-    location: &ZarrLocation,
+    create: impl FnOnce() -> Result<Box<dyn Store>, nc_store::StoreError>,
     ds: &Dataset,
     src: &dyn DataSource,
+    modes: &ZarrModes,
     opts: &ZarrWriteOptions,
 ) -> Result<(), ZarrError> {
     check_model(ds)?;
-    let store = location.create_store()?;
+    let store = create()?;
     let mut opts = opts.clone();
-    opts.v3 |= location.v3;
+    opts.v3 |= modes.v3;
     let written = write_into(
         store.as_ref(),
         ds,
         src,
-        location.pure_zarr || opts.v3,
-        location.xarray,
+        modes.pure_zarr || opts.v3,
+        modes.xarray,
         &opts,
     )
     .and_then(|()| Ok(store.close()?));

@@ -116,8 +116,8 @@ fn old_format_v1_zip_and_directory() {
 
     // nccopy to the current format, then read it back as NCZarr and as pure Zarr
     let out = d.join("tmp_newformat.file");
-    let l = nc_zarr::parse_location(&format!("file://{}#mode=nczarr,file", out.display())).unwrap();
-    nc_zarr::write_store(&l, f.dataset(), &f, &Default::default()).unwrap();
+    let l = format!("file://{}#mode=nczarr,file", out.display());
+    common::write_at(&l, f.dataset(), &f, &Default::default()).unwrap();
     let got = dump(
         &format!("file://{}#mode=nczarr,file", out.display()),
         false,

@@ -4,8 +4,8 @@
 
 mod common;
 use common::*;
-use nc_dataset::{AtomicType, Attribute, Dataset, InMemory, Values, ROOT};
-use nc_zarr::{parse_location, write_store, NczarrLayout, ZarrFile, ZarrWriteOptions};
+use nc_dataset::{AtomicType, Attribute, Dataset, FilterSpec, InMemory, Values, ROOT};
+use nc_zarr::{NczarrLayout, ZarrFile, ZarrWriteOptions};
 use std::fs;
 use std::path::Path;
 
@@ -16,8 +16,7 @@ fn put(root: &Path, key: &str, text: &str) {
 }
 
 fn open_err(root: &Path, mode: &str) -> String {
-    let l = parse_location(&format!("file://{}#mode={mode},file", root.display())).unwrap();
-    ZarrFile::open(&l)
+    open_at(&format!("file://{}#mode={mode},file", root.display()))
         .err()
         .map(|e| e.to_string())
         .unwrap_or_else(|| "opened".into())
@@ -368,8 +367,7 @@ fn strings_follow_the_fixed_length_rules() {
     ds.var_mut(s)
         .atts
         .push(Attribute::new("_nczarr_maxstrlen", Values::Int(vec![4])));
-    let l = parse_location(&loc).unwrap();
-    let e = write_store(&l, &ds, &InMemory, &Default::default())
+    let e = write_at(&loc, &ds, &InMemory, &Default::default())
         .unwrap_err()
         .to_string();
     assert!(
@@ -390,8 +388,8 @@ fn user_types_are_refused() {
     let mut ds = Dataset::new("u");
     let t = ds.add_type(ROOT, "op", nc_dataset::UserTypeKind::Opaque { size: 4 });
     ds.add_var(ROOT, "o", nc_dataset::NcType::User(t), vec![]);
-    let l = parse_location(&format!("file://{}/u.file#mode=nczarr,file", d.display())).unwrap();
-    let e = write_store(&l, &ds, &InMemory, &Default::default())
+    let l = format!("file://{}/u.file#mode=nczarr,file", d.display());
+    let e = write_at(&l, &ds, &InMemory, &Default::default())
         .unwrap_err()
         .to_string();
     assert!(

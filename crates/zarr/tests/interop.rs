@@ -436,8 +436,7 @@ print(json.dumps({k: g[k][...].tolist() for k in sorted(g.array_keys())}))
     for (n, l) in [("source", &loc), ("copy", &copy)] {
         if n == "copy" {
             let src = open(&loc);
-            let out = nc_zarr::parse_location(&copy).unwrap();
-            nc_zarr::write_store(&out, src.dataset(), &src, &Default::default()).unwrap();
+            common::write_at(&copy, src.dataset(), &src, &Default::default()).unwrap();
         }
         let f = open(l);
         let ds = f.dataset();

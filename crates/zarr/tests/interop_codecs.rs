@@ -384,8 +384,7 @@ fn zarr_to_zarr_copy_keeps_the_codecs() {
     for mode in ["zarr", "nczarr"] {
         let out = d.join(format!("copy-{mode}.zarr"));
         let out_loc = format!("file://{}#mode={mode},file", out.display());
-        let l = nc_zarr::parse_location(&out_loc).unwrap();
-        nc_zarr::write_store(&l, src.dataset(), &src, &Default::default()).unwrap();
+        common::write_at(&out_loc, src.dataset(), &src, &Default::default()).unwrap();
         // the same codec JSON in every .zarray
         for name in [
             "gzip_i4",
@@ -474,8 +473,7 @@ mk('lzma_alone_f8', f8, (5, 5), nc.LZMA(format=2, preset=1), [nc.Shuffle(element
     let src = open(&loc);
     let out = d.join("copy.file");
     let out_loc = format!("file://{}#mode=nczarr,file", out.display());
-    let l = nc_zarr::parse_location(&out_loc).unwrap();
-    nc_zarr::write_store(&l, src.dataset(), &src, &Default::default()).unwrap();
+    common::write_at(&out_loc, src.dataset(), &src, &Default::default()).unwrap();
     assert_same_values(&out_loc, &theirs);
     // and zarr-python reads the copy (our lzma and conversion encoders) with the same values
     let again = dump_with_python(&out);

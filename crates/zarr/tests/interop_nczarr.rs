@@ -834,8 +834,7 @@ group: g {
     // and through nccopy's path: the unlimited dimensions survive a copy to our default layout
     let f = open(&loc);
     let copy = format!("file://{}/copy.file#mode=nczarr,file", d.display());
-    let l = nc_zarr::parse_location(&copy).unwrap();
-    nc_zarr::write_store(&l, f.dataset(), &f, &ZarrWriteOptions::default()).unwrap();
+    common::write_at(&copy, f.dataset(), &f, &ZarrWriteOptions::default()).unwrap();
     let again = dump(&copy, false, false, None).replacen("netcdf copy", "netcdf py", 1);
     assert_same(&again, want, false, "copy of the netCDF4-python store");
     std::fs::remove_dir_all(&d).unwrap();

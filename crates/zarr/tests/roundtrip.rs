@@ -359,8 +359,7 @@ fn reference_sweep_over_the_cdl_corpus() {
             skipped.push(format!("{name} (reference ncdump fails on its own store)"));
             continue;
         }
-        let l = nc_zarr::parse_location(&ours).unwrap();
-        if let Err(e) = nc_zarr::write_store(&l, &ds, &nc_dataset::InMemory, &layout_49()) {
+        if let Err(e) = common::write_at(&ours, &ds, &nc_dataset::InMemory, &layout_49()) {
             failures.push(format!("{name}: our writer: {e}"));
             continue;
         }
@@ -389,8 +388,7 @@ fn reference_sweep_over_the_cdl_corpus() {
         if !reference_ncgen(&src, &refp, &d) {
             continue;
         }
-        let l = nc_zarr::parse_location(&oursp).unwrap();
-        nc_zarr::write_store(&l, &ds, &nc_dataset::InMemory, &Default::default()).unwrap();
+        common::write_at(&oursp, &ds, &nc_dataset::InMemory, &Default::default()).unwrap();
         let (want, got) = (
             reference_ncdump(&name, &refp),
             reference_ncdump(&name, &oursp),

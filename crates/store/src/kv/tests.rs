@@ -126,3 +126,25 @@ fn zipping_a_directory_store_and_back() {
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn pruning_removes_only_an_emptied_directory() {
+    let d = tmpdir("prune");
+    let s = DirStore::create(&d.join("p.file")).unwrap();
+    s.put("m/.a", b"1").unwrap();
+    s.put("m/.b", b"2").unwrap();
+    s.delete("m/.a").unwrap();
+    s.prune("m").unwrap();
+    assert!(d.join("p.file/m").is_dir(), "a key is still below it");
+    s.delete("m/.b").unwrap();
+    s.prune("m").unwrap();
+    assert!(!d.join("p.file/m").exists());
+    s.prune("m").unwrap();
+    assert!(s.prune("../x").is_err());
+    let r = DirStore::open(&d.join("p.file")).unwrap();
+    assert!(r.prune("m").is_err(), "opened for reading");
+    // other stores have nothing to prune
+    let mem = MemStore::new();
+    mem.prune("m").unwrap();
+    fs::remove_dir_all(&d).unwrap();
+}

@@ -2,7 +2,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use nc_dataset::{DataSource, Dataset, FilterSpec};
-use nc_zarr::{parse_location, write_store, ZarrFile, ZarrWriteOptions};
+use nc_zarr::{ZarrError, ZarrFile, ZarrModes, ZarrWriteOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -40,10 +40,34 @@ pub fn unzip(zip: &Path, dir: &Path) {
     a.extract(dir).unwrap();
 }
 
+/// Open the store a location names, through nc-store's door as nc-dispatch does.
+pub fn open_at(loc: &str) -> Result<ZarrFile, ZarrError> {
+    let l = nc_store::Location::parse(loc).unwrap_or_else(|e| panic!("{loc}: {e}"));
+    assert!(l.names_store(), "not a store location: {loc}");
+    ZarrFile::open(
+        l.open_store()?,
+        &l.display(),
+        &l.dataset_name(),
+        &ZarrModes::from(&l.store_modes()),
+    )
+}
+
+/// Write `ds` (data from `src`) as the store a location names.
+pub fn write_at(
+    loc: &str,
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &ZarrWriteOptions,
+) -> Result<(), ZarrError> {
+    let l = nc_store::Location::parse(loc).unwrap_or_else(|e| panic!("{loc}: {e}"));
+    assert!(l.names_store(), "not a store location: {loc}");
+    let create = || l.create_store(nc_zarr::metadata_rank);
+    nc_zarr::write_store(create, ds, src, &ZarrModes::from(&l.store_modes()), opts)
+}
+
 /// Open a location.
 pub fn open(loc: &str) -> ZarrFile {
-    let l = parse_location(loc).unwrap_or_else(|| panic!("not a location: {loc}"));
-    ZarrFile::open(&l).unwrap_or_else(|e| panic!("{loc}: {e}"))
+    open_at(loc).unwrap_or_else(|e| panic!("{loc}: {e}"))
 }
 
 /// Our ncdump: print a dataset read through `src`.
@@ -79,8 +103,7 @@ pub fn cdl(path: &Path) -> Dataset {
 
 /// Write a dataset (in-memory data) to a location.
 pub fn write(ds: &Dataset, loc: &str, opts: &ZarrWriteOptions) {
-    let l = parse_location(loc).unwrap();
-    write_store(&l, ds, &nc_dataset::InMemory, opts).unwrap_or_else(|e| panic!("{loc}: {e}"));
+    write_at(loc, ds, &nc_dataset::InMemory, opts).unwrap_or_else(|e| panic!("{loc}: {e}"));
 }
 
 /// The conformance normalisations.
