@@ -554,9 +554,9 @@ mod tests {
         let l = parse("az://cont/p/q.nc");
         assert_eq!(l.remote().map(|u| u.cloud), Some(remote::Cloud::Azure));
         assert_eq!(parse("gs://b/k.nc").dataset_name(), "k");
-        assert!(!parse("s3://b/k#mode=zarr,anon")
+        assert!(parse("s3://b/k#mode=zarr,anon")
             .remote()
-            .is_some_and(|u| !u.anonymous));
+            .is_some_and(|u| u.anonymous));
     }
 
     #[test]
