@@ -4,7 +4,6 @@
 mod about;
 mod cleanup;
 mod copy;
-mod decode;
 mod dest;
 mod failure;
 mod kind;
@@ -21,7 +20,6 @@ pub use cleanup::{
     temps_in_flight, wait_if_interrupted, TempGuard,
 };
 pub use copy::*;
-pub use decode::*;
 pub use dest::same_dataset;
 pub use failure::{Failure, Side};
 pub use kind::*;

@@ -328,7 +328,7 @@ pub fn open(path: &Path) -> Result<Opened, DispatchError> {
             })
         }
         FileKind::Hdf5 { .. } => {
-            let decoder = std::sync::Arc::new(crate::decode::RegistryDecoder::default());
+            let decoder = std::sync::Arc::new(nc_hdf5::chunk_decoder());
             let h = nc_hdf5::Nc4File::open_with(path, decoder).map_err(DispatchError::Hdf5)?;
             Ok(Opened {
                 backend: Backend::Nc4(h),
@@ -371,7 +371,7 @@ fn open_remote_dataset(u: &nc_store::remote::RemoteUrl) -> Result<Opened, Dispat
             })?,
         ),
         FileKind::Hdf5 { .. } => {
-            let decoder = Arc::new(crate::decode::RegistryDecoder::default());
+            let decoder = Arc::new(nc_hdf5::chunk_decoder());
             let name = name_of(&u.key);
             Backend::Nc4(
                 nc_hdf5::Nc4File::open_source(src, &name, decoder).map_err(DispatchError::Hdf5)?,
