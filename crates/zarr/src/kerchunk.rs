@@ -744,8 +744,10 @@ fn referenced_codecs(ds: &Dataset, v: VarId, map: &ChunkMap) -> Result<Vec<ZarrC
         .try_fold(es as u64, |a, &b| a.checked_mul(b));
     let mut out = Vec::with_capacity(map.filters.len());
     for f in &map.filters {
-        let name = nc_filters::filter_name(f.id)
-            .map(|n| format!(" ({n})"))
+        // named when Zarr knows it by a codec id (as a Zarr user would look it up)
+        let name = nc_filters::known(f.id)
+            .filter(|k| k.numcodecs.id().is_some())
+            .map(|k| format!(" ({})", k.name))
             .unwrap_or_default();
         // numcodecs decodes the chunks of deflate (`zlib`), shuffle, fletcher32, bzip2 (`bz2`),
         // blosc and zstd as HDF5 stored them (the filter table says which)
