@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 const MAX_DATA: u64 = 1 << 20;
 
 fuzz_target!(|data: &[u8]| {
-    let decoder = Arc::new(nc_dispatch::RegistryDecoder::default());
+    let decoder = Arc::new(nc_hdf5::chunk_decoder());
     let Ok(f) = nc_hdf5::Nc4File::from_bytes(data.to_vec(), "fuzz", decoder) else {
         return;
     };

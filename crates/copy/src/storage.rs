@@ -60,7 +60,13 @@ pub(crate) fn apply_storage_options(
                 .filters
                 .iter()
                 .filter(|f| no_codec(f))
-                .map(|f| format!("{} ({})", f.id, nc_hdf5::filter_name(f.id)))
+                .map(|f| {
+                    format!(
+                        "{} ({})",
+                        f.id,
+                        nc_filters::filter_name(f.id).unwrap_or("unknown")
+                    )
+                })
                 .collect();
             if !dropped.is_empty() {
                 st.filters.retain(|f| !no_codec(f));
@@ -135,7 +141,13 @@ pub(crate) fn apply_storage_options(
             .filters
             .iter()
             .filter(|f| matches!(f.id, 5 | 6))
-            .map(|f| format!("{} ({})", f.id, nc_hdf5::filter_name(f.id)))
+            .map(|f| {
+                format!(
+                    "{} ({})",
+                    f.id,
+                    nc_filters::filter_name(f.id).unwrap_or("unknown")
+                )
+            })
             .collect();
         if !dropped.is_empty() {
             st.filters.retain(|f| !matches!(f.id, 5 | 6));

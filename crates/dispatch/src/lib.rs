@@ -16,7 +16,6 @@
 mod about;
 mod blame;
 mod cleanup;
-mod decode;
 mod dest;
 mod failure;
 mod kind;
@@ -32,7 +31,6 @@ pub use cleanup::{
     commit_unless_interrupted, install_interrupt_handler, interrupt, is_interrupted, register_temp,
     temps_in_flight, wait_if_interrupted, TempGuard,
 };
-pub use decode::*;
 pub use dest::same_dataset;
 pub use failure::{Failure, Side};
 pub use kind::*;

@@ -399,7 +399,7 @@ pub fn open<L: AsLocation + ?Sized>(at: &L) -> Result<Opened, DispatchError> {
             })?,
         ),
         FileKind::Hdf5 { .. } => {
-            let decoder = Arc::new(crate::decode::RegistryDecoder::default());
+            let decoder = Arc::new(nc_hdf5::chunk_decoder());
             Backend::Nc4(
                 nc_hdf5::Nc4File::open_source(src, &loc.dataset_name(), decoder)
                     .map_err(DispatchError::Hdf5)?,

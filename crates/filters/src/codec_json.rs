@@ -82,20 +82,6 @@ pub enum CodecJsonError {
     },
 }
 
-/// The HDF5 id of a standard numcodecs codec id (`"zlib"` → 1).
-pub fn hdf5_id_for_codec(codec: &str) -> Option<u32> {
-    Some(match codec {
-        "zlib" | "deflate" => 1,
-        "shuffle" => 2,
-        "fletcher32" => 3,
-        "szip" => 4,
-        "bz2" | "bzip2" => 307,
-        "blosc" => 32001,
-        "zstd" => 32015,
-        _ => return None,
-    })
-}
-
 /// blosc compressor names in HDF5 blosc filter code order.
 const BLOSC_CNAMES: [&str; 6] = ["blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd"];
 
@@ -631,8 +617,7 @@ pub fn zarr_only_filter(
                 }
             };
             match (id, at_start) {
-                ("crc32c", false) => Box::new(crate::codecs::Crc32c),
-                ("crc32c", true) => Box::new(Checksum32::new(Sum::Crc32c, true)),
+                ("crc32c", at_start) => Box::new(Checksum32::new(Sum::Crc32c, at_start)),
                 ("crc32", _) => Box::new(Checksum32::new(Sum::Crc32, at_start)),
                 _ => Box::new(Checksum32::new(Sum::Adler32, at_start)),
             }
@@ -750,6 +735,7 @@ mod zarr_only_tests {
         assert!(is_element_codec("categorize") && !is_element_codec("gzip"));
         assert!(is_zarr_only(&json!({"id": "lzma"})) && !is_zarr_only(&json!({"id": "zstd"})));
     }
+    use crate::known::hdf5_id_for_codec;
     use serde_json::json;
 
     fn ctx() -> FilterContext {

@@ -3,8 +3,9 @@
 
 use crate::error::FilterError;
 use crate::filter::{Filter, FilterContext, FilterFactory, FilterId, FilterSource};
+use crate::known::filter_name;
 use crate::plugin::{self, PluginReport};
-use crate::spec::{filter_name, SpecParser};
+use crate::spec::SpecParser;
 use nc_dataset::FilterSpec;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -185,7 +186,7 @@ impl Registry {
             .find(|f| f.codec_ids().iter().any(|c| c.eq_ignore_ascii_case(codec)))
             .map(|f| f.id())
             .or_else(|| self.codec_plugin(codec).map(|c| c.hdf5_id))
-            .or_else(|| crate::codec_json::hdf5_id_for_codec(codec))?;
+            .or_else(|| crate::known::hdf5_id_for_codec(codec))?;
         self.get(id)
     }
 
@@ -238,17 +239,9 @@ impl Registry {
         chain: &[FilterSpec],
         ctx: FilterContext,
     ) -> Result<Pipeline, FilterError> {
-        let mut stages = Vec::with_capacity(chain.len());
-        for s in chain {
-            let f = self.get(s.id).ok_or_else(|| self.not_available(s.id))?;
-            let params = f.working_params(&s.params, &ctx);
-            stages.push(f.build(&params, &ctx)?);
-        }
-        Ok(Pipeline::from_filters(stages, ctx))
+        self.assemble(chain, ctx, true)
     }
-}
 
-impl Registry {
     /// A pipeline for a chain whose parameters are already the working ones (as stored in a
     /// file: shuffle's element size, blosc's 7 values, szip's 4), used as they are.
     ///
@@ -259,10 +252,25 @@ impl Registry {
         chain: &[FilterSpec],
         ctx: FilterContext,
     ) -> Result<Pipeline, FilterError> {
+        self.assemble(chain, ctx, false)
+    }
+
+    /// The pipeline of `chain`, turning visible parameters into working ones when `visible`.
+    fn assemble(
+        &self,
+        chain: &[FilterSpec],
+        ctx: FilterContext,
+        visible: bool,
+    ) -> Result<Pipeline, FilterError> {
         let mut stages = Vec::with_capacity(chain.len());
         for s in chain {
             let f = self.get(s.id).ok_or_else(|| self.not_available(s.id))?;
-            stages.push(f.build(&s.params, &ctx)?);
+            let stage = if visible {
+                f.build(&f.working_params(&s.params, &ctx), &ctx)
+            } else {
+                f.build(&s.params, &ctx)
+            };
+            stages.push(stage?);
         }
         Ok(Pipeline::from_filters(stages, ctx))
     }

@@ -10,36 +10,8 @@
 //! Extension: filter names (`bzip2,9`) where the caller allows them ([`SpecParser::names`]).
 
 use crate::error::{FilterSpecError, SpecProblem};
+use crate::known::{filter_id_by_name, filter_name};
 use nc_dataset::FilterSpec;
-
-/// Known filter names and their HDF5 ids (case-insensitive). The first name of an id is its
-/// canonical one ([`filter_name`]).
-pub const FILTER_NAMES: &[(&str, u32)] = &[
-    ("deflate", 1),
-    ("zlib", 1),
-    ("shuffle", 2),
-    ("fletcher32", 3),
-    ("szip", 4),
-    ("bzip2", 307),
-    ("bz2", 307),
-    ("blosc", 32001),
-    ("lz4", 32004),
-    ("zstd", 32015),
-    ("zstandard", 32015),
-];
-
-/// The canonical name of a well-known filter id (`307` → `"bzip2"`).
-pub fn filter_name(id: u32) -> Option<&'static str> {
-    FILTER_NAMES.iter().find(|(_, i)| *i == id).map(|(n, _)| *n)
-}
-
-/// The id of a well-known filter name, case-insensitive (`"BZ2"` → 307).
-pub fn filter_id_by_name(name: &str) -> Option<u32> {
-    FILTER_NAMES
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, i)| *i)
-}
 
 /// One parsed parameter constant: one u32 word, or two (8-byte values, low word first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,7 +177,7 @@ pub struct SpecParser {
     /// Accept filter names (`bzip2`) as well as numeric ids (an extension of netCDF-C 4.9.0,
     /// which rejects names).
     pub names: bool,
-    /// Extra names (for example from loaded plugins), checked after [`FILTER_NAMES`].
+    /// Extra names (for example from loaded plugins), checked after the table's ([`crate::known::FILTERS`]).
     pub extra_names: Vec<(String, u32)>,
     /// Check the parameters of well-known filters ([`check_params`]): deflate needs a level…
     pub check_known: bool,

@@ -48,7 +48,8 @@ use std::sync::Arc;
 use nc_dataset::{AtomicType, DataError, DataSource, Dataset, NcType, Values, VarId};
 
 pub use error::Hdf5Error;
-pub use filters::{filter_name, BuiltinDecoder, ChunkDecoder};
+pub use filters::{chunk_decoder, filter_name};
+pub use nc_filters::ChunkDecoder;
 pub use write::{write_file, Nc4WriteOptions};
 
 /// An opened netCDF-4 / HDF5 file: its dataset model (metadata only) and a data source.
@@ -60,7 +61,7 @@ pub struct Nc4File {
     path: Option<PathBuf>,
     ds: Dataset,
     vars: Vec<Option<meta::VarInfo>>,
-    decoder: Arc<dyn ChunkDecoder>,
+    decoder: Arc<ChunkDecoder>,
     cache: read::ReadCache,
     warnings: Vec<String>,
 }
@@ -75,13 +76,14 @@ impl std::fmt::Debug for Nc4File {
 
 impl Nc4File {
     /// Open a file and read its metadata (no variable data is decoded). Chunks are decoded
-    /// with [`BuiltinDecoder`] (deflate, shuffle, fletcher32).
+    /// with [`chunk_decoder`] (every built-in codec, HDF5's nbit and scaleoffset, and the
+    /// plugins of `HDF5_PLUGIN_PATH`, loaded on the first chunk).
     ///
     /// # Errors
     /// When the file cannot be read, is not HDF5, or its structures are corrupt or truncated;
     /// the error names the file.
     pub fn open(path: impl AsRef<Path>) -> Result<Nc4File, Hdf5Error> {
-        Nc4File::open_with(path, Arc::new(BuiltinDecoder))
+        Nc4File::open_with(path, Arc::new(chunk_decoder()))
     }
 
     /// [`Nc4File::open`] with a chosen chunk decoder (e.g. one that loads filter plugins).
@@ -90,7 +92,7 @@ impl Nc4File {
     /// As [`Nc4File::open`].
     pub fn open_with(
         path: impl AsRef<Path>,
-        decoder: Arc<dyn ChunkDecoder>,
+        decoder: Arc<ChunkDecoder>,
     ) -> Result<Nc4File, Hdf5Error> {
         let path = path.as_ref();
         let src = nc_store::FileSource::open(path).map_err(|e| Hdf5Error::Io {
@@ -113,7 +115,7 @@ impl Nc4File {
     pub fn open_source(
         src: Arc<dyn nc_store::ByteSource>,
         name: &str,
-        decoder: Arc<dyn ChunkDecoder>,
+        decoder: Arc<ChunkDecoder>,
     ) -> Result<Nc4File, Hdf5Error> {
         let shown = PathBuf::from(src.name());
         let in_file = |e: Hdf5Error| match e {
@@ -142,7 +144,7 @@ impl Nc4File {
     pub fn from_bytes(
         bytes: Vec<u8>,
         name: &str,
-        decoder: Arc<dyn ChunkDecoder>,
+        decoder: Arc<ChunkDecoder>,
     ) -> Result<Nc4File, Hdf5Error> {
         let h5 = Arc::new(h5::H5::from_bytes(bytes)?);
         Nc4File::build(h5, h5::Files::default(), name, decoder)
@@ -152,7 +154,7 @@ impl Nc4File {
         h5: Arc<h5::H5>,
         files: h5::Files,
         name: &str,
-        decoder: Arc<dyn ChunkDecoder>,
+        decoder: Arc<ChunkDecoder>,
     ) -> Result<Nc4File, Hdf5Error> {
         let (ds, vars, warnings) = meta::build(&h5, &files, name)?;
         Ok(Nc4File {

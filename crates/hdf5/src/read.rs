@@ -17,11 +17,12 @@ use nc_dataset::{
 use rayon::prelude::*;
 
 use crate::convert::Decoder;
-use crate::filters::{filter_name, ChunkDecoder};
+use crate::filters::filter_name;
 use crate::h5::{H5, MAX_READ_BYTES};
 use crate::meta::VarInfo;
 use crate::vds::{self, Source, Virtual};
 use crate::Hdf5Error;
+use nc_filters::{ChunkDecoder, FilterContext};
 
 /// Decoded chunks kept for repeated small reads (bytes).
 const CHUNK_CACHE_BYTES: usize = 64 << 20;
@@ -49,7 +50,7 @@ struct Slab<'a> {
 
 pub(crate) struct Reader<'a> {
     pub h5: &'a H5,
-    pub decoder: &'a dyn ChunkDecoder,
+    pub decoder: &'a ChunkDecoder,
     pub cache: &'a ReadCache,
 }
 
@@ -951,11 +952,11 @@ impl Reader<'_> {
             raw
         } else {
             self.decoder
-                .decode(&active, info.elem_size, chunk, raw)
-                .map_err(|message| Hdf5Error::Filter {
+                .decode(&active, FilterContext::new(info.elem_size, chunk), &raw)
+                .map_err(|err| Hdf5Error::Filter {
                     var: name.to_string(),
                     offsets: e.offsets.clone(),
-                    message,
+                    message: err.to_string(),
                 })?
         };
         let mut data = data;

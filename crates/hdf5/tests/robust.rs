@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use common::{ncgen, tmp_dir};
 use nc_dataset::DataSource;
-use nc_hdf5::{BuiltinDecoder, Hdf5Error, Nc4File};
+use nc_hdf5::{chunk_decoder, Hdf5Error, Nc4File};
 
 /// Open `bytes` and read every variable whole; errors are fine, panics are not.
 fn exercise(bytes: Vec<u8>) -> Result<usize, Hdf5Error> {
-    let f = Nc4File::from_bytes(bytes, "x", Arc::new(BuiltinDecoder))?;
+    let f = Nc4File::from_bytes(bytes, "x", Arc::new(chunk_decoder()))?;
     let ds = f.dataset();
     let mut ok = 0;
     for v in ds.all_vars() {
@@ -98,7 +98,7 @@ fn not_hdf5_and_missing_files() {
     let err = Nc4File::from_bytes(
         b"CDF\x01 this is classic".to_vec(),
         "x",
-        Arc::new(BuiltinDecoder),
+        Arc::new(chunk_decoder()),
     )
     .expect_err("not HDF5");
     assert!(err.to_string().starts_with("superblock: "), "{err}");

@@ -384,7 +384,7 @@ fn a_byte_source_reads_as_the_file() {
     let bytes = std::fs::read(&path).unwrap();
     let src = std::sync::Arc::new(nc_store::BytesSource::new(bytes.clone(), "mem://s.nc"));
     let by_src =
-        Nc4File::open_source(src, "s", std::sync::Arc::new(nc_hdf5::BuiltinDecoder)).unwrap();
+        Nc4File::open_source(src, "s", std::sync::Arc::new(nc_hdf5::chunk_decoder())).unwrap();
     assert_eq!(by_src.dataset().vars, by_path.dataset().vars);
     for v in by_path.dataset().all_vars() {
         let shape = by_path.dataset().shape(v);
@@ -395,7 +395,7 @@ fn a_byte_source_reads_as_the_file() {
         );
     }
     let cut = std::sync::Arc::new(nc_store::BytesSource::new(&bytes[..200], "mem://cut.nc"));
-    let e = Nc4File::open_source(cut, "cut", std::sync::Arc::new(nc_hdf5::BuiltinDecoder))
+    let e = Nc4File::open_source(cut, "cut", std::sync::Arc::new(nc_hdf5::chunk_decoder()))
         .err()
         .unwrap();
     assert!(e.to_string().contains("mem://cut.nc"), "{e}");

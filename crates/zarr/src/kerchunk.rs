@@ -50,10 +50,6 @@ use crate::error::ZarrError;
 use crate::json::{float_value, to_text};
 use crate::write::{attrs_object, non_utf8_text, place, MetaStyle, NczarrLayout};
 
-/// Filters whose HDF5 chunks a numcodecs codec decodes as they are stored: deflate (`zlib`),
-/// shuffle, fletcher32, bzip2 (`bz2`), blosc, zstd.
-const REFERENCEABLE: [u32; 6] = [1, 2, 3, 307, 32001, 32015];
-
 /// Largest chunk (decoded bytes) re-encoded inline.
 const MAX_REENCODED: u64 = 1 << 30;
 
@@ -735,10 +731,14 @@ fn referenced_codecs(ds: &Dataset, v: VarId, map: &ChunkMap) -> Result<Vec<ZarrC
         .try_fold(es as u64, |a, &b| a.checked_mul(b));
     let mut out = Vec::with_capacity(map.filters.len());
     for f in &map.filters {
-        let name = nc_filters::filter_name(f.id)
-            .map(|n| format!(" ({n})"))
+        // named when Zarr knows it by a codec id (as a Zarr user would look it up)
+        let name = nc_filters::known(f.id)
+            .filter(|k| k.numcodecs.id().is_some())
+            .map(|k| format!(" ({})", k.name))
             .unwrap_or_default();
-        if !REFERENCEABLE.contains(&f.id) {
+        // numcodecs decodes the chunks of deflate (`zlib`), shuffle, fletcher32, bzip2 (`bz2`),
+        // blosc and zstd as HDF5 stored them (the filter table says which)
+        if !nc_filters::known::numcodecs_reads_stored(f.id) {
             let detail = match f.id {
                 4 => "numcodecs has no szip codec",
                 5 | 6 => "its packing is HDF5's own, with no numcodecs codec",

@@ -389,6 +389,26 @@ mod tests {
     }
 
     #[test]
+    fn v3_names_are_the_filter_tables() {
+        // every filter with a Zarr codec is written under the v3 name its table row gives,
+        // and one with none (szip) is refused
+        for k in nc_filters::known::FILTERS {
+            let Some(id) = k.numcodecs.id() else {
+                continue;
+            };
+            let got = map_chain(&[json!({ "id": id })], false, 4, false, "/v");
+            match (k.zarr3, got) {
+                (Some(name), Ok(c)) => assert_eq!(c.codecs.last().unwrap()["name"], name, "{id}"),
+                (None, Err(_)) => {}
+                (want, got) => panic!(
+                    "{id}: table says {want:?}, writer gives {:?}",
+                    got.map(|c| c.codecs)
+                ),
+            }
+        }
+    }
+
+    #[test]
     fn shards_and_strings() {
         let s = assemble_shard(vec![Some(vec![1, 2]), None, Some(vec![3])]).unwrap();
         assert_eq!(&s[..3], &[1, 2, 3]);

@@ -1,6 +1,7 @@
 //! numcodecs' 32-bit checksum codecs without an HDF5 filter: `crc32` (zlib's CRC-32),
 //! `adler32` and `jenkins_lookup3` (Bob Jenkins' lookup3 hash, as HDF5 computes its metadata
-//! checksums), plus `crc32c` with its checksum first. Zarr v3 stores carry them as
+//! checksums), and `crc32c` (Zarr v3's `crc32c`: checksum at the end; numcodecs allows it
+//! first too). Zarr v3 stores carry them as
 //! `numcodecs.crc32`, `numcodecs.adler32`, `numcodecs.jenkins_lookup3`. Encoding adds the
 //! checksum of the chunk as 4 little-endian bytes, before the chunk (`location: "start"`,
 //! numcodecs' default for crc32 and adler32) or after it (`"end"`; lookup3 always); decoding
@@ -35,6 +36,15 @@ pub(crate) struct Checksum32 {
 impl Checksum32 {
     pub(crate) fn new(sum: Sum, at_start: bool) -> Checksum32 {
         Checksum32 { sum, at_start }
+    }
+
+    fn sum_name(&self) -> &'static str {
+        match self.sum {
+            Sum::Crc32 => "crc32",
+            Sum::Adler32 => "adler32",
+            Sum::Crc32c => "crc32c",
+            Sum::Lookup3(_) => "jenkins_lookup3",
+        }
     }
 
     fn of(&self, data: &[u8]) -> u32 {
@@ -118,53 +128,52 @@ pub(crate) fn lookup3(data: &[u8], init: u32) -> u32 {
     (c ^ b).wrapping_sub(b.rotate_left(24))
 }
 
+/// `chunk` with the 4 little-endian bytes of `sum` before it (`at_start`) or after it, in `out`.
+pub(crate) fn with_sum(chunk: &[u8], sum: u32, at_start: bool, out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(chunk.len() + 4);
+    if at_start {
+        out.extend_from_slice(&sum.to_le_bytes());
+        out.extend_from_slice(chunk);
+    } else {
+        out.extend_from_slice(chunk);
+        out.extend_from_slice(&sum.to_le_bytes());
+    }
+}
+
+/// A chunk's body and the little-endian checksum stored before it (`at_start`) or after it;
+/// `None` when the chunk is shorter than the checksum.
+pub(crate) fn split_sum(chunk: &[u8], at_start: bool) -> Option<(&[u8], u32)> {
+    let split = if at_start {
+        4
+    } else {
+        chunk.len().checked_sub(4)?
+    };
+    let (a, b) = chunk.get(..split).zip(chunk.get(split..))?;
+    let (body, sum) = if at_start { (b, a) } else { (a, b) };
+    Some((body, u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]])))
+}
+
 impl Filter for Checksum32 {
     fn id(&self) -> FilterId {
         ID
     }
     fn name(&self) -> &str {
-        match self.sum {
-            Sum::Crc32 => "crc32",
-            Sum::Adler32 => "adler32",
-            Sum::Crc32c => "crc32c",
-            Sum::Lookup3(_) => "jenkins_lookup3",
-        }
+        self.sum_name()
     }
     fn encode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
-        let sum = self.of(chunk).to_le_bytes();
-        out.clear();
-        out.reserve(chunk.len() + 4);
-        if self.at_start {
-            out.extend_from_slice(&sum);
-            out.extend_from_slice(chunk);
-        } else {
-            out.extend_from_slice(chunk);
-            out.extend_from_slice(&sum);
-        }
+        with_sum(chunk, self.of(chunk), self.at_start, out);
         Ok(())
     }
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
-        let name = match self.sum {
-            Sum::Crc32 => "crc32",
-            Sum::Adler32 => "adler32",
-            Sum::Crc32c => "crc32c",
-            Sum::Lookup3(_) => "jenkins_lookup3",
-        };
-        if chunk.len() < 4 {
+        let name = self.sum_name();
+        let Some((body, stored)) = split_sum(chunk, self.at_start) else {
             return Err(corrupt(
                 ID,
                 name,
                 format!("{} bytes, shorter than the 4-byte checksum", chunk.len()),
             ));
-        }
-        let (sum, body) = if self.at_start {
-            let (s, b) = chunk.split_at(4);
-            (s, b)
-        } else {
-            let (b, s) = chunk.split_at(chunk.len() - 4);
-            (s, b)
         };
-        let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
         let computed = self.of(body);
         if stored != computed {
             return Err(corrupt(

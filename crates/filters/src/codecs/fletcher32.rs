@@ -48,14 +48,11 @@ impl Filter for Fletcher32 {
         NAME
     }
     fn encode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
-        out.clear();
-        out.reserve(chunk.len() + 4);
-        out.extend_from_slice(chunk);
-        out.extend_from_slice(&fletcher32(chunk).to_le_bytes());
+        super::with_sum(chunk, fletcher32(chunk), false, out);
         Ok(())
     }
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
-        let Some(split) = chunk.len().checked_sub(4) else {
+        let Some((data, stored)) = super::split_sum(chunk, false) else {
             return Err(FilterError::Truncated {
                 id: ID,
                 name: NAME,
@@ -64,8 +61,6 @@ impl Filter for Fletcher32 {
                 len: chunk.len(),
             });
         };
-        let (data, sum) = chunk.split_at(split);
-        let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
         let computed = fletcher32(data);
         let c = computed.to_le_bytes();
         let reversed = u32::from_le_bytes([c[1], c[0], c[3], c[2]]);

@@ -1,31 +1,30 @@
 //! Built-in codecs, bit-compatible with the HDF5 filters of the same id.
 
-mod blosc;
+pub(crate) mod blosc;
 mod blosclz;
-mod bzip2;
+pub(crate) mod bzip2;
 mod checksum32;
 mod crc32c;
-mod deflate;
+pub(crate) mod deflate;
 mod delta;
-mod fletcher32;
+pub(crate) mod fletcher32;
 mod gzip;
-mod lz4;
-mod lzf;
+pub(crate) mod lz4;
+pub(crate) mod lzf;
 mod lzma;
 mod numcast;
 mod numcodecs_lz4;
-mod shuffle;
-mod szip;
+pub(crate) mod shuffle;
+pub(crate) mod szip;
 mod zlib_levels;
-mod zstd;
+pub(crate) mod zstd;
 
 pub use blosc::{BLOSC_MAX_OVERHEAD, BLOSC_VERSION_FORMAT};
 pub use crc32c::crc32c;
 pub use fletcher32::fletcher32;
 pub use shuffle::{shuffle_bytes, unshuffle_bytes};
 // numcodecs codecs without an HDF5 filter id (Zarr only, built by crate::codec_json)
-pub(crate) use checksum32::{Checksum32, Sum};
-pub(crate) use crc32c::Crc32c;
+pub(crate) use checksum32::{split_sum, with_sum, Checksum32, Sum};
 pub(crate) use delta::Delta;
 pub(crate) use gzip::GZip;
 pub(crate) use lzma::Lzma;
@@ -34,124 +33,65 @@ pub(crate) use numcodecs_lz4::NumcodecsLz4;
 
 use crate::error::FilterError;
 use crate::filter::{Filter, FilterContext, FilterFactory, FilterId, FilterSource};
+use crate::known::{Codec, KnownFilter, Numcodecs, FILTERS};
 use std::io::Read;
 use std::sync::Arc;
 
 /// HDF5's byte shuffle (filter 2): codecs after it see byte planes (see [`Filter::after`]).
 const SHUFFLE_ID: FilterId = 2;
 
-type BuildFn = fn(&[u32], &FilterContext) -> Result<Box<dyn Filter>, FilterError>;
-type WorkingFn = fn(&[u32], &FilterContext) -> Vec<u32>;
+pub(crate) type BuildFn = fn(&[u32], &FilterContext) -> Result<Box<dyn Filter>, FilterError>;
+pub(crate) type WorkingFn = fn(&[u32], &FilterContext) -> Vec<u32>;
 
-/// A built-in codec's factory: id, names and two functions.
-pub(crate) struct Builtin {
-    id: FilterId,
-    name: &'static str,
-    codec_ids: &'static [&'static str],
-    build: BuildFn,
-    working: WorkingFn,
-}
-
-fn same(v: &[u32], _: &FilterContext) -> Vec<u32> {
+/// The working parameters of a codec that has no `set_local`: the visible ones.
+pub(crate) fn same(v: &[u32], _: &FilterContext) -> Vec<u32> {
     v.to_vec()
 }
 
+/// A built-in codec's factory: its row of the filter table.
+struct Builtin(&'static KnownFilter, Codec);
+
 impl FilterFactory for Builtin {
     fn id(&self) -> FilterId {
-        self.id
+        self.0.id
     }
     fn name(&self) -> &str {
-        self.name
+        self.0.name
     }
     fn codec_ids(&self) -> &[&str] {
-        self.codec_ids
+        codec_ids(self.0)
     }
     fn source(&self) -> FilterSource {
         FilterSource::Builtin
     }
     fn working_params(&self, visible: &[u32], ctx: &FilterContext) -> Vec<u32> {
-        (self.working)(visible, ctx)
+        (self.1.working)(visible, ctx)
     }
     fn build(&self, params: &[u32], ctx: &FilterContext) -> Result<Box<dyn Filter>, FilterError> {
-        (self.build)(params, ctx)
+        (self.1.build)(params, ctx)
     }
+}
+
+/// The Zarr codec ids a built-in answers to (its numcodecs id, whatever its framing).
+fn codec_ids(k: &'static KnownFilter) -> &'static [&'static str] {
+    match &k.numcodecs {
+        Numcodecs::Same(c) | Numcodecs::Nczarr(c) | Numcodecs::Reframed(c) => {
+            std::slice::from_ref(c)
+        }
+        Numcodecs::None => &[],
+    }
+}
+
+/// The table's rows that have a built-in codec, with it.
+fn builtin_rows() -> impl Iterator<Item = (&'static KnownFilter, Codec)> {
+    FILTERS.iter().filter_map(|k| k.codec.map(|c| (k, c)))
 }
 
 /// The factories of all built-in codecs.
 pub(crate) fn builtins() -> Vec<Arc<dyn FilterFactory>> {
-    builtin_table()
-        .into_iter()
-        .map(|b| Arc::new(b) as Arc<dyn FilterFactory>)
+    builtin_rows()
+        .map(|(k, c)| Arc::new(Builtin(k, c)) as Arc<dyn FilterFactory>)
         .collect()
-}
-
-/// Every built-in codec.
-fn builtin_table() -> Vec<Builtin> {
-    vec![
-        Builtin {
-            id: 1,
-            name: "deflate",
-            codec_ids: &["zlib"],
-            build: deflate::build,
-            working: same,
-        },
-        Builtin {
-            id: 2,
-            name: "shuffle",
-            codec_ids: &["shuffle"],
-            build: shuffle::build,
-            working: shuffle::working,
-        },
-        Builtin {
-            id: 3,
-            name: "fletcher32",
-            codec_ids: &["fletcher32"],
-            build: fletcher32::build,
-            working: same,
-        },
-        Builtin {
-            id: 4,
-            name: "szip",
-            codec_ids: &["szip"],
-            build: szip::build,
-            working: szip::working,
-        },
-        Builtin {
-            id: 307,
-            name: "bzip2",
-            codec_ids: &["bz2"],
-            build: bzip2::build,
-            working: same,
-        },
-        Builtin {
-            id: 32000,
-            name: "lzf",
-            codec_ids: &[],
-            build: lzf::build,
-            working: lzf::working,
-        },
-        Builtin {
-            id: 32001,
-            name: "blosc",
-            codec_ids: &["blosc"],
-            build: blosc::build,
-            working: blosc::working,
-        },
-        Builtin {
-            id: 32004,
-            name: "lz4",
-            codec_ids: &["lz4"],
-            build: lz4::build,
-            working: same,
-        },
-        Builtin {
-            id: 32015,
-            name: "zstd",
-            codec_ids: &["zstd"],
-            build: zstd::build,
-            working: same,
-        },
-    ]
 }
 
 /// Bounds-checked reads over an encoded chunk; errors name the offset.
@@ -265,11 +205,9 @@ pub(crate) fn bad_params(
 /// `set_local` needs HDF5 itself and cannot be called): shuffle's element size, blosc's type
 /// and chunk sizes, szip's extra values; other ids unchanged.
 pub(crate) fn working_for(id: FilterId, visible: &[u32], ctx: &FilterContext) -> Vec<u32> {
-    match id {
-        2 => shuffle::working(visible, ctx),
-        4 => szip::working(visible, ctx),
-        32001 => blosc::working(visible, ctx),
-        _ => visible.to_vec(),
+    match crate::known::known(id).and_then(|k| k.codec) {
+        Some(c) => (c.working)(visible, ctx),
+        None => visible.to_vec(),
     }
 }
 
@@ -312,9 +250,8 @@ pub struct BuiltinCodec {
 /// Every built-in codec, by id, with what implements it.
 pub fn builtin_codecs() -> Vec<BuiltinCodec> {
     let v = crate_version;
-    builtin_table()
-        .iter()
-        .map(|f| {
+    builtin_rows()
+        .map(|(f, _)| {
             let implementation = match f.id {
                 1 => format!(
                     "libdeflate (bundled, libdeflater {}) encodes, zlib-rs {} via flate2 {} decodes",
@@ -343,7 +280,7 @@ pub fn builtin_codecs() -> Vec<BuiltinCodec> {
             BuiltinCodec {
                 id: f.id,
                 name: f.name,
-                codec_ids: f.codec_ids,
+                codec_ids: codec_ids(f),
                 implementation,
             }
         })
