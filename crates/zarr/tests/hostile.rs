@@ -4,8 +4,8 @@
 
 mod common;
 use common::*;
-use nc_dataset::{AtomicType, Attribute, Dataset, FilterSpec, InMemory, Values, ROOT};
-use nc_zarr::{NczarrLayout, ZarrFile, ZarrWriteOptions};
+use nc_dataset::{AtomicType, Attribute, Dataset, InMemory, Values, ROOT};
+use nc_zarr::{NczarrLayout, ZarrWriteOptions};
 use std::fs;
 use std::path::Path;
 

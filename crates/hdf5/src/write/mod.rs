@@ -75,6 +75,9 @@ const DIM_WITHOUT_VAR: &str = "This is a netCDF dimension but not a netCDF varia
 const NON_COORD_PREFIX: &str = "_nc4_non_coord_";
 /// Contiguous data is written in slabs of at most this many elements.
 const SLAB_ELEMENTS: u64 = 1 << 20;
+/// A contiguous variable the CDL gives only part of, larger than this, is stored chunked
+/// (see `plan`): the rest of it would be written as fill.
+const BIG_PARTIAL_BYTES: u64 = 64 << 20;
 
 /// Options of [`write_file`]. The default is netCDF's: enhanced model, fill on, every
 /// variable's data read from the source.
@@ -357,6 +360,21 @@ impl<'a> Writer<'a> {
             _ => Layout::Contiguous,
         };
         let type_size = ds.type_size(var.ty);
+        // ncgen: a big variable the CDL gives only the first values of would cost its whole
+        // declared size in fill values if contiguous; chunked, the chunks past the given
+        // values are left unwritten and read as fill (cost proportional to what is given)
+        let partial_bytes = self
+            .given_prefix(v)
+            .and_then(|_| ds.num_elements(v))
+            .map_or(0, |n| n.saturating_mul(type_size as u64));
+        let layout = if said.is_none()
+            && layout == Layout::Contiguous
+            && partial_bytes > BIG_PARTIAL_BYTES
+        {
+            Layout::Chunked
+        } else {
+            layout
+        };
         let chunk = if layout == Layout::Chunked {
             match &st.chunk_sizes {
                 Some(c) if c.len() == rank => c.iter().map(|&x| x.max(1)).collect(),
