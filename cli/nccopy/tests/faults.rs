@@ -215,12 +215,21 @@ fn full_disk_leaves_the_destination_untouched() {
                 out.display()
             )
         } else {
+            // the byte offset of the failed write is our writer's layout: not asserted
             format!(
-                "nccopy: cannot write output: {}: variable x: writing data: hdf5-io error: I/O error: File too large (os error 27)\n",
+                "nccopy: cannot write output: {}: variable x: writing data: writing ",
                 out.display()
             )
         };
-        assert!(err.ends_with(&expected), "{kind}: stderr: {err}");
+        if kind == "-3" {
+            assert!(err.ends_with(&expected), "{kind}: stderr: {err}");
+        } else {
+            assert!(err.contains(&expected), "{kind}: stderr: {err}");
+            assert!(
+                err.ends_with(": File too large (os error 27)\n"),
+                "{kind}: stderr: {err}"
+            );
+        }
         assert_eq!(listing(outd.path()), vec!["out.nc".to_string()], "{kind}");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "old", "{kind}");
     }

@@ -247,7 +247,14 @@ impl<'a> Writer<'a> {
         let mut dheap = DataHeap::new(&out);
         for obj in &objs.list {
             if let meta::Obj::Var(v) = *obj {
-                let addr = self.write_data(&out, &mut dheap, v)?;
+                // a failed write names the variable (the error of the write says where)
+                let addr = self.write_data(&out, &mut dheap, v).map_err(|e| match e {
+                    Hdf5Error::Write { what, message } => Hdf5Error::Write {
+                        what: format!("variable {}: writing data: {what}", self.ds.var(v).name),
+                        message,
+                    },
+                    e => e,
+                })?;
                 at.data.insert(v, addr);
             }
         }
