@@ -12,7 +12,7 @@ use super::{Put, ADDR, UNDEF};
 /// Record types we write (spec III.A.2, "Version 2 B-tree Record Types").
 pub(crate) mod kind {
     /// Huge objects of a fractal heap, indirectly accessed and unfiltered: address (8),
-    /// length (8), huge object ID.
+    /// length (8), huge object ID (8: the size of a length, as libhdf5 and the spec have it).
     pub const HUGE: u8 = 1;
     /// Link name index: name hash (4), heap ID (7).
     pub const LINK_NAME: u8 = 5;

@@ -225,13 +225,14 @@ pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> LaidHeap 
         next += objects[i].len() as u64;
     }
     let huge_tree = (!huge.is_empty()).then(|| {
-        let mut records = Vec::with_capacity(huge.len() * (16 + huge_id_len));
+        // the record's ID field has the size of a length (8), whatever the heap ID's size
+        let mut records = Vec::with_capacity(huge.len() * 24);
         for (k, &i) in huge.iter().enumerate() {
             records.u64(huge_addrs[k]);
             records.u64(objects[i].len() as u64);
-            records.uint(k as u64 + 1, huge_id_len);
+            records.u64(k as u64 + 1);
         }
-        let t = btree2::lay_out(btree2::kind::HUGE, 16 + huge_id_len, &records, next);
+        let t = btree2::lay_out(btree2::kind::HUGE, 24, &records, next);
         next += t.len;
         t
     });
