@@ -39,17 +39,9 @@ fn same_type(a: &Datatype, b: &Datatype) -> bool {
 /// The atomic netCDF type of an HDF5 datatype, if it is one.
 pub(crate) fn atomic(dt: &Datatype, as_dataset: bool) -> Option<AtomicType> {
     Some(match dt {
-        Datatype::FixedPoint { size, signed, .. } => match (size, signed) {
-            (1, true) => AtomicType::Byte,
-            (1, false) => AtomicType::UByte,
-            (2, true) => AtomicType::Short,
-            (2, false) => AtomicType::UShort,
-            (4, true) => AtomicType::Int,
-            (4, false) => AtomicType::UInt,
-            (8, true) => AtomicType::Int64,
-            (8, false) => AtomicType::UInt64,
-            _ => return None,
-        },
+        Datatype::FixedPoint { size, signed, .. } => {
+            AtomicType::integer(usize::from(*size), *signed)?
+        }
         // half floats widen to float, as netCDF-C 4.9's native-type mapping reads them
         Datatype::FloatingPoint { size: 2 | 4, .. } => AtomicType::Float,
         Datatype::FloatingPoint { size: 8, .. } => AtomicType::Double,
