@@ -60,13 +60,7 @@ pub(crate) fn apply_storage_options(
                 .filters
                 .iter()
                 .filter(|f| no_codec(f))
-                .map(|f| {
-                    format!(
-                        "{} ({})",
-                        f.id,
-                        nc_filters::filter_name(f.id).unwrap_or("unknown")
-                    )
-                })
+                .map(id_and_name)
                 .collect();
             if !dropped.is_empty() {
                 st.filters.retain(|f| !no_codec(f));
@@ -141,13 +135,7 @@ pub(crate) fn apply_storage_options(
             .filters
             .iter()
             .filter(|f| matches!(f.id, 5 | 6))
-            .map(|f| {
-                format!(
-                    "{} ({})",
-                    f.id,
-                    nc_filters::filter_name(f.id).unwrap_or("unknown")
-                )
-            })
+            .map(id_and_name)
             .collect();
         if !dropped.is_empty() {
             st.filters.retain(|f| !matches!(f.id, 5 | 6));
@@ -384,6 +372,15 @@ pub(crate) fn apply_shards(out: &mut Dataset, v3: bool, specs: &[String]) -> Res
         }
     }
     Ok(())
+}
+
+/// A filter as the copy's warnings name it: `307 (bzip2)`, `id (unknown)` for one we do not know.
+fn id_and_name(f: &nc_dataset::FilterSpec) -> String {
+    format!(
+        "{} ({})",
+        f.id,
+        nc_filters::filter_name(f.id).unwrap_or("unknown")
+    )
 }
 
 #[cfg(test)]
