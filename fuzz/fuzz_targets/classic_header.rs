@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use nc_classic::{write_to, ClassicFile, WriteOptions};
-use nc_dataset::{DataSource, VarId};
+use nc_dataset::{DataSource, Slab, VarId};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(file) = ClassicFile::from_bytes(data.to_vec()) else {
@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
         let total = vh.shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
         if total.is_some_and(|t| t <= 1 << 16) {
             let start = vec![0; vh.shape.len()];
-            let _ = file.read(&ds, VarId(i), &start, &vh.shape);
+            let _ = file.read(&ds, VarId(i), Slab::new(&start, &vh.shape));
         } else {
             small = false;
         }

@@ -244,7 +244,7 @@ fn check_run(t: &mut Tally, dir: &Path, tool: &str, args: &[&str], what: &str) {
             .push(format!("{label}: timeout after {TIMEOUT:?}")),
         Some(st) => match st.code() {
             Some(0) => t.successes += 1,
-            // nc_dispatch::exit: 1 the input, 3 the output (a broken input can be readable
+            // nc_runtime::exit: 1 the input, 3 the output (a broken input can be readable
             // but hold what no output format can, such as a name with a NUL)
             Some(1 | 3) if !err.trim().is_empty() => t.clean_errors += 1,
             Some(c @ (1 | 3)) => t

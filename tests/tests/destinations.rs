@@ -48,7 +48,7 @@ fn a_directory_given_as_the_output_is_kept() {
         ("ncgen-rs", vec!["-b", "--force", "-o", "out", "t.cdl"]),
     ] {
         let o = run(tool, &args, &d);
-        // an output error: nc_dispatch::exit::OUTPUT, for both tools
+        // an output error: nc_runtime::exit::OUTPUT, for both tools
         assert_eq!(o.status.code(), Some(3), "{tool} {args:?}");
         let tool_name = tool.trim_end_matches("-rs");
         assert_eq!(

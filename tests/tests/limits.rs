@@ -28,7 +28,7 @@ fn chunks_hdf5_cannot_hold_are_refused_before_writing() {
     for (body, expected) in cases {
         fs::write(d.join("c.cdl"), format!("netcdf c {{\n{body}\n}}\n")).unwrap();
         let o = run("ncgen-rs", &["-4", "-o", "c.nc", "c.cdl"], &d);
-        // exit 3: the output cannot be written (nc_dispatch::exit::OUTPUT)
+        // exit 3: the output cannot be written (nc_runtime::exit::OUTPUT)
         assert_eq!(o.status.code(), Some(3), "{body}");
         assert_eq!(String::from_utf8_lossy(&o.stderr), expected, "{body}");
         let left: Vec<_> = fs::read_dir(&d)

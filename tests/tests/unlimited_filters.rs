@@ -97,7 +97,7 @@ fn two_unlimited_dimensions_under_every_standard_filter() {
         let back = run("ncdump-rs", &["sz.nc"], &d);
         assert_eq!(data_of(&back.stdout), want, "szip");
     } else {
-        // exit 3: the output cannot be written (nc_dispatch::exit::OUTPUT)
+        // exit 3: the output cannot be written (nc_runtime::exit::OUTPUT)
         assert_eq!(o.status.code(), Some(3));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(

@@ -8,12 +8,12 @@ use anyhow::Context;
 use clap::Parser;
 use nc_dataset::Format;
 
-use nc_dispatch::{exit, Failure};
+use nc_runtime::{exit, Failure};
 use nccopy_rs::args::{Args, USAGE};
 
 fn main() -> ExitCode {
-    nc_dispatch::tune_allocator();
-    if let Err(e) = nc_dispatch::install_interrupt_handler("nccopy") {
+    nc_runtime::tune_allocator();
+    if let Err(e) = nc_runtime::install_interrupt_handler("nccopy") {
         eprintln!("nccopy: warning: cannot install the interrupt handler ({e}); an interrupted copy may leave a temporary file");
     }
     if std::env::args_os().len() <= 1 {
@@ -25,21 +25,21 @@ fn main() -> ExitCode {
         Err(e) => return clap_error(&e),
     };
     if args.version {
-        print!("{}", nc_dispatch::version_text("nccopy-rs"));
+        print!("{}", nc_runtime::version_text("nccopy-rs"));
         return ExitCode::from(exit::OK);
     }
-    if let Err(e) = nc_dispatch::set_threads(args.threads.as_deref()) {
+    if let Err(e) = nc_runtime::set_threads(args.threads.as_deref()) {
         eprintln!("nccopy: {e}");
         return ExitCode::from(exit::USAGE);
     }
     let result = run(args);
-    nc_dispatch::report_io("nccopy");
+    nc_runtime::report_io("nccopy");
     match result {
         Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
             // a write failing because an interrupt removed its temporary output: the
             // handler thread prints the message and exits with 128 + the signal
-            nc_dispatch::wait_if_interrupted();
+            nc_runtime::wait_if_interrupted();
             eprintln!("nccopy: {e:#}");
             let code = e
                 .downcast_ref::<Failure>()
@@ -314,15 +314,20 @@ fn run(args: Args) -> anyhow::Result<()> {
         part,
         ..Default::default()
     };
+    // the output name's error, as writing it would give it (after the input's)
+    let out_loc = out_loc.map_err(|e| {
+        anyhow::Error::new(Failure::output(nc_dispatch::DispatchError::Store(e)))
+            .context("cannot write output")
+    })?;
     if args.explain {
-        let report = nc_copy::explain(&input, &outfile, &opts)?;
+        let report = nc_copy::explain(&input, &out_loc, &opts)?;
         print_warnings(&args, &report);
         let mut out = std::io::stdout().lock();
         for line in &report.explain {
             writeln!(out, "{line}").context("writing the explanation")?;
         }
         // what reading the metadata cost, when the input is remote
-        if let Some(line) = nc_dispatch::remote_io_line() {
+        if let Some(line) = nc_runtime::remote_io_line() {
             writeln!(out, "{line}").context("writing the explanation")?;
         }
         return Ok(());
@@ -331,7 +336,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if part.is_none() {
         opts.progress = progress_bar();
     }
-    let result = nc_copy::copy(&input, &outfile, &opts);
+    let result = nc_copy::copy(&input, &out_loc, &opts);
     if let (Err(_), Some(p)) = (&result, &opts.progress) {
         // clear a bar left on screen before the error is printed
         (p.0)(nc_copy::ProgressEvent {
@@ -344,9 +349,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let report = result.map_err(|f| {
         let doing = match f.side() {
-            nc_dispatch::Side::Input => format!("cannot read input: {}", infile.display()),
-            nc_dispatch::Side::Usage => return anyhow::Error::new(f),
-            nc_dispatch::Side::Output => "cannot write output".to_string(),
+            nc_runtime::Side::Input => format!("cannot read input: {}", infile.display()),
+            nc_runtime::Side::Usage => return anyhow::Error::new(f),
+            nc_runtime::Side::Output => "cannot write output".to_string(),
         };
         anyhow::Error::new(f).context(doing)
     })?;

@@ -397,7 +397,7 @@ fn explain_deflate_and_classic_output() {
     assert_eq!(
         out,
         format!(
-            "/a: {ROW4}: 1,1 (-d/-s applied); chunks 1,100; storage chunked\n\
+            "/a: {ROW7}: 1,1 (-d/-s applied); chunks 1,100; storage chunked\n\
              /s: {ROW7}: unfiltered (-d/-s applied) (filters dropped: scalar variable); storage contiguous\n"
         )
     );

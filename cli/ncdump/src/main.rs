@@ -8,12 +8,12 @@ use anyhow::Context;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::Parser;
 use nc_cdl::print::PrintError;
-use nc_dispatch::exit;
+use nc_runtime::exit;
 use ncdump_rs::options::{dump_options, BadOption};
 use ncdump_rs::{Args, USAGE};
 
 fn main() -> ExitCode {
-    nc_dispatch::tune_allocator();
+    nc_runtime::tune_allocator();
     // ncdump run bare prints its usage and returns peacefully
     if std::env::args_os().len() <= 1 {
         eprint!("{USAGE}");
@@ -27,11 +27,11 @@ fn main() -> ExitCode {
         }
         Err(e) => return usage_error(&clap_message(&e)),
     };
-    if let Err(msg) = nc_dispatch::set_threads(args.threads.as_deref()) {
+    if let Err(msg) = nc_runtime::set_threads(args.threads.as_deref()) {
         return usage_error(&msg);
     }
     if args.version {
-        print!("{}", nc_dispatch::version_text("ncdump-rs"));
+        print!("{}", nc_runtime::version_text("ncdump-rs"));
         return ExitCode::SUCCESS;
     }
     let Some(file) = args.file.clone() else {
@@ -51,7 +51,7 @@ fn main() -> ExitCode {
         failed: None,
     };
     let result = run(&args, opts, &file, &mut out);
-    nc_dispatch::report_io("ncdump");
+    nc_runtime::report_io("ncdump");
     // what was printed before a failure still goes out, as ncdump's does
     let flushed = out.flush();
     match out.failed {

@@ -9,11 +9,11 @@ use anyhow::{anyhow, Context};
 use clap::Parser;
 use nc_cdl::CdlData;
 use nc_dataset::Format;
-use nc_dispatch::exit;
+use nc_runtime::exit;
 use ncgen_rs::gen_c::{self, COptions};
 use ncgen_rs::Args;
 
-/// A failure and the exit code it gets (see `nc_dispatch::exit`).
+/// A failure and the exit code it gets (see `nc_runtime::exit`).
 struct Fail {
     code: u8,
     err: anyhow::Error,
@@ -38,9 +38,9 @@ impl<T> Code<T> for anyhow::Result<T> {
 }
 
 fn main() -> ExitCode {
-    nc_dispatch::tune_allocator();
+    nc_runtime::tune_allocator();
     // Ctrl-C / SIGTERM: remove the temporary output, leave the destination untouched
-    if let Err(e) = nc_dispatch::install_interrupt_handler("ncgen") {
+    if let Err(e) = nc_runtime::install_interrupt_handler("ncgen") {
         eprintln!("ncgen: warning: cannot install the interrupt handler ({e}); an interrupted run may leave a temporary file");
     }
     // clap exits with 2 on a bad command line, naming the option, and 0 for -h / --help
@@ -50,7 +50,7 @@ fn main() -> ExitCode {
         Err(Fail { code, err }) => {
             // a write failing because an interrupt removed its temporary output: the
             // handler thread prints the message and exits with 128 + the signal
-            nc_dispatch::wait_if_interrupted();
+            nc_runtime::wait_if_interrupted();
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
@@ -149,9 +149,9 @@ fn whole_number(option: &str, text: &str) -> Result<u64, Fail> {
 }
 
 fn run(mut args: Args) -> Result<(), Fail> {
-    nc_dispatch::set_threads(args.threads.as_deref()).map_err(usage)?;
+    nc_runtime::set_threads(args.threads.as_deref()).map_err(usage)?;
     if args.version {
-        print!("{}", nc_dispatch::version_text("ncgen-rs"));
+        print!("{}", nc_runtime::version_text("ncgen-rs"));
         return Ok(());
     }
     let asked = asked_format(&args)?;

@@ -4,6 +4,7 @@
 //! Spec: classic format grammar (`header = magic numrecs dim_list gatt_list var_list`),
 //! "Notes on Computing File Offsets", "Note on streaming data".
 
+use nc_dataset::{MaybeBytes, Slab};
 use std::sync::Arc;
 
 use nc_store::{ByteSource, BytesSource, FileSource, StoreError};
@@ -758,24 +759,16 @@ impl ClassicFile {
 /// Reads by hyperslab. `var` indexes `ds`; when `ds` is not this file's own dataset (a subset
 /// or a modified copy), the variable is found here by name.
 impl DataSource for ClassicFile {
-    fn read(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError> {
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let Slab { start, count } = slab;
+
         let own = self.own_var(ds, var);
         self.read_slab(own, start, count).map_err(DataError::from)
     }
 
-    fn read_le_bytes(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Option<Result<Vec<u8>, DataError>> {
+    fn read_le_bytes(&self, ds: &Dataset, var: VarId, slab: Slab) -> MaybeBytes {
+        let Slab { start, count } = slab;
+
         let own = self.own_var(ds, var);
         Some(
             self.read_slab_le(own, start, count)

@@ -7,6 +7,7 @@
 //! each padded to 4 bytes with its fill pattern, then the records; a single record variable is
 //! not padded between records.
 
+use nc_dataset::Slab;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -722,7 +723,7 @@ fn read_be(
     start: &[u64],
     count: &[u64],
 ) -> Result<Vec<u8>, ClassicError> {
-    let Some(le) = src.read_le_bytes(ds, v.id, start, count) else {
+    let Some(le) = src.read_le_bytes(ds, v.id, Slab::new(start, count)) else {
         let vals = read_checked(ds, src, v, start, count)?;
         let mut buf = Vec::new();
         encode_be(&vals, &mut buf);
@@ -760,7 +761,7 @@ fn read_checked(
     count: &[u64],
 ) -> Result<Values, ClassicError> {
     let vals = src
-        .read(ds, v.id, start, count)
+        .read(ds, v.id, Slab::new(start, count))
         .map_err(|source| ClassicError::Source {
             var: v.name.clone(),
             source,

@@ -7,6 +7,7 @@
 
 mod common;
 
+use nc_dataset::Slab;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::Command;
@@ -154,7 +155,7 @@ fn four_gigabyte_cases_match_ncgen() {
             {
                 let shape = file.header().vars[v].shape.clone();
                 let got = file
-                    .read(back, VarId(v), &vec![0; shape.len()], &shape)
+                    .read(back, VarId(v), Slab::new(&vec![0; shape.len()], &shape))
                     .unwrap();
                 assert_eq!(got, Values::Float(vec![42.0]), "{name} {f:?}");
             }

@@ -7,6 +7,7 @@ mod common;
 use common::B;
 use nc_classic::{parse_header, write_to, ClassicError, ClassicFile, WriteOptions};
 use nc_dataset::AtomicType::{Int, Short};
+use nc_dataset::Slab;
 use nc_dataset::{DataSource, Dataset, Format, InMemory, Values, VarId};
 
 fn bytes_of(ds: &Dataset, format: Format) -> Vec<u8> {
@@ -216,11 +217,11 @@ fn data_past_end_of_file() {
     let f = ClassicFile::from_bytes(b[..180].to_vec()).unwrap();
     let ds = f.dataset().clone();
     assert_eq!(
-        f.read(&ds, VarId(0), &[0], &[3]).unwrap(),
+        f.read(&ds, VarId(0), Slab::new(&[0], &[3])).unwrap(),
         Values::Short(vec![1, 2, 3])
     );
     assert_eq!(
-        f.read(&ds, VarId(1), &[0, 0], &[1, 3]).unwrap(),
+        f.read(&ds, VarId(1), Slab::new(&[0, 0], &[1, 3])).unwrap(),
         Values::Int(vec![1, 2, 3])
     );
     let e = f.read_slab(VarId(1), &[1, 0], &[1, 3]).unwrap_err();
@@ -298,7 +299,8 @@ fn header_byte_mutations_never_panic() {
                         let total: Option<u64> =
                             shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
                         if total.is_some_and(|t| t < 1 << 20) {
-                            let _ = file.read(&ds, VarId(k), &vec![0; shape.len()], &shape);
+                            let _ =
+                                file.read(&ds, VarId(k), Slab::new(&vec![0; shape.len()], &shape));
                         }
                     }
                 }

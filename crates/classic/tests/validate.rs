@@ -6,6 +6,7 @@ mod common;
 use common::B;
 use nc_classic::{write_file, write_to, ClassicFile, WriteOptions};
 use nc_dataset::AtomicType::{Byte, Char, Double, Int, Int64, Short, UByte};
+use nc_dataset::Slab;
 use nc_dataset::{
     AtomicType, DataSource, Dataset, FilterSpec, Format, InMemory, Layout, NcType, UserTypeKind,
     Values, VarId, ROOT,
@@ -272,8 +273,10 @@ fn all_hyperslabs_match_in_memory() {
                     slabs = next;
                 }
                 for (s, c) in slabs {
-                    let want = InMemory.read(&ds, VarId(v), &s, &c).unwrap();
-                    let got = file.read(file.dataset(), VarId(v), &s, &c).unwrap();
+                    let want = InMemory.read(&ds, VarId(v), Slab::new(&s, &c)).unwrap();
+                    let got = file
+                        .read(file.dataset(), VarId(v), Slab::new(&s, &c))
+                        .unwrap();
                     assert_eq!(got, want, "var {v} start {s:?} count {c:?}");
                 }
             }
@@ -373,7 +376,7 @@ fn data_source_finds_variables_of_a_subset_by_name() {
     // a copy holding only "b", as `nccopy -V b` would build
     let sub = B::new().dim("x", 2).var("b", Short, &["x"]).build();
     assert_eq!(
-        f.read(&sub, VarId(0), &[0], &[2]).unwrap(),
+        f.read(&sub, VarId(0), Slab::new(&[0], &[2])).unwrap(),
         Values::Short(vec![5, 6])
     );
     let mut copy = Vec::new();

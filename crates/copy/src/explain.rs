@@ -1,20 +1,21 @@
 //! `--explain`: one line per output variable saying how it is stored.
 
-use nc_dataset::{Dataset, Format, Layout, VarId};
+use nc_dataset::{Dataset, Format, Layout};
 
-use crate::CopyOptions;
+use nc_filters::rules::Plan;
 
-/// One `--explain` line per output variable, after `-F`/`-d`/`-s`/`-c` are applied.
+/// One `--explain` line per output variable, after `-F`/`-d`/`-s`/`-c` are applied: the `-F`
+/// table's decision as [`crate::storage::apply_storage_options`] made it (`plan`, `None` for an
+/// output format without filters), the chain the output keeps, its chunks and layout.
 pub(crate) fn explain_lines(
     out: &Dataset,
     format: Format,
     to_zarr: bool,
-    opts: &CopyOptions,
-) -> Result<Vec<String>, String> {
+    plan: Option<&Plan>,
+) -> Vec<String> {
     let all = out.all_vars();
-    let can_filter = to_zarr || matches!(format, Format::Netcdf4 | Format::Netcdf4Classic);
-    if !can_filter {
-        return Ok(all
+    let Some(plan) = plan else {
+        return all
             .iter()
             .map(|&v| {
                 format!(
@@ -23,29 +24,17 @@ pub(crate) fn explain_lines(
                     format.kind_name()
                 )
             })
-            .collect());
-    }
-    // the decisions as the -F table made them (computed on the output's settings: with no
-    // -F/-d/-s options that is rows 4 and 7, input filters kept)
-    let infos: Vec<nc_filters::rules::VarInfo> = (0..out.vars.len())
-        .map(|i| nc_filters::rules::VarInfo::from_dataset(out, VarId(i)))
-        .collect();
-    let asked = !opts.filters.is_empty() || opts.deflate.is_some() || opts.shuffle;
-    let plan = if asked {
-        nc_filters::rules::decide(&opts.filters, opts.deflate, opts.shuffle, &infos)
-    } else {
-        nc_filters::rules::decide::<&str>(&[], None, false, &infos)
-    }
-    .map_err(|e| format!("-F: {e}"))?;
+            .collect();
+    };
     let mut lines = Vec::with_capacity(all.len());
     for v in all {
         let path = out.var_path(v);
         let var = out.var(v);
         let st = &var.storage;
-        let mut line = match plan.get(&path) {
-            Some(d) if asked => d.explain(),
+        let mut line = match plan.decisions.get(v.0) {
             Some(d) => {
-                // the decision says which row fired; the chain is what the output keeps
+                // the decision says which row fired; the chain is what the output keeps (the
+                // decided one less the filters that cannot be written, nbit and scaleoffset)
                 let mut d = d.clone();
                 d.chain = st.filters.clone();
                 d.explain()
@@ -110,5 +99,5 @@ pub(crate) fn explain_lines(
         }
         lines.push(line);
     }
-    Ok(lines)
+    lines
 }

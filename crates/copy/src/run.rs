@@ -1,10 +1,8 @@
 //! The copy itself: prepare the output (selection, storage, quantization, explanation), then
 //! hand it with the mapped source to the writer of the output format.
 
-use std::path::Path;
-
 use nc_dataset::{Dataset, Format, VarId};
-use nc_dispatch::{create, CreateOptions, Failure, Opened};
+use nc_dispatch::{create, CreateOptions, Failure, Location, Opened};
 
 use crate::chunkspec::check_chunk_specs;
 use crate::explain::explain_lines;
@@ -24,22 +22,19 @@ struct Prepared {
 
 /// Everything but the writing: selection, storage options, explanation lines. Its errors are
 /// the command line's: a name the input lacks, an option the output cannot take.
-fn prepare(in_ds: &Dataset, out_path: &Path, opts: &CopyOptions) -> Result<Prepared, Failure> {
+fn prepare(in_ds: &Dataset, dest: &Location, opts: &CopyOptions) -> Result<Prepared, Failure> {
     check_chunk_specs(in_ds, &opts.chunks).map_err(Failure::usage)?;
     let (mut out, map) = plan(in_ds, opts).map_err(Failure::usage)?;
-    let to_zarr = nc_dispatch::is_zarr_output(out_path);
+    let to_zarr = nc_dispatch::is_zarr_output(dest);
     let format = output_format(in_ds.format, opts);
     let mut report = CopyReport::default();
-    apply_storage_options(&mut out, format, to_zarr, opts, &mut report).map_err(Failure::usage)?;
-    apply_shards(
-        &mut out,
-        nc_dispatch::is_zarr_v3_output(out_path),
-        &opts.shards,
-    )
-    .map_err(Failure::usage)?;
+    let decisions = apply_storage_options(&mut out, format, to_zarr, opts, &mut report)
+        .map_err(Failure::usage)?;
+    apply_shards(&mut out, nc_dispatch::is_zarr_v3_output(dest), &opts.shards)
+        .map_err(Failure::usage)?;
     let notes = crate::quantize::apply_specs(&mut out, &opts.quantize).map_err(Failure::usage)?;
     report.warnings.extend(notes);
-    report.explain = explain_lines(&out, format, to_zarr, opts).map_err(Failure::usage)?;
+    report.explain = explain_lines(&out, format, to_zarr, decisions.as_ref());
     Ok(Prepared {
         out,
         map,
@@ -49,33 +44,33 @@ fn prepare(in_ds: &Dataset, out_path: &Path, opts: &CopyOptions) -> Result<Prepa
 }
 /// What [`copy`] would do with these options, without writing anything: the report's
 /// `explain` holds one line per output variable — the `-F` rule row that fired, the filter
-/// chain, the chunk shape and the storage layout. `out_path` only tells whether the output
+/// chain, the chunk shape and the storage layout. `dest` only tells whether the output
 /// would be an NCZarr store.
 ///
 /// # Errors
 /// When the options do not fit the input (marked [`nc_dispatch::Side::Usage`]).
-pub fn explain(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyReport, Failure> {
-    Ok(prepare(input.dataset(), out_path, opts)?.report)
+pub fn explain(input: &Opened, dest: &Location, opts: &CopyOptions) -> Result<CopyReport, Failure> {
+    Ok(prepare(input.dataset(), dest, opts)?.report)
 }
 
-/// Copy `input` to `out_path` as `opts` says; the output is written atomically.
+/// Copy `input` to `dest` as `opts` says; the output is written atomically.
 ///
 /// # Errors
 /// Marked with the side that failed: [`nc_dispatch::Side::Usage`] when the options do not fit the
 /// input, [`nc_dispatch::Side::Input`] when reading its data fails (an [`InputReadError`] with the
 /// reader's message), else [`nc_dispatch::Side::Output`] (creating, writing or committing it, or a
 /// dataset the output format cannot hold).
-pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyReport, Failure> {
+pub fn copy(input: &Opened, dest: &Location, opts: &CopyOptions) -> Result<CopyReport, Failure> {
     let in_ds = input.dataset();
     if opts.part.is_some() {
-        check_part_output(out_path)?;
+        check_part_output(dest)?;
     }
     let Prepared {
         out: out_ds,
         map,
         format,
         mut report,
-    } = prepare(in_ds, out_path, opts)?;
+    } = prepare(in_ds, dest, opts)?;
     // what the output's metadata does not show but every part must agree on: which
     // variables get data, and from where
     let facts: String = map
@@ -105,20 +100,16 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyR
         force: opts.force,
     };
     let written = match opts.part {
-        None => create(out_path, &out_ds, &src, &create_opts),
-        Some(step) => nc_dispatch::create_part(
-            out_path,
-            &out_ds,
-            &src,
-            &create_opts,
-            step,
-            facts.as_bytes(),
-        )
-        .map(|outcome| {
-            if let nc_dispatch::FanoutOutcome::Unchanged(why) = outcome {
-                report.unchanged = Some(why);
-            }
-        }),
+        None => create(dest, &out_ds, &src, &create_opts),
+        Some(step) => {
+            nc_dispatch::create_part(dest, &out_ds, &src, &create_opts, step, facts.as_bytes()).map(
+                |outcome| {
+                    if let nc_dispatch::FanoutOutcome::Unchanged(why) = outcome {
+                        report.unchanged = Some(why);
+                    }
+                },
+            )
+        }
     };
     if let Err(e) = written {
         let read = src
@@ -138,13 +129,13 @@ pub fn copy(input: &Opened, out_path: &Path, opts: &CopyOptions) -> Result<CopyR
 }
 
 /// `--part` writes an NCZarr / Zarr store in a directory or on object storage, nothing else.
-fn check_part_output(out_path: &Path) -> Result<(), Failure> {
-    match nc_dispatch::zarr_output(out_path) {
+fn check_part_output(dest: &Location) -> Result<(), Failure> {
+    match nc_dispatch::zarr_output(dest) {
         Some(loc) if loc.storage == nc_dispatch::StorageKind::Zip => Err(Failure::usage(format!(
             "--part: {}: a zip store is one archive with one writer, so it cannot be written \
              by parts: write a directory store (#mode=...,file) or object storage by parts, \
              then zip it",
-            out_path.display()
+            dest.text()
         ))),
         Some(_) => Ok(()),
         None => Err(Failure::usage(format!(
@@ -152,7 +143,7 @@ fn check_part_output(out_path: &Path) -> Result<(), Failure> {
              as a directory store (file://PATH#mode=zarr,file, #mode=nczarr,file or \
              #mode=zarr,v3,file) or a store on object storage (s3://bucket/key#mode=zarr); a \
              netCDF-4 or classic file has one writer: copy it in one call without --part",
-            out_path.display()
+            dest.text()
         ))),
     }
 }
@@ -170,7 +161,7 @@ mod progress_tests {
     /// progress event of the copy.
     fn events_of_copy(ds: &Dataset, format: Format) -> Vec<ProgressEvent> {
         let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("in.nc");
+        let src = Location::local(&dir.path().join("in.nc"));
         let input_opts = CreateOptions {
             format,
             ..CreateOptions::default()
@@ -187,7 +178,8 @@ mod progress_tests {
             }))),
             ..CopyOptions::default()
         };
-        copy(&input, &dir.path().join("out.nc"), &opts).unwrap();
+        let out = Location::local(&dir.path().join("out.nc"));
+        copy(&input, &out, &opts).unwrap();
         let ev = events.lock().unwrap().clone();
         ev
     }

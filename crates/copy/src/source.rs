@@ -1,6 +1,7 @@
 //! The data source the writers read: the input's variables through the output-to-input map,
 //! fill for variables whose data is not copied, progress counted as data is read.
 
+use nc_dataset::{ChunkRequest, MaybeBytes, Slab};
 use nc_dataset::{DataError, DataSource, Dataset, InMemory, Values, VarId};
 
 use crate::progress::Progress;
@@ -31,16 +32,12 @@ impl MappedSource<'_> {
 pub struct InputReadError(pub(crate) String);
 
 impl DataSource for MappedSource<'_> {
-    fn read(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError> {
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let Slab { start, count } = slab;
+
         let values = match self.map.get(var.0).copied().flatten() {
-            Some(iv) => self.note(self.src.read(self.input, iv, start, count))?,
-            None => InMemory.read(ds, var, start, count)?,
+            Some(iv) => self.note(self.src.read(self.input, iv, Slab::new(start, count)))?,
+            None => InMemory.read(ds, var, Slab::new(start, count))?,
         };
         if let Some(p) = &self.progress {
             p.read(var, count);
@@ -48,20 +45,18 @@ impl DataSource for MappedSource<'_> {
         Ok(values)
     }
 
-    fn read_le_bytes(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Option<Result<Vec<u8>, DataError>> {
+    fn read_le_bytes(&self, ds: &Dataset, var: VarId, slab: Slab) -> MaybeBytes {
+        let Slab { start, count } = slab;
+
         // variables whose data is not copied read as fill through `read`
         let iv = self.map.get(var.0).copied().flatten()?;
         // bytes are not converted: only for the same type on both sides
         if self.input.vars.get(iv.0)?.ty != ds.vars.get(var.0)?.ty {
             return None;
         }
-        let bytes = self.src.read_le_bytes(self.input, iv, start, count)?;
+        let bytes = self
+            .src
+            .read_le_bytes(self.input, iv, Slab::new(start, count))?;
         let bytes = self.note(bytes);
         if let Some(p) = &self.progress {
             p.read(var, count);
@@ -69,26 +64,18 @@ impl DataSource for MappedSource<'_> {
         Some(bytes)
     }
 
-    fn raw_chunk(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        offsets: &[u64],
-        chunk: &[u64],
-        chain: &[nc_dataset::FilterSpec],
-    ) -> Option<Vec<u8>> {
+    fn raw_chunk(&self, ds: &Dataset, var: VarId, chunk: ChunkRequest) -> Option<Vec<u8>> {
         let iv = self.map.get(var.0).copied().flatten()?;
         // the input's type must be the output's (a raw chunk is not converted)
         if self.input.vars.get(iv.0)?.ty != ds.vars.get(var.0)?.ty {
             return None;
         }
-        let bytes = self.src.raw_chunk(self.input, iv, offsets, chunk, chain)?;
+        let bytes = self.src.raw_chunk(self.input, iv, chunk)?;
         if let Some(p) = &self.progress {
             // progress counts the chunk's elements inside the variable
             let shape = ds.shape(var);
-            let count: Vec<u64> = offsets
-                .iter()
-                .zip(chunk)
+            let count: Vec<u64> = (chunk.offsets.iter())
+                .zip(chunk.shape)
                 .zip(&shape)
                 .map(|((&o, &c), &n)| c.min(n.saturating_sub(o)))
                 .collect();
@@ -97,13 +84,15 @@ impl DataSource for MappedSource<'_> {
         Some(bytes)
     }
 
-    fn unwritten(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> bool {
+    fn unwritten(&self, ds: &Dataset, var: VarId, slab: Slab) -> bool {
+        let Slab { start, count } = slab;
+
         let skip = match self.map.get(var.0).copied().flatten() {
             // the input's fill must be the output's: same type and the same fill value
             Some(iv) => {
                 self.input.vars.get(iv.0).map(|v| v.ty) == ds.vars.get(var.0).map(|v| v.ty)
                     && same_bits(self.input.fill_value(iv), ds.fill_value(var))
-                    && self.src.unwritten(self.input, iv, start, count)
+                    && self.src.unwritten(self.input, iv, Slab::new(start, count))
             }
             // data not copied (-v, -g): fill everywhere, unless the output holds data of its own
             None => ds.vars.get(var.0).is_some_and(|v| v.data.is_none()),

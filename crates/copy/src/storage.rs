@@ -6,14 +6,16 @@ use nc_dataset::{Dataset, Format, Layout, VarId};
 use crate::chunkspec::{dim_matches, parse_chunk_specs, VarChunking};
 use crate::{CopyOptions, CopyReport};
 
-/// Apply `-F`/`-d`/`-s`/`-c` to the output variables' storage settings.
+/// Apply `-F`/`-d`/`-s`/`-c` to the output variables' storage settings. Returns the `-F`
+/// table's decisions (one per output variable, in order; `None` when the output format has no
+/// filters), which `--explain` reports.
 pub(crate) fn apply_storage_options(
     out: &mut Dataset,
     format: Format,
     to_zarr: bool,
     opts: &CopyOptions,
     report: &mut CopyReport,
-) -> Result<(), String> {
+) -> Result<Option<nc_filters::rules::Plan>, String> {
     if !to_zarr {
         // numcodecs' gzip, lz4 and delta have no HDF5 filter: say so instead of dropping them
         for i in 0..out.vars.len() {
@@ -92,39 +94,27 @@ pub(crate) fn apply_storage_options(
                 v.storage = nc_dataset::Storage::default();
             }
         }
-        return Ok(());
+        return Ok(None);
     }
-    if asked_filters {
-        let infos: Vec<nc_filters::rules::VarInfo> = (0..out.vars.len())
-            .map(|i| nc_filters::rules::VarInfo::from_dataset(out, VarId(i)))
-            .collect();
-        let plan = nc_filters::rules::decide(&opts.filters, opts.deflate, opts.shuffle, &infos)
-            .map_err(|e| format!("-F: {e}"))?;
-        report.warnings.extend(plan.warnings.iter().cloned());
-        for (i, info) in infos.iter().enumerate() {
-            if let Some(d) = plan.get(&info.path) {
-                let st = &mut out.vars[i].storage;
-                st.filters = d.chain.clone();
-                st.codecs = None;
-                if !st.filters.is_empty() {
-                    st.layout = Some(nc_dataset::Layout::Chunked);
-                }
-            }
+    // the -F table's decision for every variable, made here once: with no -F/-d/-s that is
+    // rows 4 and 7 (input filters kept, except on variable-length data, which netCDF-4 refuses
+    // to filter: older netCDF-C and h5py wrote such files). `--explain` prints these decisions.
+    let infos: Vec<nc_filters::rules::VarInfo> = (0..out.vars.len())
+        .map(|i| nc_filters::rules::VarInfo::from_dataset(out, VarId(i)))
+        .collect();
+    let plan = nc_filters::rules::decide(&opts.filters, opts.deflate, opts.shuffle, &infos)
+        .map_err(|e| format!("-F: {e}"))?;
+    report.warnings.extend(plan.warnings.iter().cloned());
+    for (i, d) in plan.decisions.iter().enumerate() {
+        if !asked_filters && d.unfilterable.is_none() {
+            // the input's chain (and its Zarr codec text) is kept as it is
+            continue;
         }
-    } else {
-        // an input filter on variable-length data (older netCDF-C, h5py) cannot be kept:
-        // netCDF-4 refuses filters on strings and vlens
-        for i in 0..out.vars.len() {
-            let info = nc_filters::rules::VarInfo::from_dataset(out, VarId(i));
-            let st = &mut out.vars[i].storage;
-            if let Some(u) = info.unfilterable.filter(|_| !st.filters.is_empty()) {
-                report.warnings.push(format!(
-                    "variable {}: filters cannot apply to a {u} variable; left unfiltered",
-                    info.path
-                ));
-                st.filters.clear();
-                st.codecs = None;
-            }
+        let st = &mut out.vars[i].storage;
+        st.filters = d.chain.clone();
+        st.codecs = None;
+        if !st.filters.is_empty() {
+            st.layout = Some(nc_dataset::Layout::Chunked);
         }
     }
     // HDF5's nbit (5) and scaleoffset (6) are decoded on reading but have no encoder here:
@@ -265,7 +255,7 @@ pub(crate) fn apply_storage_options(
         }
     }
     clamp_chunks_to_fixed_dims(out);
-    Ok(())
+    Ok(Some(plan))
 }
 
 /// nccopy's default `-M`: non-record variables under 8192 bytes are not chunked by `-c dim/N`.

@@ -5,49 +5,74 @@ use crate::{Dataset, Values, VarId};
 /// Boxed error of a data source (each backend has its own error type).
 pub type DataError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A hyperslab of a variable: `count[i]` elements from `start[i]` along each dimension, read
+/// or written row-major (the last dimension fastest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slab<'a> {
+    /// The first index along each dimension.
+    pub start: &'a [u64],
+    /// The number of elements along each dimension.
+    pub count: &'a [u64],
+}
+
+impl<'a> Slab<'a> {
+    /// The hyperslab of `count` elements from `start`.
+    pub fn new(start: &'a [u64], count: &'a [u64]) -> Slab<'a> {
+        Slab { start, count }
+    }
+
+    /// The number of elements it holds.
+    pub fn len(&self) -> u64 {
+        self.count.iter().product()
+    }
+
+    /// True when it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A stored chunk asked of [`DataSource::raw_chunk`]: the one whose first element is at
+/// `offsets`, if it is stored as `shape` with `chain` applied (filter ids and stored
+/// parameters, in application order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkRequest<'a> {
+    /// The chunk's first element.
+    pub offsets: &'a [u64],
+    /// The chunk shape the reader wants.
+    pub shape: &'a [u64],
+    /// The filter chain the reader can take as it is stored.
+    pub chain: &'a [crate::FilterSpec],
+}
+
+/// The answer of [`DataSource::read_le_bytes`]: `None` when not offered, else the bytes or
+/// the error reading them.
+pub type MaybeBytes = Option<Result<Vec<u8>, DataError>>;
+
 /// Something that can read a hyperslab of a variable's data.
 pub trait DataSource: Sync {
-    /// Read `count[i]` elements from `start[i]` along each dimension (row-major result).
+    /// Read the hyperslab `slab` of `var` (row-major result).
     ///
     /// # Errors
     /// When the data cannot be read or decoded.
-    fn read(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError>;
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError>;
 
     /// The same hyperslab as little-endian element bytes, row-major, for variables of a
     /// fixed-size atomic type (not `string`), when the source has the bytes at hand more cheaply
     /// than a typed vector (a copy then moves bytes without converting them twice).
     /// `None`: not offered here, use [`DataSource::read`].
-    fn read_le_bytes(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Option<Result<Vec<u8>, DataError>> {
-        let _ = (ds, var, start, count);
+    fn read_le_bytes(&self, ds: &Dataset, var: VarId, slab: Slab) -> MaybeBytes {
+        let _ = (ds, var, slab);
         None
     }
 
-    /// The stored bytes of the chunk whose first element is at `offsets`, still filtered, when
-    /// this source stores the variable in little-endian chunks of exactly `chunk` with exactly
-    /// `chain` (filter ids and stored parameters, in application order) applied to that chunk:
-    /// a copy to the same chunking and filters then moves the bytes without decoding them.
-    /// `None`: not offered for this chunk (decode through [`DataSource::read`]).
-    fn raw_chunk(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        offsets: &[u64],
-        chunk: &[u64],
-        chain: &[crate::FilterSpec],
-    ) -> Option<Vec<u8>> {
-        let _ = (ds, var, offsets, chunk, chain);
+    /// The stored bytes of the chunk `chunk` asks for, still filtered, when this source stores
+    /// the variable in little-endian chunks of exactly `chunk.shape` with exactly `chunk.chain`
+    /// applied to that chunk: a copy to the same chunking and filters then moves the bytes
+    /// without decoding them. `None`: not offered for this chunk (decode through
+    /// [`DataSource::read`]).
+    fn raw_chunk(&self, ds: &Dataset, var: VarId, chunk: ChunkRequest) -> Option<Vec<u8>> {
+        let _ = (ds, var, chunk);
         None
     }
 
@@ -56,8 +81,8 @@ pub trait DataSource: Sync {
     /// leaves the same region of its output unwritten (it reads as the same fill) instead of
     /// producing and encoding fill values, which for a chunk declared but never written could
     /// be gigabytes. False when unknown.
-    fn unwritten(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> bool {
-        let _ = (ds, var, start, count);
+    fn unwritten(&self, ds: &Dataset, var: VarId, slab: Slab) -> bool {
+        let _ = (ds, var, slab);
         false
     }
 
@@ -90,13 +115,8 @@ pub fn next_index(idx: &mut [u64], count: &[u64]) -> bool {
 pub struct InMemory;
 
 impl DataSource for InMemory {
-    fn read(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError> {
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let Slab { start, count } = slab;
         let shape = ds.shape(var);
         if start.len() != shape.len() || count.len() != shape.len() {
             return Err(format!(
@@ -212,9 +232,9 @@ mod tests {
     fn hyperslab_of_in_memory_data() {
         let (mut ds, v) = two_by_three();
         ds.var_mut(v).data = Some(Values::Int(vec![0, 1, 2, 10, 11, 12]));
-        let got = InMemory.read(&ds, v, &[0, 1], &[2, 2]).unwrap();
+        let got = InMemory.read(&ds, v, Slab::new(&[0, 1], &[2, 2])).unwrap();
         assert_eq!(got, Values::Int(vec![1, 2, 11, 12]));
-        let got = InMemory.read(&ds, v, &[1, 0], &[1, 3]).unwrap();
+        let got = InMemory.read(&ds, v, Slab::new(&[1, 0], &[1, 3])).unwrap();
         assert_eq!(got, Values::Int(vec![10, 11, 12]));
     }
 
@@ -225,12 +245,12 @@ mod tests {
             .atts
             .push(Attribute::new("_FillValue", Values::Int(vec![-1])));
         ds.var_mut(v).data = Some(Values::Int(vec![5, 6, 7, 8]));
-        let got = InMemory.read(&ds, v, &[0, 0], &[2, 3]).unwrap();
+        let got = InMemory.read(&ds, v, Slab::new(&[0, 0], &[2, 3])).unwrap();
         assert_eq!(got, Values::Int(vec![5, 6, 7, 8, -1, -1]));
         // no data at all: default fill
         ds.var_mut(v).data = None;
         ds.var_mut(v).atts.clear();
-        let got = InMemory.read(&ds, v, &[1, 2], &[1, 1]).unwrap();
+        let got = InMemory.read(&ds, v, Slab::new(&[1, 2], &[1, 1])).unwrap();
         assert_eq!(got, Values::Int(vec![crate::FILL_INT]));
     }
 
@@ -238,11 +258,14 @@ mod tests {
     fn out_of_range_hyperslab_is_an_error() {
         let (ds, v) = two_by_three();
         let e = InMemory
-            .read(&ds, v, &[0, 2], &[1, 2])
+            .read(&ds, v, Slab::new(&[0, 2], &[1, 2]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("exceeds dimension length 3"), "{e}");
-        let e = InMemory.read(&ds, v, &[0], &[1]).unwrap_err().to_string();
+        let e = InMemory
+            .read(&ds, v, Slab::new(&[0], &[1]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("rank 1 does not match variable rank 2"), "{e}");
     }
 
@@ -252,7 +275,7 @@ mod tests {
         let v = ds.add_var(ROOT, "x", NcType::Atomic(AtomicType::Double), vec![]);
         ds.var_mut(v).data = Some(Values::Double(vec![2.5]));
         assert_eq!(
-            InMemory.read(&ds, v, &[], &[]).unwrap(),
+            InMemory.read(&ds, v, Slab::new(&[], &[])).unwrap(),
             Values::Double(vec![2.5])
         );
     }

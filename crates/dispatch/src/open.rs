@@ -1,7 +1,6 @@
 //! Opening by magic bytes (or a store's metadata keys) and writing with atomic replacement,
 //! both from a [`Location`] parsed once by the binary.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -89,39 +88,6 @@ pub enum FileKind {
 }
 
 const HDF5_MAGIC: [u8; 8] = [0x89, b'H', b'D', b'F', b'\r', b'\n', 0x1a, b'\n'];
-
-/// A name a library call is given: a parsed [`Location`] (what the binaries pass), or a path
-/// whose text is parsed here (for callers that have not parsed their names at their edge yet).
-pub trait AsLocation {
-    /// The location.
-    ///
-    /// # Errors
-    /// An unknown mode word in a path's text.
-    fn as_location(&self) -> Result<Cow<'_, Location>, nc_store::StoreError>;
-}
-
-impl AsLocation for Location {
-    fn as_location(&self) -> Result<Cow<'_, Location>, nc_store::StoreError> {
-        Ok(Cow::Borrowed(self))
-    }
-}
-
-impl AsLocation for Path {
-    fn as_location(&self) -> Result<Cow<'_, Location>, nc_store::StoreError> {
-        Location::parse(&self.to_string_lossy()).map(Cow::Owned)
-    }
-}
-
-impl AsLocation for PathBuf {
-    fn as_location(&self) -> Result<Cow<'_, Location>, nc_store::StoreError> {
-        self.as_path().as_location()
-    }
-}
-
-/// The location of `at`, or the dispatch error of its text.
-fn location_of<L: AsLocation + ?Sized>(at: &L) -> Result<Cow<'_, Location>, DispatchError> {
-    at.as_location().map_err(DispatchError::Store)
-}
 
 fn io_err(path: &Path, source: std::io::Error) -> DispatchError {
     DispatchError::Io {
@@ -300,8 +266,8 @@ fn shown_path(loc: &Location, src: &dyn nc_store::ByteSource) -> PathBuf {
 ///
 /// # Errors
 /// When it cannot be read, or holds no format we know.
-pub fn detect<L: AsLocation + ?Sized>(at: &L) -> Result<FileKind, DispatchError> {
-    Ok(match probe(&*location_of(at)?)? {
+pub fn detect(at: &Location) -> Result<FileKind, DispatchError> {
+    Ok(match probe(at)? {
         Found::File(_, kind) => kind,
         Found::Store(..) => FileKind::Zarr,
     })
@@ -375,8 +341,8 @@ impl Opened {
 ///
 /// # Errors
 /// When it cannot be read, its format is unknown or not supported yet, or its header is bad.
-pub fn open<L: AsLocation + ?Sized>(at: &L) -> Result<Opened, DispatchError> {
-    let loc = location_of(at)?;
+pub fn open(at: &Location) -> Result<Opened, DispatchError> {
+    let loc = at;
     let (src, kind) = match probe(&loc)? {
         Found::Store(store, modes) => {
             let z = nc_zarr::ZarrFile::open(store, &loc.display(), &loc.dataset_name(), &modes)
@@ -452,13 +418,13 @@ impl Default for CreateOptions {
 /// # Errors
 /// When the dataset does not fit the format, the destination must not be replaced, or
 /// writing fails.
-pub fn create<L: AsLocation + ?Sized>(
-    at: &L,
+pub fn create(
+    at: &Location,
     ds: &Dataset,
     src: &dyn DataSource,
     opts: &CreateOptions,
 ) -> Result<(), DispatchError> {
-    create_inner(&*location_of(at)?, ds, src, opts, None).map(|_| ())
+    create_inner(at, ds, src, opts, None).map(|_| ())
 }
 
 /// One step of writing the NCZarr / Zarr store at `at` by parts (fan-out, see
@@ -469,15 +435,15 @@ pub fn create<L: AsLocation + ?Sized>(
 /// # Errors
 /// As [`create`]; an output that is not a directory or object-storage store; the step's own
 /// refusals (another plan, parts missing).
-pub fn create_part<L: AsLocation + ?Sized>(
-    at: &L,
+pub fn create_part(
+    at: &Location,
     ds: &Dataset,
     src: &dyn DataSource,
     opts: &CreateOptions,
     step: nc_zarr::FanoutStep,
     facts: &[u8],
 ) -> Result<nc_zarr::FanoutOutcome, DispatchError> {
-    let loc = location_of(at)?;
+    let loc = at;
     match create_inner(&loc, ds, src, opts, Some((step, facts)))? {
         Some(outcome) => Ok(outcome),
         None => Err(DispatchError::NotSupported {
@@ -553,7 +519,7 @@ fn create_inner(
         }
     };
     let tmp = dest.temp().to_path_buf();
-    let _guard = crate::cleanup::register_temp(&tmp);
+    let _guard = nc_runtime::register_temp(&tmp);
     let writeback = dest.start_writeback();
     let result = match opts.format {
         Format::Classic | Format::Offset64 | Format::Cdf5 => {
@@ -600,7 +566,7 @@ fn finish(dest: &Destination, result: Result<(), DispatchError>) -> Result<(), D
         // destination stays untouched) or waits until the output is completely in place
         Destination::Local { .. } => {
             let mut r = Ok(());
-            let lock = crate::cleanup::commit_unless_interrupted(|| {
+            let lock = nc_runtime::commit_unless_interrupted(|| {
                 r = dest.commit();
                 Ok(())
             });
@@ -613,7 +579,7 @@ fn finish(dest: &Destination, result: Result<(), DispatchError>) -> Result<(), D
         // an upload is long: an interrupt during it exits, and the incomplete multipart
         // upload is never visible
         Destination::Object { url, .. } => {
-            if crate::cleanup::is_interrupted() {
+            if nc_runtime::is_interrupted() {
                 dest.discard();
                 return Err(io_err(
                     Path::new(&url.display),
@@ -630,12 +596,12 @@ fn finish(dest: &Destination, result: Result<(), DispatchError>) -> Result<(), D
 }
 
 /// True when an output name asks for an NCZarr / Zarr store (the copy engine's question).
-pub fn is_zarr_output<L: AsLocation + ?Sized>(at: &L) -> bool {
+pub fn is_zarr_output(at: &Location) -> bool {
     zarr_output(at).is_some()
 }
 
 /// True when the output name asks for a Zarr version 3 store (`#mode=zarr,v3,…`).
-pub fn is_zarr_v3_output<L: AsLocation + ?Sized>(at: &L) -> bool {
+pub fn is_zarr_v3_output(at: &Location) -> bool {
     zarr_output(at).is_some_and(|o| o.v3)
 }
 
@@ -648,8 +614,8 @@ pub struct ZarrOutput {
 }
 
 /// The store an output name asks for (mode words that name one), if any.
-pub fn zarr_output<L: AsLocation + ?Sized>(at: &L) -> Option<ZarrOutput> {
-    let loc = at.as_location().ok()?;
+pub fn zarr_output(at: &Location) -> Option<ZarrOutput> {
+    let loc = at;
     loc.names_store().then(|| ZarrOutput {
         storage: loc.storage_kind(),
         v3: loc.store_modes().v3,
@@ -689,7 +655,7 @@ fn create_zarr(
         nc_store::StorageKind::Zip => OutputKind::File,
     };
     let dest = Destination::local(&check_destination(path, kind, force)?);
-    let _guard = crate::cleanup::register_temp(dest.temp());
+    let _guard = nc_runtime::register_temp(dest.temp());
     let tmp = loc.at_local(dest.temp());
     let create = || tmp.create_store(nc_zarr::metadata_rank);
     let result = nc_zarr::write_store(create, ds, src, &modes, &opts).map_err(DispatchError::Zarr);
@@ -723,7 +689,7 @@ fn create_zarr_step(
         _ => return run(loc),
     };
     let dest = Destination::local(&check_destination(path, OutputKind::Directory, force)?);
-    let _guard = crate::cleanup::register_temp(dest.temp());
+    let _guard = nc_runtime::register_temp(dest.temp());
     let mut outcome = None;
     let result = run(&loc.at_local(dest.temp())).map(|o| outcome = Some(o));
     finish(&dest, result)?;

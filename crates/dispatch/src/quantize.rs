@@ -4,6 +4,7 @@
 
 use nc_dataset::quantize::{slab_index, Quantizer};
 use nc_dataset::{AtomicType, DataError, DataSource, Dataset, NcType, Values, VarId};
+use nc_dataset::{ChunkRequest, MaybeBytes, Slab};
 
 /// A data source whose float and double variables come out quantized where their storage says
 /// so. Raw chunks and bytes are not passed through for those (they are the unquantized input).
@@ -47,14 +48,10 @@ impl<'a> Quantizing<'a> {
 }
 
 impl DataSource for Quantizing<'_> {
-    fn read(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError> {
-        let mut values = self.inner.read(ds, var, start, count)?;
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let Slab { start, count } = slab;
+
+        let mut values = self.inner.read(ds, var, Slab::new(start, count))?;
         if let Some(q) = self.quantizer(var) {
             let shape = ds.shape(var);
             q.apply(&mut values, |i| slab_index(&shape, start, count, i));
@@ -62,35 +59,26 @@ impl DataSource for Quantizing<'_> {
         Ok(values)
     }
 
-    fn read_le_bytes(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Option<Result<Vec<u8>, DataError>> {
+    fn read_le_bytes(&self, ds: &Dataset, var: VarId, slab: Slab) -> MaybeBytes {
+        let Slab { start, count } = slab;
+
         if self.quantizer(var).is_some() {
             return None;
         }
-        self.inner.read_le_bytes(ds, var, start, count)
+        self.inner.read_le_bytes(ds, var, Slab::new(start, count))
     }
 
-    fn raw_chunk(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        offsets: &[u64],
-        chunk: &[u64],
-        chain: &[nc_dataset::FilterSpec],
-    ) -> Option<Vec<u8>> {
+    fn raw_chunk(&self, ds: &Dataset, var: VarId, chunk: ChunkRequest) -> Option<Vec<u8>> {
         if self.quantizer(var).is_some() {
             return None;
         }
-        self.inner.raw_chunk(ds, var, offsets, chunk, chain)
+        self.inner.raw_chunk(ds, var, chunk)
     }
 
-    fn unwritten(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> bool {
+    fn unwritten(&self, ds: &Dataset, var: VarId, slab: Slab) -> bool {
+        let Slab { start, count } = slab;
+
         // fill is never quantized: an unwritten region stays unwritten
-        self.inner.unwritten(ds, var, start, count)
+        self.inner.unwritten(ds, var, Slab::new(start, count))
     }
 }

@@ -20,7 +20,7 @@
 //! let ds = file.dataset();
 //! for v in ds.all_vars() {
 //!     let shape = ds.shape(v);
-//!     let values = file.read(ds, v, &vec![0; shape.len()], &shape)?;
+//!     let values = file.read(ds, v, Slab::new(&vec![0; shape.len()], &shape))?;
 //!     println!("{} has {} values", ds.var(v).name, values.len());
 //! }
 //! # Ok::<(), nc_dataset::DataError>(())
@@ -42,6 +42,7 @@ mod vds;
 mod verify;
 pub mod write;
 
+use nc_dataset::{ChunkRequest, MaybeBytes, Slab};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -254,40 +255,25 @@ impl Nc4File {
 }
 
 impl DataSource for Nc4File {
-    fn read(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError> {
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let Slab { start, count } = slab;
+
         Ok(self.read_in(ds, var, start, count)?)
     }
 
-    fn read_le_bytes(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Option<Result<Vec<u8>, DataError>> {
+    fn read_le_bytes(&self, ds: &Dataset, var: VarId, slab: Slab) -> MaybeBytes {
+        let Slab { start, count } = slab;
+
         let info = self.vars.get(var.0).and_then(Option::as_ref)?;
         let r = self.reader(info).read_le(ds, var, info, start, count)?;
         Some(r.map_err(|e| DataError::from(self.in_file(e))))
     }
 
-    fn raw_chunk(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        offsets: &[u64],
-        chunk: &[u64],
-        chain: &[nc_dataset::FilterSpec],
-    ) -> Option<Vec<u8>> {
+    fn raw_chunk(&self, ds: &Dataset, var: VarId, chunk: ChunkRequest) -> Option<Vec<u8>> {
         let info = self.vars.get(var.0).and_then(Option::as_ref)?;
         let name = &ds.vars.get(var.0)?.name;
         self.reader(info)
-            .raw_chunk(var, name, info, offsets, chunk, chain)
+            .raw_chunk(var, name, info, chunk.offsets, chunk.shape, chunk.chain)
     }
 
     fn placement(
@@ -313,7 +299,9 @@ impl DataSource for Nc4File {
         Some(placement.map_err(|e| DataError::from(self.in_file(e))))
     }
 
-    fn unwritten(&self, ds: &Dataset, var: VarId, start: &[u64], count: &[u64]) -> bool {
+    fn unwritten(&self, ds: &Dataset, var: VarId, slab: Slab) -> bool {
+        let Slab { start, count } = slab;
+
         let Some(info) = self.vars.get(var.0).and_then(Option::as_ref) else {
             return false;
         };

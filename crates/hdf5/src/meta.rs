@@ -846,15 +846,18 @@ impl Walker<'_> {
         let mut var_types = vec![None; self.datasets.len()];
         let mut anonymous = 0u32;
         let mut next_type = raw.iter().peekable();
+        // a committed datatype of a user class becomes a user type (its kind is filled in
+        // once every type is known)
+        let mut commit = |ds: &mut Dataset, table: &mut TypeTable, t: &RawType| {
+            if is_user_class(&t.dt) {
+                let id = ds.add_type(t.group, t.name.clone(), UserTypeKind::Opaque { size: 0 });
+                table.entries.push((id, t.dt.clone()));
+                committed.push((id, t.dt.clone()));
+            }
+        };
         for (i, d) in self.datasets.iter().enumerate() {
             while let Some(t) = next_type.next_if(|t| t.seq < d.seq) {
-                if is_user_class(&t.dt) {
-                    let id =
-                        self.ds
-                            .add_type(t.group, t.name.clone(), UserTypeKind::Opaque { size: 0 });
-                    table.entries.push((id, t.dt.clone()));
-                    committed.push((id, t.dt.clone()));
-                }
+                commit(&mut self.ds, &mut table, t);
             }
             if d.dim_only {
                 continue;
@@ -890,13 +893,7 @@ impl Walker<'_> {
             }
         }
         for t in next_type {
-            if is_user_class(&t.dt) {
-                let id =
-                    self.ds
-                        .add_type(t.group, t.name.clone(), UserTypeKind::Opaque { size: 0 });
-                table.entries.push((id, t.dt.clone()));
-                committed.push((id, t.dt.clone()));
-            }
+            commit(&mut self.ds, &mut table, t);
         }
         for (id, dt) in committed {
             if let Some(kind) = user_kind(&dt, &table) {

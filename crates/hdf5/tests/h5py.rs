@@ -9,6 +9,7 @@
 mod common;
 
 use common::{python, tmp_dir};
+use nc_dataset::Slab;
 use nc_dataset::{
     AtomicType, DataSource, Dataset, Endianness, FilterSpec, GroupId, Layout, NcType, Values, VarId,
 };
@@ -75,7 +76,8 @@ fn var(ds: &Dataset, g: GroupId, name: &str) -> VarId {
 fn all(f: &Nc4File, v: VarId) -> Values {
     let ds = f.dataset();
     let shape = ds.shape(v);
-    f.read(ds, v, &vec![0; shape.len()], &shape).expect("read")
+    f.read(ds, v, Slab::new(&vec![0; shape.len()], &shape))
+        .expect("read")
 }
 
 fn dim_names(ds: &Dataset, v: VarId) -> Vec<String> {
@@ -148,7 +150,7 @@ fn superblock0_phony_dimensions_and_attributes() {
     assert_eq!(all(&f, b), Values::Double(vec![0.0, 1.0, 2.0, 3.0, 4.0]));
     assert_eq!(all(&f, c), Values::Short((0..16).collect()));
     assert_eq!(
-        f.read(ds, c, &[1, 1], &[2, 2]).expect("slab"),
+        f.read(ds, c, Slab::new(&[1, 1], &[2, 2])).expect("slab"),
         Values::Short(vec![5, 6, 9, 10])
     );
     let g1 = ds.find_group(GroupId(0), "g1").expect("g1");
@@ -165,7 +167,8 @@ fn superblock3_chunk_indexes_and_layouts() {
     // fixed array index, deflate, edge chunks
     assert_eq!(all(&f, v("fixed")), Values::Int((0..100).collect()));
     assert_eq!(
-        f.read(ds, v("fixed"), &[8, 7], &[2, 3]).expect("slab"),
+        f.read(ds, v("fixed"), Slab::new(&[8, 7], &[2, 3]))
+            .expect("slab"),
         Values::Int(vec![87, 88, 89, 97, 98, 99])
     );
     // extensible array index (one unlimited dimension)
@@ -239,7 +242,7 @@ fn user_block_shifts_raw_data() {
             "{name}"
         );
         assert_eq!(
-            f.read(ds, v("chunked"), &[2, 5], &[2, 5])
+            f.read(ds, v("chunked"), Slab::new(&[2, 5], &[2, 5]))
                 .expect("one chunk"),
             Values::Float(vec![25., 26., 27., 28., 29., 35., 36., 37., 38., 39.]),
             "{name}"
@@ -293,7 +296,7 @@ fn h5py_dimension_scales() {
         "CLASS/NAME/REFERENCE_LIST must be hidden"
     );
     assert_eq!(
-        f.read(ds, v, &[2, 0], &[1, 4]).expect("row"),
+        f.read(ds, v, Slab::new(&[2, 0], &[1, 4])).expect("row"),
         Values::Float(vec![8.0, 9.0, 10.0, 11.0])
     );
 }

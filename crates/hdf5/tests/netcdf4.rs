@@ -7,6 +7,7 @@
 mod common;
 
 use common::{ncgen, tmp_dir};
+use nc_dataset::Slab;
 use nc_dataset::{
     AtomicType, CompoundField, DataSource, Dataset, Endianness, EnumMember, FilterSpec, Format,
     GroupId, Layout, NcType, TypeId, UserTypeKind, Values, VarId,
@@ -21,7 +22,8 @@ fn var(ds: &Dataset, g: GroupId, name: &str) -> VarId {
 fn all(f: &Nc4File, v: VarId) -> Values {
     let ds = f.dataset();
     let shape = ds.shape(v);
-    f.read(ds, v, &vec![0; shape.len()], &shape).expect("read")
+    f.read(ds, v, Slab::new(&vec![0; shape.len()], &shape))
+        .expect("read")
 }
 
 fn enhanced(test: &str) -> Option<Nc4File> {
@@ -331,19 +333,20 @@ fn enhanced_model_data() {
     // hyperslabs of a chunked, filtered, big-endian variable
     let temp = var(ds, GroupId(0), "temp");
     assert_eq!(
-        f.read(ds, temp, &[1, 1], &[1, 2]).expect("slab"),
+        f.read(ds, temp, Slab::new(&[1, 1], &[1, 2])).expect("slab"),
         Values::Float(vec![-1.0, 6.0])
     );
     assert_eq!(
-        f.read(ds, temp, &[0, 2], &[2, 1]).expect("slab"),
+        f.read(ds, temp, Slab::new(&[0, 2], &[2, 1])).expect("slab"),
         Values::Float(vec![3.0, 6.0])
     );
     assert_eq!(
-        f.read(ds, temp, &[0, 0], &[0, 3]).expect("empty"),
+        f.read(ds, temp, Slab::new(&[0, 0], &[0, 3]))
+            .expect("empty"),
         Values::Float(vec![])
     );
     let err = f
-        .read(ds, temp, &[1, 2], &[1, 2])
+        .read(ds, temp, Slab::new(&[1, 2], &[1, 2]))
         .expect_err("past the end");
     assert_eq!(
         err.to_string(),
@@ -458,7 +461,9 @@ fn missing_filter_is_named() {
             params: vec![9]
         }]
     );
-    let err = f.read(ds, z, &[0], &[4]).expect_err("no bzip2 decoder");
+    let err = f
+        .read(ds, z, Slab::new(&[0], &[4]))
+        .expect_err("no bzip2 decoder");
     let e = err.downcast_ref::<Hdf5Error>().expect("an Hdf5Error");
     assert!(
         matches!(e, Hdf5Error::MissingFilter { id: 307, .. }),

@@ -13,6 +13,7 @@
 
 mod common;
 
+use nc_dataset::Slab;
 use std::process::Command;
 
 use common::{files, ours, same_as_ncdump};
@@ -27,7 +28,7 @@ fn var(ds: &Dataset, name: &str) -> VarId {
 fn all(f: &Nc4File, v: VarId) -> Result<Values, nc_dataset::DataError> {
     let ds = f.dataset();
     let shape = ds.shape(v);
-    f.read(ds, v, &vec![0; shape.len()], &shape)
+    f.read(ds, v, Slab::new(&vec![0; shape.len()], &shape))
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 mod common;
 
+use nc_dataset::Slab;
 use std::sync::Arc;
 
 use common::{ncgen, tmp_dir};
@@ -21,7 +22,9 @@ fn exercise(bytes: Vec<u8>) -> Result<usize, Hdf5Error> {
         let shape = ds.shape(v);
         // keep reads small: a corrupt dimension length may be huge
         let count: Vec<u64> = shape.iter().map(|&n| n.min(64)).collect();
-        if f.read(ds, v, &vec![0; shape.len()], &count).is_ok() {
+        if f.read(ds, v, Slab::new(&vec![0; shape.len()], &count))
+            .is_ok()
+        {
             ok += 1;
         }
     }
@@ -135,7 +138,7 @@ fn opening_two_thousand_deflated_variables_is_metadata_only() {
     // netCDF-C's ncdump -hs needs seconds here; metadata alone must take well under one
     assert!(took.as_secs_f64() < 1.5, "open took {took:?}");
     let v7 = ds.find_var(nc_dataset::ROOT, "v7").expect("v7");
-    let vals = f.read(ds, v7, &[1, 0], &[1, 10]).expect("read");
+    let vals = f.read(ds, v7, Slab::new(&[1, 0], &[1, 10])).expect("read");
     assert_eq!(
         vals,
         nc_dataset::Values::Float((11..=20).map(|x| x as f32).collect())

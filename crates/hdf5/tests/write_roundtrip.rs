@@ -4,6 +4,7 @@
 // test code: a failed expectation is the test failing
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use nc_dataset::Slab;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -46,7 +47,9 @@ fn assert_reads_back(ds: &Dataset, path: &Path) {
             .unwrap_or_else(|| panic!("variable {} missing", var.name));
         assert_eq!(back.shape(bv), ds.shape(v), "shape of {}", var.name);
         let shape = ds.shape(v);
-        let want = InMemory.read(ds, v, &vec![0; shape.len()], &shape).unwrap();
+        let want = InMemory
+            .read(ds, v, Slab::new(&vec![0; shape.len()], &shape))
+            .unwrap();
         let got = file.read_var(bv, &vec![0; shape.len()], &shape).unwrap();
         assert_eq!(got, want, "values of {}", var.name);
         let atts: Vec<_> = back
@@ -228,13 +231,9 @@ fn a_missing_filter_fails_only_when_there_is_data_to_encode() {
 struct Counting;
 
 impl DataSource for Counting {
-    fn read(
-        &self,
-        _ds: &Dataset,
-        _var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError> {
+    fn read(&self, _ds: &Dataset, _var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let Slab { start, count } = slab;
+
         // 2-D [rows, cols]: row-major
         let cols = COLS;
         let mut out = Vec::with_capacity((count[0] * count[1]) as usize);
@@ -436,17 +435,13 @@ data:
 struct BigOrGiven;
 
 impl DataSource for BigOrGiven {
-    fn read(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError> {
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let Slab { start, count } = slab;
+
         if ds.var(var).name.starts_with("big") {
-            Counting.read(ds, var, start, count)
+            Counting.read(ds, var, Slab::new(start, count))
         } else {
-            InMemory.read(ds, var, start, count)
+            InMemory.read(ds, var, Slab::new(start, count))
         }
     }
 }
@@ -466,7 +461,7 @@ fn placeholders_are_found_beside_big_raw_data() {
     for name in ["s", "g", "k"] {
         let v = ds.find_var(ROOT, name).unwrap();
         let bv = back.find_var(ROOT, name).unwrap();
-        let want = InMemory.read(&ds, v, &[0], &[3]).unwrap();
+        let want = InMemory.read(&ds, v, Slab::new(&[0], &[3])).unwrap();
         assert_eq!(
             file.read_var(bv, &[0], &[3]).unwrap(),
             want,

@@ -33,6 +33,7 @@
 //!   and vlens are refused. Attributes JSON cannot hold (user types other than enums, text
 //!   that is not UTF-8) are left out with a warning.
 
+use nc_dataset::Slab;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -975,7 +976,9 @@ fn write_chunks(
         Content::Strings => {
             for idx in grid_indices(&shape, &p.chunk) {
                 let (start, count) = region(&idx, &p.chunk, &shape);
-                let vals = src.read(ds, p.var, &start, &count).map_err(read_err)?;
+                let vals = src
+                    .read(ds, p.var, Slab::new(&start, &count))
+                    .map_err(read_err)?;
                 let Values::String(s) = vals else {
                     return Err(ZarrError::Source {
                         var: p.path.clone(),
@@ -991,7 +994,9 @@ fn write_chunks(
         Content::Inline { dtype } => {
             for idx in grid_indices(&shape, &p.chunk) {
                 let (start, count) = region(&idx, &p.chunk, &shape);
-                let vals = src.read(ds, p.var, &start, &count).map_err(read_err)?;
+                let vals = src
+                    .read(ds, p.var, Slab::new(&start, &count))
+                    .map_err(read_err)?;
                 let mut b = Vec::new();
                 convert::encode(&vals, dtype, &mut b);
                 w.inline(&p.key, &idx, &b)?;
@@ -1027,7 +1032,9 @@ fn write_chunks(
                                     });
                                 };
                                 let (start, count) = region(&c.index, &p.chunk, &shape);
-                                let vals = src.read(ds, p.var, &start, &count).map_err(read_err)?;
+                                let vals = src
+                                    .read(ds, p.var, Slab::new(&start, &count))
+                                    .map_err(read_err)?;
                                 let mut region_bytes = Vec::new();
                                 convert::encode(&vals, d, &mut region_bytes);
                                 let want: u64 = count.iter().product::<u64>() * *es as u64;
@@ -1144,14 +1151,10 @@ mod tests {
     struct Mock(HashMap<usize, Placement>);
 
     impl DataSource for Mock {
-        fn read(
-            &self,
-            ds: &Dataset,
-            var: VarId,
-            start: &[u64],
-            count: &[u64],
-        ) -> Result<Values, DataError> {
-            InMemory.read(ds, var, start, count)
+        fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+            let Slab { start, count } = slab;
+
+            InMemory.read(ds, var, Slab::new(start, count))
         }
 
         fn placement(&self, _: &Dataset, var: VarId) -> Option<Result<Placement, DataError>> {

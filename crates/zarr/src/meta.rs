@@ -121,6 +121,29 @@ pub(crate) struct Loader<'a> {
     pub warnings: Vec<String>,
 }
 
+/// The full netCDF path of variable `name` of group `gid`, for messages.
+pub(crate) fn var_path(ds: &Dataset, gid: GroupId, name: &str) -> String {
+    format!("{}/{}", ds.group_path(gid).trim_end_matches('/'), name)
+}
+
+/// Append variable `vid`'s entry to the table, which is filled in variable-id order (an
+/// internal error at `meta_key` otherwise).
+pub(crate) fn push_var(
+    vars: &mut Vec<VarInfo>,
+    vid: nc_dataset::VarId,
+    meta_key: &str,
+    info: VarInfo,
+) -> Result<(), ZarrError> {
+    if vars.len() != vid.0 {
+        return Err(ZarrError::meta(
+            meta_key,
+            "internal: variable table out of step",
+        ));
+    }
+    vars.push(info);
+    Ok(())
+}
+
 pub(crate) fn get_json(store: &dyn Store, key: &str) -> Result<Option<Value>, ZarrError> {
     match store.get(key)? {
         Some(b) => json::parse(key, &b).map(Some),
@@ -703,26 +726,24 @@ impl<'a> Loader<'a> {
             quantize: None,
             fill_value: stored_fill,
         };
-        let path = format!("{}/{}", self.ds.group_path(gid).trim_end_matches('/'), name);
-        if self.vars.len() != vid.0 {
-            return Err(ZarrError::meta(
-                &akey,
-                "internal: variable table out of step",
-            ));
-        }
-        self.vars.push(VarInfo {
-            key: vkey,
-            path,
-            dtype,
-            shape,
-            chunks,
-            fill,
-            fortran,
-            sep,
-            codecs,
-            v3: None,
-        });
-        Ok(())
+        let path = var_path(&self.ds, gid, name);
+        push_var(
+            &mut self.vars,
+            vid,
+            &akey,
+            VarInfo {
+                key: vkey,
+                path,
+                dtype,
+                shape,
+                chunks,
+                fill,
+                fortran,
+                sep,
+                codecs,
+                v3: None,
+            },
+        )
     }
 }
 

@@ -9,6 +9,7 @@ use crate::meta::{Loader, VarInfo};
 use crate::modes::{Opening, ZarrModes};
 use crate::store::Store;
 use crate::v3;
+use nc_dataset::{ChunkRequest, MaybeBytes, Slab};
 use nc_dataset::{DataError, DataSource, Dataset, NcString, Values, VarId};
 use nc_filters::{FilterContext, Pipeline, Registry};
 use rayon::prelude::*;
@@ -928,37 +929,22 @@ fn f_to_c(data: &[u8], chunks: &[u64], es: usize) -> Vec<u8> {
 }
 
 impl DataSource for ZarrFile {
-    fn read(
-        &self,
-        _ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError> {
+    fn read(&self, _ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let Slab { start, count } = slab;
+
         self.read_var(var, start, count)
             .map_err(|e| Box::new(e) as DataError)
     }
 
-    fn read_le_bytes(
-        &self,
-        _ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Option<Result<Vec<u8>, DataError>> {
+    fn read_le_bytes(&self, _ds: &Dataset, var: VarId, slab: Slab) -> MaybeBytes {
+        let Slab { start, count } = slab;
+
         self.read_le(var, start, count)
             .map(|r| r.map_err(|e| Box::new(e) as DataError))
     }
 
-    fn raw_chunk(
-        &self,
-        _ds: &Dataset,
-        var: VarId,
-        offsets: &[u64],
-        chunk: &[u64],
-        chain: &[nc_dataset::FilterSpec],
-    ) -> Option<Vec<u8>> {
-        ZarrFile::raw_chunk(self, var, offsets, chunk, chain)
+    fn raw_chunk(&self, _ds: &Dataset, var: VarId, chunk: ChunkRequest) -> Option<Vec<u8>> {
+        ZarrFile::raw_chunk(self, var, chunk.offsets, chunk.shape, chunk.chain)
     }
 }
 

@@ -1069,31 +1069,29 @@ impl V3Loader<'_> {
             quantize: None,
             fill_value: stored_fill,
         };
-        let vpath = format!("{}/{}", self.ds.group_path(gid).trim_end_matches('/'), name);
-        if self.vars.len() != vid.0 {
-            return Err(ZarrError::meta(
-                &key,
-                "internal: variable table out of step",
-            ));
-        }
-        self.vars.push(VarInfo {
-            key: path.to_string(),
-            path: vpath,
-            dtype,
-            shape: if scalar { vec![1] } else { shape },
-            chunks: if scalar { vec![1] } else { inner },
-            fill,
-            fortran: false,
-            sep,
-            codecs: zcodecs,
-            v3: Some(Box::new(V3Layout {
-                default_keys,
-                scalar,
-                transpose: leaf.transpose,
-                shard,
-            })),
-        });
-        Ok(())
+        let vpath = crate::meta::var_path(&self.ds, gid, name);
+        crate::meta::push_var(
+            &mut self.vars,
+            vid,
+            &key,
+            VarInfo {
+                key: path.to_string(),
+                path: vpath,
+                dtype,
+                shape: if scalar { vec![1] } else { shape },
+                chunks: if scalar { vec![1] } else { inner },
+                fill,
+                fortran: false,
+                sep,
+                codecs: zcodecs,
+                v3: Some(Box::new(V3Layout {
+                    default_keys,
+                    scalar,
+                    transpose: leaf.transpose,
+                    shard,
+                })),
+            },
+        )
     }
 }
 

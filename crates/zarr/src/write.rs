@@ -27,6 +27,7 @@ use crate::error::ZarrError;
 use crate::json::float_value;
 use crate::modes::ZarrModes;
 use crate::store::Store;
+use nc_dataset::Slab;
 use nc_dataset::{
     default_fill, AtomicType, DataSource, Dataset, Endianness, FilterSpec, GroupId, Layout,
     NcString, NcType, Values, VarId, ROOT,
@@ -1234,7 +1235,7 @@ fn chunk_data(cx: &Ctx, v: VarId, p: &VarPlan, idx: &[u64]) -> Result<Option<Vec
     } else {
         (&start, &count)
     };
-    if p.unwritten_is_fill && cx.src.unwritten(cx.ds, v, rs, rc) {
+    if p.unwritten_is_fill && cx.src.unwritten(cx.ds, v, Slab::new(rs, rc)) {
         return Ok(None);
     }
     let es = p.dtype.size();
@@ -1248,7 +1249,7 @@ fn chunk_data(cx: &Ctx, v: VarId, p: &VarPlan, idx: &[u64]) -> Result<Option<Vec
         _ => false,
     };
     let le = if le_ok {
-        cx.src.read_le_bytes(cx.ds, v, rs, rc)
+        cx.src.read_le_bytes(cx.ds, v, Slab::new(rs, rc))
     } else {
         None
     };
@@ -1263,7 +1264,7 @@ fn chunk_data(cx: &Ctx, v: VarId, p: &VarPlan, idx: &[u64]) -> Result<Option<Vec
         None => {
             let vals = cx
                 .src
-                .read(cx.ds, v, rs, rc)
+                .read(cx.ds, v, Slab::new(rs, rc))
                 .map_err(|e| ZarrError::Source {
                     var: p.path.clone(),
                     msg: e.to_string(),

@@ -12,6 +12,7 @@
 
 mod common;
 use common::*;
+use nc_dataset::Slab;
 use nc_dataset::{DataSource, Dataset, GroupId, InMemory, NcType, Values, VarId};
 use nc_zarr::{NczarrLayout, ZarrWriteOptions};
 use serde_json::{json, Map, Value};
@@ -493,7 +494,7 @@ fn expected_view(ds: &Dataset) -> Value {
             let var = ds.var(*v);
             let shape = ds.shape(*v);
             let vals = InMemory
-                .read(ds, *v, &vec![0; shape.len()], &shape)
+                .read(ds, *v, Slab::new(&vec![0; shape.len()], &shape))
                 .unwrap();
             let t = match var.ty {
                 NcType::Atomic(t) => numpy_name(t),
@@ -724,7 +725,9 @@ print(json.dumps(res))
             }
             let key = key(ds, v);
             let shape = ds.shape(v);
-            let vals = InMemory.read(ds, v, &vec![0; shape.len()], &shape).unwrap();
+            let vals = InMemory
+                .read(ds, v, Slab::new(&vec![0; shape.len()], &shape))
+                .unwrap();
             let want = flat(&vals);
             if let Some(diff) = first_diff(&Value::Array(want), &view[&key], "") {
                 bad.push(format!("{name} [{tag}] {key}: {diff}"));

@@ -27,7 +27,8 @@ pub fn make_nc(dir: &Path, name: &str, cdl: &str, format: Format) -> PathBuf {
         only_given_data: true,
         ..Default::default()
     };
-    nc_dispatch::create(&path, &ds, &nc_dataset::InMemory, &opts).expect("write input");
+    let loc = nc_dispatch::Location::local(&path);
+    nc_dispatch::create(&loc, &ds, &nc_dataset::InMemory, &opts).expect("write input");
     path
 }
 

@@ -7,6 +7,7 @@
 //! goes to the file as it is parsed, so memory holds one block at a time, whatever the size
 //! of the section.
 
+use nc_dataset::{MaybeBytes, Slab};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -269,28 +270,20 @@ impl CdlData {
 }
 
 impl DataSource for CdlData {
-    fn read(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<Values, DataError> {
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let Slab { start, count } = slab;
+
         let Some((run, file)) = self.run(ds, var) else {
-            return InMemory.read(ds, var, start, count);
+            return InMemory.read(ds, var, Slab::new(start, count));
         };
         let bytes = self.read_run(ds, var, run, file, start, count)?;
         Values::from_le_bytes(run.ty, &bytes)
             .ok_or_else(|| format!("variable {}: not a fixed-size type", ds.var(var).name).into())
     }
 
-    fn read_le_bytes(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Option<Result<Vec<u8>, DataError>> {
+    fn read_le_bytes(&self, ds: &Dataset, var: VarId, slab: Slab) -> MaybeBytes {
+        let Slab { start, count } = slab;
+
         // in-memory data goes through `read`, as for [`InMemory`]; an enum variable's bytes
         // are its base type's, which the writers ask only of atomic variables
         let (run, file) = self.run(ds, var)?;
@@ -468,10 +461,10 @@ data:
                 assert_eq!(a.given_len(), b.given_len(), "{}", a.name);
                 let v = VarId(i);
                 for (start, count) in slabs(&ds.shape(v)) {
-                    let got = data.read(&ds, v, &start, &count).unwrap();
-                    let want = InMemory.read(&mem, v, &start, &count).unwrap();
+                    let got = data.read(&ds, v, Slab::new(&start, &count)).unwrap();
+                    let want = InMemory.read(&mem, v, Slab::new(&start, &count)).unwrap();
                     assert_eq!(got, want, "{} {start:?} {count:?}", a.name);
-                    if let Some(le) = data.read_le_bytes(&ds, v, &start, &count) {
+                    if let Some(le) = data.read_le_bytes(&ds, v, Slab::new(&start, &count)) {
                         let mut want_le = Vec::new();
                         assert!(want.extend_le_bytes(&mut want_le));
                         assert_eq!(le.unwrap(), want_le, "{}", a.name);

@@ -1,6 +1,7 @@
 //! The `data:` section: variables read in bounded hyperslabs, values formatted (in parallel for
 //! large slabs), then laid out sequentially with ncdump's line wrapping and index comments.
 
+use nc_dataset::Slab;
 use nc_dataset::{AtomicType, NcType, Values, VarId};
 use rayon::prelude::*;
 
@@ -568,7 +569,7 @@ impl Printer<'_> {
         let want: u64 = count.iter().product();
         let vals = self
             .src
-            .read(ds, v, start, count)
+            .read(ds, v, Slab::new(start, count))
             .map_err(|e| PrintError::Read {
                 var: ds.var(v).name.clone(),
                 source: e,

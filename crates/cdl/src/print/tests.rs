@@ -3,6 +3,7 @@
 //! the outputs must match byte for byte.
 #![allow(clippy::approx_constant)] // fixture values as the CDL spells them
 
+use nc_dataset::Slab;
 use nc_dataset::{
     AtomicType as A, CompoundField, DimId, EnumMember, FilterSpec, Format, GroupId, InMemory,
     Layout, NcType, QuantizeMode, TypeId, UserTypeKind, Values as V, VarId, ROOT,
@@ -965,16 +966,12 @@ struct Counting {
 }
 
 impl nc_dataset::DataSource for Counting {
-    fn read(
-        &self,
-        ds: &Dataset,
-        var: VarId,
-        start: &[u64],
-        count: &[u64],
-    ) -> Result<V, nc_dataset::DataError> {
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<V, nc_dataset::DataError> {
+        let Slab { start, count } = slab;
+
         let n: u64 = count.iter().product();
         self.max.fetch_max(n, std::sync::atomic::Ordering::Relaxed);
-        InMemory.read(ds, var, start, count)
+        InMemory.read(ds, var, Slab::new(start, count))
     }
 }
 

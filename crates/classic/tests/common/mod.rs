@@ -1,6 +1,7 @@
 //! Test helpers: a small dataset builder, a CDL writer for the reference tool, and runners.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use nc_dataset::Slab;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -305,9 +306,13 @@ pub fn round_trip(ds: &Dataset, bytes: &[u8], f: Format, compare_data: bool) {
                 let n: u64 = shape.iter().product();
                 zeros(a.ty.as_atomic().unwrap(), n as usize)
             } else {
-                InMemory.read(ds, VarId(i), &start, &shape).unwrap()
+                InMemory
+                    .read(ds, VarId(i), Slab::new(&start, &shape))
+                    .unwrap()
             };
-            let got = file.read(back, VarId(i), &start, &shape).unwrap();
+            let got = file
+                .read(back, VarId(i), Slab::new(&start, &shape))
+                .unwrap();
             assert_eq!(got, want, "data of {}", a.name);
         }
     }

@@ -3,6 +3,7 @@
 //! global heap references into collections appended as they fill.
 
 use nc_dataset::{AtomicType, DataSource, Dataset, Layout, NcType, Values, VarId};
+use nc_dataset::{ChunkRequest, Slab};
 use nc_filters::{FilterContext, Pipeline, Registry};
 
 use super::heap::DataHeap;
@@ -255,14 +256,22 @@ impl Writer<'_> {
                     return Ok((Vec::new(), Vec::new()));
                 }
             }
-            if keep_unwritten && src.unwritten(ds, v, &start, &count) {
+            if keep_unwritten && src.unwritten(ds, v, Slab::new(&start, &count)) {
                 return Ok((Vec::new(), Vec::new()));
             }
             // Same chunk shape and filters in the source: its stored bytes as they are. They are
             // still decoded once (not re-encoded) so that a corrupt chunk fails the copy here
             // instead of passing on to the output.
             if raw_le {
-                if let Some(stored) = src.raw_chunk(ds, v, &start, &plan.chunk, &plan.chain) {
+                if let Some(stored) = src.raw_chunk(
+                    ds,
+                    v,
+                    ChunkRequest {
+                        offsets: &start,
+                        shape: &plan.chunk,
+                        chain: &plan.chain,
+                    },
+                ) {
                     if let Some(p) = pipeline {
                         let want = plan.chunk.iter().product::<u64>() * type_size as u64;
                         // worded as the reader words it: the input is what is corrupt
@@ -384,7 +393,7 @@ pub(super) fn read_slab(
     start: &[u64],
     count: &[u64],
 ) -> Result<Values, Hdf5Error> {
-    src.read(ds, v, start, count)
+    src.read(ds, v, Slab::new(start, count))
         .map_err(|e| Hdf5Error::Source {
             var: ds.var(v).name.clone(),
             message: e.to_string(),
@@ -402,7 +411,7 @@ fn read_le_slab(
     size: usize,
 ) -> Option<Result<Vec<u8>, Hdf5Error>> {
     let name = || ds.var(v).name.clone();
-    let r = src.read_le_bytes(ds, v, start, count)?;
+    let r = src.read_le_bytes(ds, v, Slab::new(start, count))?;
     Some(
         r.map_err(|e| Hdf5Error::Source {
             var: name(),

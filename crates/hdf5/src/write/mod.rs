@@ -39,6 +39,7 @@ mod out;
 pub(crate) mod types;
 mod user;
 
+use nc_dataset::Slab;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -455,7 +456,7 @@ impl<'a> Writer<'a> {
         }
         // a source that stores nothing anywhere says so at once
         let zeros = vec![0u64; shape.len()];
-        if self.src.unwritten(ds, v, &zeros, &shape) {
+        if self.src.unwritten(ds, v, Slab::new(&zeros, &shape)) {
             return true;
         }
         let grid = data::chunk_grid(&shape, chunk);
@@ -465,7 +466,7 @@ impl<'a> Writer<'a> {
         }
         (0..n.unwrap_or(0)).any(|k| {
             let (_, start, count) = data::chunk_region(k, &grid, chunk, &shape);
-            self.src.unwritten(ds, v, &start, &count)
+            self.src.unwritten(ds, v, Slab::new(&start, &count))
         })
     }
 

@@ -12,6 +12,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
+use nc_dataset::Slab;
 use nc_dataset::{
     AtomicType, Attribute, DataSource, Dataset, DimId, GroupId, NcType, UserTypeKind, Values,
     VarId, ROOT,
@@ -496,7 +497,7 @@ impl Json<'_> {
         let want: u64 = count.iter().product();
         let vals = self
             .src
-            .read(ds, v, start, count)
+            .read(ds, v, Slab::new(start, count))
             .map_err(|e| PrintError::Read {
                 var: ds.var_path(v),
                 source: e,

@@ -1,6 +1,6 @@
 //! Temporary outputs in flight, and their removal when the process is interrupted.
 //!
-//! [`crate::create`] writes beside the destination under a temporary name, registers that
+//! `nc_dispatch::create` writes beside the destination under a temporary name, registers that
 //! name here before writing, and renames it into place through [`commit_unless_interrupted`],
 //! which refuses once an interrupt has been seen. A binary that calls
 //! [`install_interrupt_handler`] gets a thread that, on SIGINT, SIGTERM or SIGHUP, marks the
