@@ -71,9 +71,6 @@ pub(crate) struct H5 {
     src: Arc<dyn nc_store::ByteSource>,
     pub os: u8,
     pub ls: u8,
-    /// The directory of the file when opened from a path: where relative external raw data
-    /// file names are looked for first.
-    pub dir: Option<std::path::PathBuf>,
     /// The file's path when opened from one (as given): where references to its bytes point.
     pub path: Option<std::path::PathBuf>,
     gheaps: Mutex<HashMap<u64, Arc<GlobalHeapCollection>>>,
@@ -86,7 +83,7 @@ pub(crate) struct H5 {
 impl std::fmt::Debug for H5 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("H5")
-            .field("dir", &self.dir)
+            .field("path", &self.path)
             .finish_non_exhaustive()
     }
 }
@@ -100,65 +97,79 @@ fn st(what: impl Into<String>) -> impl FnOnce(hdf5_reader::error::Error) -> Hdf5
 const MAX_FILES: usize = 256;
 
 /// The files a dataset reads from: the one opened, and those its external links and virtual
-/// datasets name, each opened once (keyed by canonical path, so a file reached twice, or the
-/// opened file reached again, is the same [`H5`]).
+/// datasets name, each opened once (keyed by the source's identity, its canonical path, so a
+/// file reached twice, or the opened file reached again, is the same [`H5`]). Where a named
+/// file is, is the byte source's question ([`nc_store::ByteSource::open_named`]).
 #[derive(Default)]
 pub(crate) struct Files {
     open: Mutex<HashMap<PathBuf, Arc<H5>>>,
+    /// Files opened so far, with or without an identity (a bound on hostile sets of links).
+    count: std::sync::atomic::AtomicUsize,
 }
 
 impl Files {
     /// Record the file opened first, so links back to it find it.
-    pub fn register(&self, path: &Path, h5: &Arc<H5>) {
-        if let (Ok(p), Ok(mut m)) = (std::fs::canonicalize(path), self.open.lock()) {
-            m.insert(p, h5.clone());
+    pub fn register(&self, h5: &Arc<H5>) {
+        if let (Some(id), Ok(mut m)) = (h5.src.identity(), self.open.lock()) {
+            m.insert(id, h5.clone());
         }
     }
 
-    /// Where a file that another file (in `dir`) names is: an absolute name as it is, a
-    /// relative one beside the naming file when it is there, else relative to the current
-    /// directory (HDF5's default for external links and virtual dataset sources). `None`
-    /// when neither exists.
-    pub fn locate(dir: Option<&Path>, name: &str) -> Option<PathBuf> {
-        let p = Path::new(name);
-        if p.is_absolute() {
-            return p.exists().then(|| p.to_path_buf());
-        }
-        if let Some(d) = dir {
-            let beside = d.join(p);
-            if beside.exists() {
-                return Some(beside);
-            }
-        }
-        p.exists().then(|| p.to_path_buf())
+    /// The file `from` names as `name`, opened once; `None` when it is not found (beside
+    /// `from`, then in the current directory).
+    pub fn open_named(&self, from: &H5, name: &str) -> Option<Result<Arc<H5>, Hdf5Error>> {
+        Some(match from.src.open_named(name)? {
+            Ok(src) => self.open(src),
+            Err(e) => Err(store_io(name, e)),
+        })
     }
 
-    /// The file at `path`, opened once.
-    pub fn open(&self, path: &Path) -> Result<Arc<H5>, Hdf5Error> {
-        let key = std::fs::canonicalize(path).map_err(|error| Hdf5Error::Io {
-            path: path.to_path_buf(),
-            error,
-        })?;
-        if let Some(h) = self.open.lock().ok().and_then(|m| m.get(&key).cloned()) {
+    fn open(&self, src: Arc<dyn nc_store::ByteSource>) -> Result<Arc<H5>, Hdf5Error> {
+        let key = src.identity();
+        if let Some(h) = key
+            .as_ref()
+            .and_then(|k| self.open.lock().ok()?.get(k).cloned())
+        {
             return Ok(h);
         }
-        if self.open.lock().map(|m| m.len()).unwrap_or(0) >= MAX_FILES {
+        let shown = PathBuf::from(src.name());
+        if self
+            .count
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            >= MAX_FILES
+        {
             return Err(Hdf5Error::invalid(
-                path.display().to_string(),
+                shown.display().to_string(),
                 format!("more than {MAX_FILES} files linked (a hostile or cyclic set of files?)"),
             ));
         }
-        let h = Arc::new(H5::open(path).map_err(|e| match e {
+        let h = Arc::new(H5::from_source(src).map_err(|e| match e {
             e @ Hdf5Error::Io { .. } => e,
             e => Hdf5Error::InFile {
-                path: path.to_path_buf(),
+                path: shown,
                 inner: Box::new(e),
             },
         })?);
-        if let Ok(mut m) = self.open.lock() {
-            m.insert(key, h.clone());
+        if let (Some(k), Ok(mut m)) = (key, self.open.lock()) {
+            m.insert(k, h.clone());
         }
         Ok(h)
+    }
+}
+
+/// A store error opening `name` as the I/O error that names it.
+fn store_io(name: &str, e: nc_store::StoreError) -> Hdf5Error {
+    Hdf5Error::Io {
+        path: PathBuf::from(name),
+        error: io_error(e),
+    }
+}
+
+/// The OS error of a store error (its text, for one that is not the OS's).
+pub(crate) fn io_error(e: nc_store::StoreError) -> std::io::Error {
+    match e {
+        nc_store::StoreError::Io { source, .. } => source,
+        e => std::io::Error::other(e.to_string()),
     }
 }
 
@@ -171,26 +182,23 @@ pub(crate) fn file_id(h5: &Arc<H5>) -> usize {
 const MAX_CACHED_HEAPS: usize = 64;
 
 impl H5 {
-    /// Open the local file at `path` (the writer reading back its own output, a file an
-    /// external link names), through nc-store's local byte source.
-    pub fn open(path: &Path) -> Result<H5, Hdf5Error> {
-        let src = nc_store::FileSource::open(path).map_err(|e| match e {
-            nc_store::StoreError::Io { source, .. } => Hdf5Error::Io {
-                path: path.to_path_buf(),
-                error: source,
-            },
-            e => Hdf5Error::Io {
-                path: path.to_path_buf(),
-                error: std::io::Error::other(e.to_string()),
-            },
-        })?;
-        H5::from_source(Arc::new(src))
+    /// The file's name in messages (its path, or a URL).
+    pub fn name(&self) -> &str {
+        self.src.name()
+    }
+
+    /// The file this one names as `name` (an external raw data file), as a byte source;
+    /// `None` when it is not found (see [`nc_store::ByteSource::open_named`]).
+    pub fn open_named(
+        &self,
+        name: &str,
+    ) -> Option<Result<Arc<dyn nc_store::ByteSource>, nc_store::StoreError>> {
+        self.src.open_named(name)
     }
 
     /// Open an HDF5 file from any byte source (a local file, a remote object, memory); its
     /// structures are read through [`SourceStorage`]. Files it names (external links and raw
-    /// data files) are looked for beside it when the source is a local file, else in the
-    /// current directory.
+    /// data files) are found by the source ([`nc_store::ByteSource::open_named`]).
     pub fn from_source(src: Arc<dyn nc_store::ByteSource>) -> Result<H5, Hdf5Error> {
         let options = OpenOptions::default().with_max_object_header_bytes(MAX_HEADER_BYTES);
         let file =
@@ -198,10 +206,6 @@ impl H5 {
                 .map_err(st("superblock"))?;
         let path = src.local_path().map(Path::to_path_buf);
         let mut h5 = H5::from_file(file, src)?;
-        h5.dir = path
-            .as_deref()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf);
         h5.path = path;
         Ok(h5)
     }
@@ -223,7 +227,6 @@ impl H5 {
         let h5 = H5 {
             file,
             src,
-            dir: None,
             path: None,
             os,
             ls,
@@ -234,7 +237,7 @@ impl H5 {
         // HDF5 reads the superblock extension (an object header) when it opens a file, and
         // fails on a corrupt one; hdf5-reader reads it only to find shared messages
         if let Some(ext) = extension.filter(|&a| !Cursor::is_undefined_offset(a, os)) {
-            crate::ohdr::check(&h5, ext).map_err(|e| match e {
+            crate::format::object_header::read::check(&h5, ext).map_err(|e| match e {
                 Hdf5Error::Checksum {
                     what,
                     stored,
@@ -268,19 +271,23 @@ impl H5 {
     }
 
     /// The object header at `addr`, shared messages resolved (cached). Headers hdf5-reader
-    /// refuses (attributes of committed types) are parsed by our own walk in `ohdr.rs`, which
+    /// refuses (attributes of committed types) are parsed by our own walk in `format/object_header/read.rs`, which
     /// verifies the same checksums. A checksum mismatch is never worked around: it is the error.
     pub fn header(&self, addr: u64) -> Result<Arc<ObjectHeader>, Hdf5Error> {
         match self.file.get_or_parse_header(addr) {
             Ok(h) => Ok(h),
             Err(hdf5_reader::error::Error::ChecksumMismatch { expected, actual }) => {
                 // our walk names the block (first chunk or which continuation) that is corrupt
-                Err(match crate::ohdr::check(self, addr) {
-                    Err(e @ Hdf5Error::Checksum { .. }) => e,
-                    _ => {
-                        Hdf5Error::checksum(format!("object header at {addr:#x}"), expected, actual)
-                    }
-                })
+                Err(
+                    match crate::format::object_header::read::check(self, addr) {
+                        Err(e @ Hdf5Error::Checksum { .. }) => e,
+                        _ => Hdf5Error::checksum(
+                            format!("object header at {addr:#x}"),
+                            expected,
+                            actual,
+                        ),
+                    },
+                )
             }
             Err(first) => {
                 if let Some(h) = self
@@ -293,10 +300,12 @@ impl H5 {
                 }
                 // keep the decoder's own message when our walk fails too, unless ours found
                 // a checksum mismatch (the decoder then failed on something else first)
-                let h = Arc::new(crate::ohdr::parse(self, addr).map_err(|e| match e {
-                    e @ Hdf5Error::Checksum { .. } => e,
-                    _ => Hdf5Error::structure(format!("object header at {addr:#x}"), first),
-                })?);
+                let h = Arc::new(
+                    crate::format::object_header::read::parse(self, addr).map_err(|e| match e {
+                        e @ Hdf5Error::Checksum { .. } => e,
+                        _ => Hdf5Error::structure(format!("object header at {addr:#x}"), first),
+                    })?,
+                );
                 if let Ok(mut m) = self.own_headers.lock() {
                     m.insert(addr, h.clone());
                 }
@@ -365,7 +374,7 @@ impl H5 {
                 "{what}: link heap at {:#x}",
                 li.fractal_heap_address
             )))?;
-        crate::verify::fractal_heap(self, &heap, &format!("{what}: link heap"))?;
+        crate::format::verify::fractal_heap(self, &heap, &format!("{what}: link heap"))?;
         let index = li.btree_name_index_address;
         let bt = BTreeV2Header::parse_at_storage(s, index, self.os, self.ls)
             .map_err(st(format!("{what}: link name index at {index:#x}")))?;
@@ -377,7 +386,9 @@ impl H5 {
             let BTreeV2Record::LinkNameHash { heap_id, .. } = r else {
                 continue;
             };
-            let bytes = match crate::fheap::managed_object(self, &heap, &heap_id, what)? {
+            let bytes = match crate::format::fractal_heap::read::managed_object(
+                self, &heap, &heap_id, what,
+            )? {
                 Some(b) => b,
                 None => heap
                     .get_object_storage_cached(&heap_id, s, self.os, self.ls, &mut cache)
@@ -477,7 +488,7 @@ impl H5 {
             }
         }
         if atts.len() > 1 {
-            let orders = crate::ohdr::attribute_orders(self, addr)?;
+            let orders = crate::format::object_header::read::attribute_orders(self, addr)?;
             if atts.iter().all(|a| orders.contains_key(a.name.as_bytes())) {
                 atts.sort_by_key(|a| orders.get(a.name.as_bytes()).copied().unwrap_or((0, 0)));
             }
@@ -501,7 +512,7 @@ impl H5 {
                 "{what}: attribute heap at {:#x}",
                 info.fractal_heap_address
             )))?;
-        crate::verify::fractal_heap(self, &heap, &format!("{what}: attribute heap"))?;
+        crate::format::verify::fractal_heap(self, &heap, &format!("{what}: attribute heap"))?;
         let by_order = info
             .btree_creation_order_address
             .filter(|&a| !Cursor::is_undefined_offset(a, self.os));
@@ -525,20 +536,21 @@ impl H5 {
         let mut cache = FractalHeapDirectBlockCache::default();
         let mut atts = Vec::with_capacity(keyed.len());
         for (_, id) in keyed {
-            let bytes = match crate::fheap::managed_object(self, &heap, &id, what)? {
-                Some(b) => b,
-                None => heap
-                    .get_object_storage_cached(&id, s, self.os, self.ls, &mut cache)
-                    .map_err(st(format!(
-                        "{what}: attribute heap at {:#x}",
-                        info.fractal_heap_address
-                    )))?,
-            };
+            let bytes =
+                match crate::format::fractal_heap::read::managed_object(self, &heap, &id, what)? {
+                    Some(b) => b,
+                    None => heap
+                        .get_object_storage_cached(&id, s, self.os, self.ls, &mut cache)
+                        .map_err(st(format!(
+                            "{what}: attribute heap at {:#x}",
+                            info.fractal_heap_address
+                        )))?,
+                };
             // hdf5-reader refuses attributes of committed (shared) datatypes: decode those ourselves
             let a = match attribute::parse(&mut Cursor::new(&bytes), self.os, self.ls, bytes.len())
             {
                 Ok(a) => a,
-                Err(e) => crate::ohdr::attribute(self, &bytes, 0, what)
+                Err(e) => crate::format::object_header::read::attribute(self, &bytes, 0, what)
                     .map_err(|_| Hdf5Error::structure(format!("{what}: attribute message"), e))?,
             };
             atts.push(a);
@@ -637,8 +649,10 @@ impl H5 {
         let s = self.storage();
         let heap = FractalHeap::parse_at_storage(s, heap_addr, self.os, self.ls)
             .map_err(st(format!("{what}: shared message heap at {heap_addr:#x}")))?;
-        crate::verify::fractal_heap(self, &heap, &format!("{what}: shared message heap"))?;
-        if let Some(b) = crate::fheap::managed_object(self, &heap, heap_id, what)? {
+        crate::format::verify::fractal_heap(self, &heap, &format!("{what}: shared message heap"))?;
+        if let Some(b) =
+            crate::format::fractal_heap::read::managed_object(self, &heap, heap_id, what)?
+        {
             return Ok(b);
         }
         let mut cache = FractalHeapDirectBlockCache::default();
@@ -658,7 +672,7 @@ impl H5 {
             return Err(Hdf5Error::invalid(what, "no superblock extension"));
         };
         let os = usize::from(self.os);
-        let msg = crate::ohdr::raw_message(self, ext, 0x000F)?
+        let msg = crate::format::object_header::read::raw_message(self, ext, 0x000F)?
             .ok_or_else(|| Hdf5Error::invalid(what, "no shared message table message"))?;
         // version, table address, number of indexes (IV.A.2.p)
         let bad = || Hdf5Error::invalid(what, "shared message table message too short");
@@ -677,7 +691,8 @@ impl H5 {
         let entry = 14 + 2 * os;
         let len = 4 + n * entry + 4;
         let bytes = self.read(table, len as u64, "shared message table")?;
-        let body = crate::ohdr::verified(&bytes, table, "shared message table")?;
+        let body =
+            crate::format::object_header::read::verified(&bytes, table, "shared message table")?;
         if &body[..4] != b"SMTB" {
             return Err(Hdf5Error::invalid(
                 format!("shared message table at {table:#x}"),

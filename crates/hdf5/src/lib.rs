@@ -3,19 +3,20 @@
 //! hyperslab through [`nc_dataset::DataSource`]; writes a [`nc_dataset::Dataset`] as a
 //! netCDF-4 file in one pass ([`write_file`]).
 //!
-//! Layout: `format/` encodes each HDF5 on-disk structure (superblock, object headers and their
-//! messages, datatypes, global heap, fractal heap, v1 and v2 B-trees, dense storage; see its
-//! table); `checksum`, `ohdr`, `fheap` and `verify` are the reader's own walks of the same
-//! structures beside `hdf5-reader`'s parsers; `meta` and `read` are the netCDF-4 reader,
-//! `write/` the netCDF-4 writer.
+//! Layout: `format/` holds each HDF5 on-disk structure (superblock, object headers and their
+//! messages, datatypes, global heap, fractal heap, v1 and v2 B-trees, dense storage, the
+//! checksum; see its table): the writer's encoders, and beside them the reader's own walks
+//! where hdf5-reader's parsers fall short (`object_header::read`, `fractal_heap::read`,
+//! `verify`); `meta` and `read` are the netCDF-4 reader, `write/` the netCDF-4 writer.
 //!
 //! The reader takes a byte source from nc-store ([`Nc4File::open_source`]) and a dataset
 //! name; it never parses a location or asks whether its bytes are remote (a local file's
-//! positional reads straight into the buffer are nc-store's `FileSource`). [`Nc4File::open`]
-//! is the same for a local path.
+//! positional reads straight into the buffer are nc-store's `FileSource`); files it names
+//! (external links, virtual dataset sources, external raw data) are opened through the byte
+//! source (`ByteSource::open_named`). [`Nc4File::open`] is the same for a local path.
 //!
 //! ```no_run
-//! use nc_dataset::DataSource;
+//! use nc_dataset::{DataSource, Slab};
 //! let file = nc_hdf5::Nc4File::open("in.nc")?;
 //! let ds = file.dataset();
 //! for v in ds.all_vars() {
@@ -28,18 +29,14 @@
 //!
 //! Spec: netCDF File Formats, "The NetCDF-4 Format"; HDF5 File Format Specification v3.
 
-mod checksum;
 mod convert;
 mod error;
-mod fheap;
 mod filters;
 mod format;
 mod h5;
 mod meta;
-mod ohdr;
 mod read;
 mod vds;
-mod verify;
 pub mod write;
 
 use nc_dataset::{ChunkRequest, MaybeBytes, Slab};
@@ -126,13 +123,10 @@ impl Nc4File {
                 inner: Box::new(e),
             },
         };
-        let local = src.local_path().map(Path::to_path_buf);
         let h5 = Arc::new(h5::H5::from_source(src).map_err(in_file)?);
         let files = h5::Files::default();
-        if let Some(p) = &local {
-            // links back to this file find it
-            files.register(p, &h5);
-        }
+        // links back to this file find it
+        files.register(&h5);
         let mut file = Nc4File::build(h5, files, name, decoder).map_err(in_file)?;
         file.path = Some(shown);
         Ok(file)

@@ -342,21 +342,19 @@ impl Walker<'_> {
     /// The object an external link names: its file (opened once) and address; `Err(why)`
     /// when the file or the object is not there or cannot be read.
     fn external(&mut self, from: &Arc<H5>, file: &str, to: &str) -> Result<(Arc<H5>, u64), String> {
-        let Some(path) = Files::locate(from.dir.as_deref(), file) else {
+        let Some(target) = self.files.open_named(from, file) else {
             return Err(
                 "the file is not found (looked for beside the linking file, then in the current directory)"
                     .to_string(),
             );
         };
-        let target = self
-            .files
-            .open(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let target = target.map_err(|e| e.to_string())?;
+        let shown = target.name().to_string();
         let root = target.root_addr().map_err(|e| e.to_string())?;
         match self.resolve(&target, to, root, 0) {
             Ok(Ok(a)) => Ok((target, a)),
-            Ok(Err(why)) => Err(format!("{why} in {}", path.display())),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Ok(Err(why)) => Err(format!("{why} in {shown}")),
+            Err(e) => Err(format!("{shown}: {e}")),
         }
     }
 
@@ -436,8 +434,7 @@ impl Walker<'_> {
         let src = if file == "." {
             h5.clone()
         } else {
-            let path = Files::locate(h5.dir.as_deref(), file)?;
-            self.files.open(&path).ok()?
+            self.files.open_named(h5, file)?.ok()?
         };
         let root = src.root_addr().ok()?;
         let addr = self.resolve(&src, dset, root, 0).ok()?.ok()?;
@@ -462,15 +459,13 @@ impl Walker<'_> {
         let src = if file == "." {
             h5.clone()
         } else {
-            let Some(path) = Files::locate(h5.dir.as_deref(), &file) else {
+            let Some(opened) = self.files.open_named(h5, &file) else {
                 self.warnings.push(format!(
                     "{what}: source file \"{file}\" of virtual dataset mapping not found (looked for beside the file, then in the current directory): its elements read as the fill value"
                 ));
                 return Ok(vds::Source::Missing);
             };
-            self.files
-                .open(&path)
-                .map_err(|e| format!("source file {}: {e}", path.display()))?
+            opened.map_err(|e| format!("source file {file}: {e}"))?
         };
         let swhat = format!("source dataset \"{dset}\" in \"{file}\"");
         let root = src.root_addr().map_err(|e| format!("{swhat}: {e}"))?;
@@ -919,7 +914,7 @@ fn stored(h5: &H5, addr: u64, hdr: &ObjectHeader, what: &str) -> Result<Stored, 
             HdfMessage::Dataspace(s) => space = Some(s.clone()),
             HdfMessage::Datatype(t) => dt = Some(t.datatype.clone()),
             HdfMessage::DataLayout(l) => layout = Some(l.layout.clone()),
-            // a layout of class 3, passed through by our header walk (`ohdr.rs`)
+            // a layout of class 3, passed through by our header walk (`format/object_header/read.rs`)
             HdfMessage::Unknown { type_id: 8, data } => {
                 virt = Some(vds::heap_id(data, h5.os).ok_or_else(|| {
                     Hdf5Error::invalid(what, "virtual data layout message too short")
@@ -941,7 +936,7 @@ fn stored(h5: &H5, addr: u64, hdr: &ObjectHeader, what: &str) -> Result<Stored, 
     }
     // layout messages of version 1/2 (object header version 1 files): decode them ourselves
     if hdr.version == 1 {
-        if let Some(l) = crate::ohdr::legacy_layout(h5, addr)? {
+        if let Some(l) = crate::format::object_header::read::legacy_layout(h5, addr)? {
             layout = Some(l);
         }
     }

@@ -401,7 +401,6 @@ impl Reader<'_> {
         at: u64,
         len: u64,
     ) -> Result<Vec<u8>, Hdf5Error> {
-        use std::io::{Read, Seek, SeekFrom};
         let n = usize::try_from(len).map_err(|_| {
             Hdf5Error::invalid(format!("variable \"{var}\""), "size exceeds memory")
         })?;
@@ -413,30 +412,32 @@ impl Reader<'_> {
             let lo = at.max(pos);
             let hi = end.min(slot_end);
             if lo < hi {
-                let file = self.external_path(name);
                 let io = |error| Hdf5Error::ExternalFile {
                     var: var.to_string(),
-                    file: file.clone(),
+                    file: std::path::PathBuf::from(name),
                     error,
                 };
-                let mut f = std::fs::File::open(&file).map_err(io)?;
+                let f = match self.h5.open_named(name) {
+                    Some(f) => f.map_err(|e| io(crate::h5::io_error(e)))?,
+                    None => {
+                        return Err(io(std::io::Error::new(
+                            std::io::ErrorKind::NotFound,
+                            "no such file",
+                        )))
+                    }
+                };
                 let from = offset.checked_add(lo - pos).ok_or_else(|| {
                     Hdf5Error::invalid(
                         format!("variable \"{var}\""),
                         "external file offset overflows",
                     )
                 })?;
-                f.seek(SeekFrom::Start(from)).map_err(io)?;
                 let dst = &mut out[(lo - at) as usize..(hi - at) as usize];
                 // a short file leaves zeros: HDF5 reads what was never written as zeros
-                let mut done = 0;
-                while done < dst.len() {
-                    match f.read(&mut dst[done..]) {
-                        Ok(0) => break,
-                        Ok(k) => done += k,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(io(e)),
-                    }
+                let have = f.len().saturating_sub(from).min(dst.len() as u64) as usize;
+                if have > 0 {
+                    f.read_at(from, &mut dst[..have])
+                        .map_err(|e| io(crate::h5::io_error(e)))?;
                 }
             }
             pos = slot_end;
@@ -448,19 +449,6 @@ impl Reader<'_> {
             ));
         }
         Ok(out)
-    }
-
-    /// Where an external raw data file is: an absolute name as it is, a relative one beside
-    /// the HDF5 file when it is there, else in the current directory (HDF5's default).
-    fn external_path(&self, name: &str) -> std::path::PathBuf {
-        let p = std::path::Path::new(name);
-        if p.is_absolute() {
-            return p.to_path_buf();
-        }
-        match &self.h5.dir {
-            Some(d) if d.join(p).exists() || !p.exists() => d.join(p),
-            _ => p.to_path_buf(),
-        }
     }
 
     /// The stored bytes of the chunk at `offsets` when the variable is stored little-endian in
@@ -744,8 +732,11 @@ impl Reader<'_> {
                 let slots = info.external.as_deref().unwrap_or_default();
                 match slots {
                     [(file, offset, size)] if *size >= bytes => {
-                        let path = self.external_path(file);
-                        Ok(one(Some((*offset, bytes)), Some(path)))
+                        let found = self.h5.open_named(file).and_then(Result::ok);
+                        match found.as_ref().and_then(|f| f.local_path()) {
+                            Some(path) => Ok(one(Some((*offset, bytes)), Some(path.to_path_buf()))),
+                            None => elsewhere("an external raw data file that is not found"),
+                        }
                     }
                     _ => elsewhere("external raw data in more than one segment"),
                 }
@@ -1277,7 +1268,7 @@ fn collect_chunk_entries(
     };
     // hdf5-reader skips the checksums of these indexes' blocks: check them first, once per
     // dataset (the entries are cached below, so this runs again only after an error)
-    crate::verify::chunk_index(h5, indexing, address, what)?;
+    crate::format::verify::chunk_index(h5, indexing, address, what)?;
     let mut entries = match indexing {
         None => {
             let leaves = hdf5_reader::btree_v1::collect_btree_v1_leaves_storage(

@@ -451,8 +451,12 @@ pub(crate) fn heap_id(layout: &[u8], os: u8) -> Option<(u64, u32)> {
 /// Parse a mapping block (the global heap object, checksum verified). `ls` is the file's
 /// size of lengths; `what` names the virtual dataset.
 pub(crate) fn parse_block(block: &[u8], ls: u8, what: &str) -> Result<Vec<Entry>, Hdf5Error> {
-    let body = crate::ohdr::verified(block, 0, &format!("{what}: virtual dataset mapping block"))
-        .map_err(|e| match e {
+    let body = crate::format::object_header::read::verified(
+        block,
+        0,
+        &format!("{what}: virtual dataset mapping block"),
+    )
+    .map_err(|e| match e {
         Hdf5Error::Checksum {
             stored, computed, ..
         } => Hdf5Error::checksum(
@@ -1069,7 +1073,7 @@ mod tests {
             b.extend_from_slice(s);
             b.extend_from_slice(v);
         }
-        let sum = crate::checksum::lookup3(&b);
+        let sum = crate::format::checksum::lookup3(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         b
     }
@@ -1127,7 +1131,7 @@ mod tests {
         // a count far beyond the block: refused before allocating
         let mut b = vec![0u8];
         b.extend_from_slice(&u64::MAX.to_le_bytes());
-        let sum = crate::checksum::lookup3(&b);
+        let sum = crate::format::checksum::lookup3(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         let e = parse_block(&b, 8, "dataset \"/v\"")
             .unwrap_err()
@@ -1138,7 +1142,7 @@ mod tests {
         b.extend_from_slice(&1u64.to_le_bytes());
         b.extend_from_slice(b".\0d\0");
         b.extend_from_slice(&u32s(&[2, 1, 0, 24, 1, 1000])[..]);
-        let sum = crate::checksum::lookup3(&b);
+        let sum = crate::format::checksum::lookup3(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         let e = parse_block(&b, 8, "dataset \"/v\"")
             .unwrap_err()
@@ -1315,7 +1319,7 @@ mod tests {
             if next() % 8 == 0 {
                 b.truncate((next() % b.len() as u64) as usize);
             }
-            let sum = crate::checksum::lookup3(&b);
+            let sum = crate::format::checksum::lookup3(&b);
             b.extend_from_slice(&sum.to_le_bytes());
             let Ok(entries) = parse_block(&b, 8, "v") else {
                 continue;

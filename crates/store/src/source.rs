@@ -5,6 +5,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::StoreError;
 
@@ -70,6 +71,33 @@ pub trait ByteSource: Send + Sync {
     fn local_path(&self) -> Option<&Path> {
         None
     }
+
+    /// The file these bytes name as `name` (an HDF5 external link's file, a virtual
+    /// dataset's source file, an external raw data file), found by HDF5's rule: an absolute
+    /// name as it is; a relative one beside this file (when this is a local file) if it is
+    /// there, else in the current directory. `None` when it is in neither place.
+    fn open_named(&self, name: &str) -> Option<Result<Arc<dyn ByteSource>, StoreError>> {
+        let path = find_named(self.local_path().and_then(Path::parent), name)?;
+        Some(FileSource::open(&path).map(|s| Arc::new(s) as Arc<dyn ByteSource>))
+    }
+
+    /// What makes two sources the same file (its canonical path, for a local file), so that a
+    /// reader following names opens each file once and sees a cycle. `None`: no identity.
+    fn identity(&self) -> Option<PathBuf> {
+        std::fs::canonicalize(self.local_path()?).ok()
+    }
+}
+
+/// Where a file named `name` by a file in `dir` is (see [`ByteSource::open_named`]).
+fn find_named(dir: Option<&Path>, name: &str) -> Option<PathBuf> {
+    let p = Path::new(name);
+    if p.is_absolute() {
+        return p.exists().then(|| p.to_path_buf());
+    }
+    if let Some(beside) = dir.map(|d| d.join(p)).filter(|b| b.exists()) {
+        return Some(beside);
+    }
+    p.exists().then(|| p.to_path_buf())
 }
 
 /// The length of `r` as a buffer size, checked against the source's length.

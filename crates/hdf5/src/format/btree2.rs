@@ -235,7 +235,7 @@ mod tests {
                 let end = 6 + nrec * rec;
                 assert_eq!(
                     uint(&b[end..end + 4]) as u32,
-                    crate::checksum::lookup3(&b[..end])
+                    crate::format::checksum::lookup3(&b[..end])
                 );
                 return;
             }
@@ -251,7 +251,10 @@ mod tests {
                     out.push(recs[i * rec..(i + 1) * rec].to_vec());
                 }
             }
-            assert_eq!(uint(&b[p..p + 4]) as u32, crate::checksum::lookup3(&b[..p]));
+            assert_eq!(
+                uint(&b[p..p + 4]) as u32,
+                crate::format::checksum::lookup3(&b[..p])
+            );
         }
         let root = uint(&h[16..24]);
         let nrec = u16::from_le_bytes([h[24], h[25]]) as usize;
@@ -281,7 +284,10 @@ mod tests {
             let h = &t.blocks[0].1;
             assert_eq!(&h[..6], &[b'B', b'T', b'H', b'D', 0, kind::ATTR_NAME]);
             assert_eq!(uint(&h[26..34]), n as u64);
-            assert_eq!(uint(&h[34..38]) as u32, crate::checksum::lookup3(&h[..34]));
+            assert_eq!(
+                uint(&h[34..38]) as u32,
+                crate::format::checksum::lookup3(&h[..34])
+            );
         }
     }
 

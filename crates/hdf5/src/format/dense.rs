@@ -38,7 +38,7 @@ pub(crate) fn lay_out(kind: Kind, items: &[(&str, Vec<u8>)], at: u64) -> LaidDen
     drop(objects);
     let hashes: Vec<u32> = items
         .iter()
-        .map(|(n, _)| crate::checksum::lookup3(n.as_bytes()))
+        .map(|(n, _)| crate::format::checksum::lookup3(n.as_bytes()))
         .collect();
     let mut by_name: Vec<usize> = (0..items.len()).collect();
     by_name.sort_unstable_by(|&a, &b| {

@@ -1,6 +1,8 @@
 //! HDF5 on-disk structures, laid out as the File Format Specification (version 3) lays them
 //! out: one module per structure, each encoding its structure for the one-pass writer
-//! (`crate::write`). Every encoder takes plain values (sizes, addresses, already encoded
+//! (`crate::write`), and, where hdf5-reader's parsers fall short, reading it
+//! (`object_header::read`, `fractal_heap::read`; `verify` checks the checksums of the blocks
+//! hdf5-reader reads without verifying). Every encoder takes plain values (sizes, addresses, already encoded
 //! messages) and returns the structure's bytes with its checksum; none does I/O or knows
 //! netCDF.
 //!
@@ -15,14 +17,16 @@
 //! | [`btree2`] | version 2 B-tree (`BTHD`, `BTIN`, `BTLF`) | III.A.2 |
 //! | [`btree1`] | version 1 B-tree of raw data chunks (`TREE`, node type 1) | III.A.1 |
 //! | [`dense`] | dense link and attribute storage: a fractal heap and its name and creation-order indexes | IV.A.2.c, IV.A.2.v |
+//! | [`checksum`] | the lookup3 checksum of version-2 metadata, both sides | II.C |
+//! | [`verify`] | checksums of extensible and fixed array blocks and fractal heap indirect blocks, on reading | III.G-I |
 //!
-//! The readers of these structures are `crate::ohdr`, `crate::fheap`, `crate::verify` and
-//! hdf5-reader; the checksum both sides use is `crate::checksum::lookup3`.
+//! Encoders take plain values and do no I/O; the read walks take the opened file.
 //!
 //! All files we write use 8-byte addresses and 8-byte lengths.
 
 pub(crate) mod btree1;
 pub(crate) mod btree2;
+pub(crate) mod checksum;
 pub(crate) mod datatype;
 pub(crate) mod dense;
 pub(crate) mod fractal_heap;
@@ -30,6 +34,7 @@ pub(crate) mod global_heap;
 pub(crate) mod message;
 pub(crate) mod object_header;
 pub(crate) mod superblock;
+pub(crate) mod verify;
 
 /// The undefined address (all bits set; spec II.A "Undefined Address").
 pub(crate) const UNDEF: u64 = u64::MAX;
@@ -66,7 +71,7 @@ impl Put for Vec<u8> {
         self.extend_from_slice(&x.to_le_bytes()[..width.min(8)]);
     }
     fn checksum_from(&mut self, from: usize) {
-        let sum = crate::checksum::lookup3(&self[from..]);
+        let sum = checksum::lookup3(&self[from..]);
         self.u32(sum);
     }
 }

@@ -40,6 +40,6 @@ mod tests {
         assert_eq!(u64::from_le_bytes(b[28..36].try_into().unwrap()), 4096);
         assert_eq!(u64::from_le_bytes(b[36..44].try_into().unwrap()), 48);
         let sum = u32::from_le_bytes(b[44..48].try_into().unwrap());
-        assert_eq!(sum, crate::checksum::lookup3(&b[..44]));
+        assert_eq!(sum, crate::format::checksum::lookup3(&b[..44]));
     }
 }

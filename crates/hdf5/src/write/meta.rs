@@ -625,10 +625,8 @@ fn dataset_messages(
             filters.push(PipelineFilter {
                 id,
                 optional: matches!(f.id, 1 | 2 | 4),
-                name: match crate::filter_name(f.id) {
-                    "unknown" => "",
-                    n => n,
-                },
+                // the name libhdf5 (or the plugin) writes; none for an id we do not know
+                name: nc_filters::known(f.id).map_or("", |k| k.hdf5_name),
                 params: &f.params,
             });
         }

@@ -11,6 +11,8 @@
 //! found through a version 2 B-tree of type 1 (indirectly accessed, unfiltered) keyed by the
 //! huge object ID their heap ID holds.
 
+pub(crate) mod read;
+
 use super::{btree2, Put, ADDR, UNDEF};
 
 /// A heap's doubling table and heap ID shape.
@@ -322,7 +324,7 @@ pub(crate) fn lay_out(p: &HeapParams, objects: &[Vec<u8>], at: u64) -> LaidHeap 
         }
         d.resize(b.size as usize, 0);
         // the checksum covers the whole block with its own field zero
-        let sum = crate::checksum::lookup3(&d);
+        let sum = crate::format::checksum::lookup3(&d);
         d[sum_at..sum_at + 4].copy_from_slice(&sum.to_le_bytes());
         out.push((b.addr, d));
     }
@@ -482,7 +484,7 @@ mod tests {
         assert_eq!(img.len() as u64, HEADER_LEN + 512);
         // header checksum
         let sum = u32::from_le_bytes(img[142..146].try_into().unwrap());
-        assert_eq!(sum, crate::checksum::lookup3(&img[..142]));
+        assert_eq!(sum, crate::format::checksum::lookup3(&img[..142]));
     }
 
     #[test]

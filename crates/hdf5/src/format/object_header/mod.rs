@@ -3,6 +3,8 @@
 //! its messages (no continuation, no gap): the whole object is known before it is written.
 //! Access times are not stored (netCDF-C's datasets and groups carry none).
 
+pub(crate) mod read;
+
 use super::Put;
 
 /// Message types (spec IV.A.2).
@@ -149,7 +151,7 @@ mod tests {
         assert_eq!(&b[15..21], &[0x0c, 5, 0, 0, 3, 0]);
         let n = b.len();
         let sum = u32::from_le_bytes(b[n - 4..].try_into().unwrap());
-        assert_eq!(sum, crate::checksum::lookup3(&b[..n - 4]));
+        assert_eq!(sum, crate::format::checksum::lookup3(&b[..n - 4]));
     }
 
     #[test]

@@ -14,8 +14,8 @@
 use hdf5_reader::io::Cursor;
 use hdf5_reader::messages::layout::ChunkIndexing;
 
+use crate::format::object_header::read::verified;
 use crate::h5::H5;
-use crate::ohdr::verified;
 use crate::Hdf5Error;
 
 /// Verify the checksums of the chunk index at `addr` of a dataset (`what` names it), for the

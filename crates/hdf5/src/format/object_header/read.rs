@@ -472,7 +472,7 @@ pub(crate) fn verified<'a>(block: &'a [u8], addr: u64, what: &str) -> Result<&'a
     })?;
     let (body, sum) = block.split_at(split);
     let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
-    let computed = crate::checksum::lookup3(body);
+    let computed = crate::format::checksum::lookup3(body);
     if stored != computed {
         return Err(Hdf5Error::checksum(
             format!("{what} at {addr:#x}"),
