@@ -208,6 +208,35 @@ def h5py_files(out):
         d.attrs["empty_str"] = ""
     add("h5py_layouts.h5", "compact layout, 0-length datasets, partial edge chunks, creation-ordered groups and attributes, attribute types")
 
+    # PyTables-style bookkeeping (issue 31): CLASS/TITLE/VERSION on every group and dataset,
+    # and netCDF-C's reserved names written by another program; netCDF-C hides the reserved
+    # ones on groups and variables alike
+    with h5py.File(os.path.join(out, "h5py_reserved_atts.h5"), "w") as f:
+        for obj, cls in ((f, b"GROUP"), (f.create_group("tables"), b"GROUP")):
+            obj.attrs["CLASS"] = np.bytes_(cls)
+            obj.attrs["TITLE"] = np.bytes_(b"")
+            obj.attrs["VERSION"] = np.bytes_(b"1.0")
+        f.attrs["PYTABLES_FORMAT_VERSION"] = np.bytes_(b"2.1")
+        d = f["tables"].create_dataset("arr", data=np.arange(5, dtype="i4"))
+        d.attrs["CLASS"] = np.bytes_(b"ARRAY")
+        d.attrs["FLAVOR"] = np.bytes_(b"numpy")
+        g = f.create_group("reserved")
+        for n in ("NAME", "REFERENCE_LIST", "_Netcdf4Dimid", "_nc3_strict", "_IsNetcdf4", "_Format", "_SuperblockVersion", "_NCProperties"):
+            g.attrs[n] = np.bytes_(b"v")
+            f["tables/arr"].attrs[n] = np.bytes_(b"v")
+        g.attrs["kept"] = np.int32(7)
+        # fixed-length strings in an array, even of one element, are string attributes in
+        # netCDF-C; a scalar one is char text
+        f.attrs["one_fixed"] = np.array([b"abc"], dtype="S3")
+        f.attrs["three_s1"] = np.array([b"a", b"b", b"c"], dtype="S1")
+        f.attrs["one_by_one"] = np.array([[b"xyz"]], dtype="S3")
+        f.attrs["scalar_fixed"] = np.bytes_(b"char text")
+        # variables named as CDL section keywords: `data :units` but `data:_Storage`
+        for n in ("data", "dimensions", "group", "types", "variables"):
+            k = f.create_dataset(n, data=np.arange(3, dtype="i2"), chunks=(3,))
+            k.attrs["units"] = "m"
+    add("h5py_reserved_atts.h5", "PyTables-style CLASS/TITLE/VERSION attributes, netCDF-C's reserved attribute names on groups and variables, fixed-length string arrays as attributes, variables named as CDL section keywords")
+
     # virtual datasets (sources in this file and in another) and external raw storage
     with h5py.File(os.path.join(out, "h5py_vds_source.h5"), "w") as f:
         f["src"] = np.arange(100, 108, dtype="i4")

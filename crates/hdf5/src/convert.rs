@@ -4,7 +4,7 @@
 //! one-byte fixed string, NC_STRING a variable-length string); user-defined types are committed
 //! HDF5 datatypes, matched structurally the way netCDF-C matches them with `H5Tequal`.
 
-use hdf5_reader::messages::datatype::{Datatype, StringPadding, StringSize, VarLenKind};
+use hdf5_reader::messages::datatype::{Datatype, StringSize, VarLenKind};
 use hdf5_reader::ByteOrder;
 use nc_dataset::{AtomicType, NcString, NcType, TypeId, Values};
 
@@ -235,14 +235,13 @@ impl Decoder<'_> {
             } => Values::Double(ints!(bytes, n, f64, *byte_order)),
             Datatype::String {
                 size: StringSize::Fixed(w),
-                padding,
                 ..
             } => {
                 if *w > 1 && as_dataset {
                     Values::String(
                         bytes
                             .chunks_exact(*w as usize)
-                            .map(|c| Some(fixed_string(c, *padding)))
+                            .map(|c| Some(fixed_string(c)))
                             .collect(),
                     )
                 } else {
@@ -344,7 +343,8 @@ fn trim_nul(b: &[u8]) -> &[u8] {
 
 /// A fixed-length string element as netCDF-C reads it: a C string, so it ends at the first
 /// NUL whatever the padding (space padding is kept, as netCDF-C 4.9 / 4.10 show it).
-fn fixed_string(c: &[u8], _padding: StringPadding) -> NcString {
+/// One fixed-length string's text: up to its first NUL, whatever padding its datatype names.
+pub(crate) fn fixed_string(c: &[u8]) -> NcString {
     NcString::from(trim_nul(c))
 }
 

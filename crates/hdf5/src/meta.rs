@@ -42,15 +42,25 @@ const MAX_SOFT_LINKS: usize = 16;
 const DIM_WITHOUT_VARIABLE: &str = "This is a netCDF dimension but not a netCDF variable";
 /// Prefix netCDF-C puts on a variable that has a dimension's name but is not its coordinate.
 const NON_COORD_PREFIX: &str = "_nc4_non_coord_";
-/// Attributes of variables that netCDF hides (dimension-scale bookkeeping, netCDF bookkeeping).
-const HIDDEN_VAR_ATTS: &[&str] = &[
+/// Attributes netCDF-C 4.9.0 hides on every object it reads from HDF5, variables and groups
+/// alike, whatever their type: its reserved names (dimension-scale bookkeeping, netCDF
+/// bookkeeping, and the names it computes or shows only as special attributes). PyTables,
+/// hickle and mdtraj write `CLASS` on every group: netCDF-C shows none of them, nor do we.
+const HIDDEN_ATTS: &[&str] = &[
+    "CLASS",
+    "DIMENSION_LIST",
+    "NAME",
+    "REFERENCE_LIST",
     "_Netcdf4Dimid",
     "_Netcdf4Coordinates",
-    "DIMENSION_LIST",
-    "REFERENCE_LIST",
-    "CLASS",
-    "NAME",
     "_nc3_strict",
+    "_NCProperties",
+    "_IsNetcdf4",
+    "_SuperblockVersion",
+    "_Format",
+    "_ARRAY_DIMENSIONS",
+    "_Codecs",
+    "_NCZARR_ATTR",
 ];
 /// Attribute names that mark an HDF5 file as written by netCDF (`_IsNetcdf4` needs two).
 const MARKER_ATTS: &[&str] = &[
@@ -764,7 +774,7 @@ impl Walker<'_> {
                 &d.h5,
                 &table,
                 &d.atts,
-                HIDDEN_VAR_ATTS,
+                HIDDEN_ATTS,
                 &what,
                 &mut self.warnings,
             )?;
@@ -805,13 +815,8 @@ impl Walker<'_> {
                     };
                 }
             }
-            let hidden: &[&str] = if g == 0 {
-                &["_nc3_strict", "_NCProperties"]
-            } else {
-                &[]
-            };
             self.ds.groups[g].atts =
-                convert_atts(&gh5, &table, &raw, hidden, &what, &mut self.warnings)?;
+                convert_atts(&gh5, &table, &raw, HIDDEN_ATTS, &what, &mut self.warnings)?;
         }
         self.ds.format = Some(if strict {
             Format::Netcdf4Classic
@@ -1235,15 +1240,17 @@ fn convert_atts(
             DataspaceType::Null => 0,
             _ => usize::try_from(a.dataspace.num_elements().unwrap_or(0)).unwrap_or(0),
         };
-        // an array of fixed-length strings is a string attribute, as netCDF-C reads it (one
-        // fixed-length string is char text)
-        let fixed_strings = n > 1
+        // fixed-length strings in an array (a simple dataspace, even of one element) are a
+        // string attribute, as netCDF-C 4.9.0 reads them; a scalar one is char text (which is
+        // how netCDF-C writes char attributes)
+        let fixed_strings = n >= 1
+            && matches!(a.dataspace.dataspace_type, DataspaceType::Simple)
             && matches!(
                 a.datatype,
                 Datatype::String {
-                    size: StringSize::Fixed(w),
+                    size: StringSize::Fixed(_),
                     ..
-                } if w > 1
+                }
             );
         let ty = if fixed_strings {
             NcType::Atomic(nc_dataset::AtomicType::String)
@@ -1252,7 +1259,17 @@ fn convert_atts(
         };
         let awhat = format!("{what}: attribute \"{}\"", a.name);
         let dec = Decoder { h5, what: &awhat };
-        let values = dec.decode(&a.datatype, &a.raw_data, n, fixed_strings)?;
+        let values = match dec.decode(&a.datatype, &a.raw_data, n, fixed_strings)? {
+            // one-byte strings come back as char text (how a netCDF char dataset is stored):
+            // here each is a string of its own
+            Values::Char(bytes) if fixed_strings => Values::String(
+                bytes
+                    .chunks(1)
+                    .map(|b| Some(crate::convert::fixed_string(b)))
+                    .collect(),
+            ),
+            v => v,
+        };
         out.push(Attribute {
             name: a.name.clone(),
             ty,

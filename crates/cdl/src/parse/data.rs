@@ -32,9 +32,7 @@ impl<R: Read> Parser<R> {
             if self.peek_is_punct(b'}')? {
                 return Ok(());
             }
-            if matches!(&self.lx.peek()?.0, Tok::Name(n) if n == "group")
-                && self.lx.next_byte_is(b':')?
-            {
+            if self.at_section("group")? {
                 return Ok(());
             }
             let (t, p) = self.lx.next()?;

@@ -252,15 +252,6 @@ impl<R: Read> Lexer<R> {
         }
     }
 
-    /// True if the byte right after the first peeked token (no blanks skipped) is `c`;
-    /// used for `data:` detection. Only meaningful with exactly one token peeked.
-    pub(crate) fn next_byte_is(&mut self, c: u8) -> Result<bool, CdlError> {
-        if self.peeked.len() != 1 {
-            return Ok(false);
-        }
-        Ok(self.peek_byte()? == Some(c))
-    }
-
     /// Fast path for data sections: a plain decimal number (`-12`, `271.3456`) read in one
     /// pass. Returns None (consuming nothing but blanks) for anything else, which the caller
     /// then reads with [`Lexer::next`].

@@ -153,10 +153,26 @@ impl<R: Read> Parser<R> {
         }
     }
 
-    /// Is the peeked token the section keyword `kw` directly followed by ':'?
-    fn at_section(&mut self, kw: &str) -> Result<bool, CdlError> {
-        let is = matches!(&self.lx.peek()?.0, Tok::Name(n) if n == kw);
-        Ok(is && self.lx.next_byte_is(b':')?)
+    /// Is the peeked token the section keyword `kw` directly followed by ':'? Not when what
+    /// follows is `_Storage = ...` or another special attribute of a variable named `kw`:
+    /// ncdump 4.9.0 writes those lines as `data:_Storage = "chunked" ;` (its own ncgen then
+    /// fails on them; we read them as the attribute they are).
+    pub(crate) fn at_section(&mut self, kw: &str) -> Result<bool, CdlError> {
+        let p = match self.lx.peek()? {
+            (Tok::Name(n), p) if n == kw => *p,
+            _ => return Ok(false),
+        };
+        // the ':' right after the keyword, no blank between (the keyword has no escapes, so
+        // its bytes in the source are its own)
+        let glued = matches!(self.lx.peek_nth(1)?, (Tok::Punct(b':'), q)
+            if q.line == p.line && q.col == p.col + kw.len());
+        if !glued {
+            return Ok(false);
+        }
+        let special = matches!(&self.lx.peek_nth(2)?.0, Tok::Name(a)
+            if super::special::VAR_SPECIALS.contains(&a.as_str()))
+            && matches!(self.lx.peek_nth(3)?.0, Tok::Punct(b'='));
+        Ok(!special)
     }
 
     fn at_any_section(&mut self) -> Result<bool, CdlError> {

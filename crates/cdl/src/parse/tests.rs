@@ -1176,6 +1176,37 @@ fn enum_and_data_rejects() {
     assert_eq!(d.vars[0].atts[0].values, Values::Int(vec![0]));
 }
 
+/// ncdump 4.9.0 writes the special attributes of a variable named as a section keyword glued
+/// (`data:_Storage`), its ordinary attributes apart (`data :units`): both are attributes, and
+/// a glued keyword followed by anything else still opens its section.
+#[test]
+fn special_attributes_of_keyword_named_variables() {
+    let d = p(
+        "netcdf k { dimensions: x = 2; variables: int data(x); data :units = \"m\"; \
+               data:_Storage = \"chunked\"; data:_ChunkSizes = 1; int group(x); \
+               group:_DeflateLevel = 3; group :long_name = \"g\"; \
+               data: data = 1, 2; group = 3, 4; }",
+    );
+    let (data, group) = (&d.vars[0], &d.vars[1]);
+    assert_eq!(data.atts.len(), 1);
+    assert_eq!(data.atts[0].name, "units");
+    assert_eq!(data.storage.layout, Some(nc_dataset::Layout::Chunked));
+    assert_eq!(data.storage.chunk_sizes, Some(vec![1]));
+    assert_eq!(data.data, Some(Values::Int(vec![1, 2])));
+    assert_eq!(
+        group.storage.filters,
+        vec![nc_dataset::FilterSpec {
+            id: 1,
+            params: vec![3]
+        }]
+    );
+    assert_eq!(group.atts[0].name, "long_name");
+    assert_eq!(group.data, Some(Values::Int(vec![3, 4])));
+    // a glued keyword that is no special attribute's line opens the section
+    let e = err("netcdf k { variables: int data; data:units = 1; }");
+    assert!(e.contains("units"), "{e}");
+}
+
 /// testdata/cdl/parse/*.cdl: our reading equals our reading of the reference's ncdump.
 #[test]
 fn own_testdata_matches_reference() {

@@ -6,6 +6,10 @@ use nc_dataset::{AtomicType, Attribute, Format, GroupId, NcType, UserTypeKind, V
 use super::values::{push_name, push_quoted, ValueFmt};
 use super::Printer;
 
+/// Variable names ncdump 4.9.0 writes as `name :att` in ordinary attribute lines, so that
+/// ncgen does not read them as the start of a CDL section.
+const CDL_SECTION_KEYWORDS: [&str; 5] = ["data", "dimensions", "group", "types", "variables"];
+
 impl<'a> Printer<'a> {
     /// The effective file format: the dataset's, else the smallest that holds it.
     pub(super) fn format(&self) -> Format {
@@ -217,7 +221,7 @@ impl<'a> Printer<'a> {
             self.attribute(Some(v), var.group, &a, depth);
         }
         for a in super::special::var_specials(ds, self.format, v, self.opts) {
-            self.attribute(Some(v), var.group, &a, depth);
+            self.attribute_line(Some(v), var.group, &a, depth, true);
         }
     }
 
@@ -228,6 +232,19 @@ impl<'a> Printer<'a> {
         group: GroupId,
         a: &Attribute,
         depth: usize,
+    ) {
+        self.attribute_line(var, group, a, depth, false);
+    }
+
+    /// An attribute line; `special` for the special attributes (`_Storage`, ...), which
+    /// ncdump prints without the gap it leaves after a variable named as a CDL section keyword.
+    fn attribute_line(
+        &mut self,
+        var: Option<VarId>,
+        group: GroupId,
+        a: &Attribute,
+        depth: usize,
+        special: bool,
     ) {
         self.indent(depth);
         self.s("\t\t");
@@ -248,8 +265,10 @@ impl<'a> Printer<'a> {
         if let Some(v) = var {
             let name = &ds.var(v).name;
             push_name(&mut self.buf, name);
-            if name == "data" {
+            if !special && CDL_SECTION_KEYWORDS.contains(&name.as_str()) {
                 // ncdump keeps `data :att` apart so ncgen does not read the `data:` keyword
+                // (and likewise the other section keywords); not for the special attributes,
+                // which 4.9.0 prints as `data:_Storage`
                 self.s(" ");
             }
         }
