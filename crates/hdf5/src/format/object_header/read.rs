@@ -263,32 +263,29 @@ pub(crate) fn attribute(
     let ds_bytes = take(&mut p, ds_len)?;
     p += pad(ds_len) - ds_len;
     let awhat = format!("{what}: attribute \"{name}\"");
-    let dt = if flags & 0x01 != 0 {
-        match shared_message(h5, dt_bytes, MSG_DATATYPE, depth, &awhat)? {
-            HdfMessage::Datatype(d) => d,
-            _ => {
-                return Err(Hdf5Error::invalid(
-                    &awhat,
-                    "shared datatype is not a datatype",
-                ))
-            }
+    // a shared datatype or dataspace: the message stored elsewhere (flag bits 0 and 1)
+    let shared = |bytes: &[u8], kind: u16, flag: u8| -> Result<Option<HdfMessage>, Hdf5Error> {
+        if flags & flag == 0 {
+            return Ok(None);
         }
-    } else {
-        messages::datatype::parse(&mut Cursor::new(dt_bytes), dt_bytes.len()).map_err(st(&awhat))?
+        shared_message(h5, bytes, kind, depth, &awhat).map(Some)
     };
-    let ds = if flags & 0x02 != 0 {
-        match shared_message(h5, ds_bytes, MSG_DATASPACE, depth, &awhat)? {
-            HdfMessage::Dataspace(d) => d,
-            _ => {
-                return Err(Hdf5Error::invalid(
-                    &awhat,
-                    "shared dataspace is not a dataspace",
-                ))
-            }
+    let wrong = |what_kind: &str| {
+        Hdf5Error::invalid(&awhat, format!("shared {what_kind} is not a {what_kind}"))
+    };
+    let dt = match shared(dt_bytes, MSG_DATATYPE, 0x01)? {
+        Some(HdfMessage::Datatype(d)) => d,
+        Some(_) => return Err(wrong("datatype")),
+        None => messages::datatype::parse(&mut Cursor::new(dt_bytes), dt_bytes.len())
+            .map_err(st(&awhat))?,
+    };
+    let ds = match shared(ds_bytes, MSG_DATASPACE, 0x02)? {
+        Some(HdfMessage::Dataspace(d)) => d,
+        Some(_) => return Err(wrong("dataspace")),
+        None => {
+            messages::dataspace::parse(&mut Cursor::new(ds_bytes), h5.os, h5.ls, ds_bytes.len())
+                .map_err(st(&awhat))?
         }
-    } else {
-        messages::dataspace::parse(&mut Cursor::new(ds_bytes), h5.os, h5.ls, ds_bytes.len())
-            .map_err(st(&awhat))?
     };
     let n = ds
         .num_elements()
