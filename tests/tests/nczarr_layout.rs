@@ -547,3 +547,73 @@ fn netcdf_c_reads_our_consolidated_zarr() {
         ])
     );
 }
+
+/// A netCDF-4 input with user-defined types copied to NCZarr (and pure Zarr, v2 and v3): each
+/// variable and attribute of a user-defined type is left out with a warning naming it; the
+/// rest is copied, as zarr-python reads it (netCDF-C refuses the whole copy).
+#[test]
+fn user_defined_types_are_left_out_of_a_zarr_copy_by_name() {
+    let dir = tempdir("nczarr-udt");
+    let cdl = dir.join("udt.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf udt {\ntypes:\n  byte enum mood_t { sad = 0, happy = 1 } ;\n  \
+         compound pair_t { int a ; short b ; } ;\n\
+         dimensions:\n  n = 3 ;\nvariables:\n  mood_t mood(n) ;\n  pair_t pairs(n) ;\n  \
+         int count(n) ;\n    count:units = \"1\" ;\n    pair_t count:best = {7, 8} ;\n\
+         // global attributes:\n  :title = \"udt\" ;\n  mood_t :overall = happy ;\n\
+         data:\n  mood = sad, happy, sad ;\n  pairs = {1, 2}, {3, 4}, {5, 6} ;\n  \
+         count = 10, 20, 30 ;\n\
+         group: sub {\n  variables:\n    mood_t gmood ;\n    double x ;\n  data:\n    \
+         gmood = happy ;\n    x = 2.5 ;\n  }\n}\n",
+    )
+    .unwrap();
+    run_ok("ncgen-rs", &["-4", "-o", "udt.nc", "udt.cdl"], &dir);
+    for (mode, name) in [
+        ("nczarr,file", "nz.file"),
+        ("zarr,file", "z2.file"),
+        ("zarr,v3,file", "z3.file"),
+    ] {
+        let url = format!("file://{}#mode={mode}", dir.join(name).display());
+        let o = run_ok("nccopy-rs", &["udt.nc", &url], &dir);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err,
+            "nccopy: warning: group attribute /:overall left out: its type \"mood_t\" is user-defined and NCZarr has only atomic types\n\
+             nccopy: warning: variable /mood left out: its type \"mood_t\" is user-defined and NCZarr has only atomic types\n\
+             nccopy: warning: variable /pairs left out: its type \"pair_t\" is user-defined and NCZarr has only atomic types\n\
+             nccopy: warning: attribute /count:best left out: its type \"pair_t\" is user-defined and NCZarr has only atomic types\n\
+             nccopy: warning: variable /sub/gmood left out: its type \"mood_t\" is user-defined and NCZarr has only atomic types\n",
+            "{mode}"
+        );
+        let script = format!(
+            "import zarr, json\n\
+             g = zarr.open_group('{}', mode='r')\n\
+             print(json.dumps({{'arrays': sorted(k for k, _ in g.arrays()), \
+             'count': g['count'][:].tolist(), 'units': g['count'].attrs['units'], \
+             'count_atts': sorted(g['count'].attrs.keys()), 'x': float(g['sub/x'][...].ravel()[0]), \
+             'title': g.attrs['title'], 'overall': 'overall' in g.attrs}}))",
+            dir.join(name).display()
+        );
+        let Some(out) = python_script(&dir, "import zarr", "zarr", &script) else {
+            return;
+        };
+        let got: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(got["arrays"], serde_json::json!(["count"]), "{mode}");
+        assert_eq!(got["count"], serde_json::json!([10, 20, 30]), "{mode}");
+        assert_eq!(got["units"], "1", "{mode}");
+        assert_eq!(got["x"], 2.5, "{mode}");
+        assert_eq!(got["title"], "udt", "{mode}");
+        assert_eq!(got["overall"], false, "{mode}");
+        let count_atts: Vec<String> = got["count_atts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        assert!(
+            !count_atts.contains(&"best".to_string()),
+            "{mode}: {count_atts:?}"
+        );
+    }
+}

@@ -7,7 +7,7 @@ use nc_dispatch::{create, CreateOptions, Failure, Location, Opened};
 use crate::chunkspec::check_chunk_specs;
 use crate::explain::explain_lines;
 use crate::progress::Progress;
-use crate::select::plan;
+use crate::select::{drop_user_typed, plan};
 use crate::source::MappedSource;
 use crate::storage::{apply_shards, apply_storage_options, output_format};
 use crate::{CopyOptions, CopyReport, InputReadError};
@@ -24,10 +24,13 @@ struct Prepared {
 /// the command line's: a name the input lacks, an option the output cannot take.
 fn prepare(in_ds: &Dataset, dest: &Location, opts: &CopyOptions) -> Result<Prepared, Failure> {
     check_chunk_specs(in_ds, &opts.chunks).map_err(Failure::usage)?;
-    let (mut out, map) = plan(in_ds, opts).map_err(Failure::usage)?;
+    let (mut out, mut map) = plan(in_ds, opts).map_err(Failure::usage)?;
     let to_zarr = nc_dispatch::is_zarr_output(dest);
     let format = output_format(in_ds.format, opts);
     let mut report = CopyReport::default();
+    if to_zarr {
+        report.warnings.extend(drop_user_typed(&mut out, &mut map));
+    }
     let decisions = apply_storage_options(&mut out, format, to_zarr, opts, &mut report)
         .map_err(Failure::usage)?;
     apply_shards(&mut out, nc_dispatch::is_zarr_v3_output(dest), &opts.shards)
