@@ -912,3 +912,55 @@ fn crc32c(data: &[u8]) -> u32 {
     }
     !crc
 }
+
+/// A store that is one array (`zarr.save(path, a)`, v2 and v3): the root group's one
+/// variable, named as the dataset; its attributes are the variable's, its fill value the
+/// array's as for every pure Zarr array (issue 31; it was refused). netCDF-C 4.9.0 shows
+/// such a store as an empty dataset.
+#[test]
+fn a_store_that_is_one_array_is_its_root_variable() {
+    let dir = tempdir("zarr-root-array");
+    let script = "import zarr, numpy as np\n\
+         a = zarr.create_array('r2.zarr', shape=(2, 3), chunks=(1, 2), dtype='i2', zarr_format=2, fill_value=-1, compressors=None)\n\
+         a[:] = np.arange(6, dtype='i2').reshape(2, 3)\n\
+         a.attrs['units'] = 'K'\n\
+         b = zarr.create_array('r3.zarr', shape=(4,), chunks=(3,), dtype='f4', dimension_names=['t'], fill_value=0)\n\
+         b[:] = np.array([0.5, 1.5, 2.5, 3.5], dtype='f4')\n\
+         b.attrs['long_name'] = 'time series'\n\
+         s = zarr.create_array('s3.zarr', shape=(), dtype='i4', fill_value=0)\n\
+         s[...] = 42\n";
+    if py(&dir, false, script).is_none() {
+        return;
+    }
+    let dump = |name: &str| {
+        let o = run_ok("ncdump-rs", &[name], &dir);
+        String::from_utf8(o.stdout).unwrap()
+    };
+    assert_eq!(
+        dump("r2.zarr"),
+        "netcdf r2 {\ndimensions:\n\t_zdim_2 = 2 ;\n\t_zdim_3 = 3 ;\nvariables:\n\
+         \tshort r2(_zdim_2, _zdim_3) ;\n\t\tr2:units = \"K\" ;\n\
+         data:\n\n r2 =\n  0, 1, 2,\n  3, 4, 5 ;\n}\n"
+    );
+    assert_eq!(
+        dump("r3.zarr"),
+        "netcdf r3 {\ndimensions:\n\tt = 4 ;\nvariables:\n\tfloat r3(t) ;\n\
+         \t\tr3:long_name = \"time series\" ;\ndata:\n\n\
+         \x20r3 = 0.5, 1.5, 2.5, 3.5 ;\n}\n"
+    );
+    assert_eq!(
+        dump("s3.zarr"),
+        "netcdf s3 {\nvariables:\n\tint s3 ;\ndata:\n\n s3 = 42 ;\n}\n"
+    );
+    // copied to netCDF-4, the reference reads the variable
+    run_ok("nccopy-rs", &["r2.zarr", "r2.nc"], &dir);
+    if have_reference("ncdump") {
+        let o = std::process::Command::new("ncdump")
+            .args(["-v", "r2", "r2.nc"])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains(" r2 =\n  0, 1, 2,\n  3, 4, 5 ;"), "{text}");
+    }
+}

@@ -181,15 +181,12 @@ pub(crate) fn u64_list(key: &str, field: &str, v: Option<&Value>) -> Result<Vec<
 impl<'a> Loader<'a> {
     /// Read the whole metadata tree.
     pub fn load(store: &'a dyn Store, loc: &'a Opening<'a>) -> Result<Loader<'a>, ZarrError> {
-        // a store that is one array (zarr-python's `zarr.create_array(path)`): netCDF's root is
-        // a group, so there is nothing to show it in; said, never an empty dataset
+        // a store that is one array (zarr-python's `zarr.save(path, a)`): netCDF's root is a
+        // group, so the array is the root group's one variable, named as the dataset is
         if get_json(store, ".zgroup")?.is_none() && store.get(".zarray")?.is_some() {
-            return Err(ZarrError::meta(
-                &format!("{}/.zarray", loc.shown),
-                "the store is a single Zarr array, not a group: netCDF datasets are groups of \
-                 arrays; create the array inside a group (zarr.open_group(path).create_array(name, \
-                 ...)) or read it with zarr-python",
-            ));
+            let mut l = Loader::bare(store, loc, Dataset::new(loc.name), None);
+            l.load_array("", ROOT, loc.name)?;
+            return Ok(l);
         }
         let zgroup = match get_json(store, ".zgroup")? {
             Some(g) => g,
@@ -246,18 +243,31 @@ impl<'a> Loader<'a> {
         } else {
             Some(store.list("")?.into_iter().collect())
         };
-        let mut l = Loader {
+        let mut l = Loader::bare(store, loc, ds, keys);
+        l.nczarr = nczarr;
+        l.v1 = v1obj.is_some() && sb.is_none();
+        l.load_group("", ROOT, zgroup, zattrs, 0)?;
+        Ok(l)
+    }
+
+    /// A loader of pure Zarr metadata with nothing loaded yet.
+    fn bare(
+        store: &'a dyn Store,
+        loc: &'a Opening<'a>,
+        mut ds: Dataset,
+        keys: Option<BTreeSet<String>>,
+    ) -> Loader<'a> {
+        ds.format = Some(Format::Netcdf4);
+        Loader {
             store,
             loc,
-            nczarr,
-            v1: v1obj.is_some() && sb.is_none(),
+            nczarr: false,
+            v1: false,
             keys,
             ds,
             vars: Vec::new(),
             warnings: Vec::new(),
-        };
-        l.load_group("", ROOT, zgroup, zattrs, 0)?;
-        Ok(l)
+        }
     }
 
     fn children(&self, prefix: &str) -> (Vec<String>, Vec<String>) {
@@ -475,7 +485,13 @@ impl<'a> Loader<'a> {
     }
 
     fn load_var(&mut self, prefix: &str, gid: GroupId, name: &str) -> Result<(), ZarrError> {
-        let vkey = join(prefix, name);
+        self.load_array(&join(prefix, name), gid, name)
+    }
+
+    /// The array whose metadata is at store key `vkey` (`""`: the store's root) as variable
+    /// `name` of group `gid`.
+    fn load_array(&mut self, vkey: &str, gid: GroupId, name: &str) -> Result<(), ZarrError> {
+        let vkey = vkey.to_string();
         let akey = join(&vkey, ".zarray");
         let zarray = get_json(self.store, &akey)?
             .ok_or_else(|| ZarrError::meta(&akey, "array listed but missing"))?;

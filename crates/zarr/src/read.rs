@@ -5,7 +5,7 @@
 use crate::convert;
 use crate::dtype::Kind;
 use crate::error::ZarrError;
-use crate::meta::{Loader, VarInfo};
+use crate::meta::{join, Loader, VarInfo};
 use crate::modes::{Opening, ZarrModes};
 use crate::store::Store;
 use crate::v3;
@@ -231,7 +231,7 @@ impl ZarrFile {
                 .chunk_bytes()
                 .map_or(ctx.max_decoded, |n| n.saturating_add(1024));
         }
-        let akey = format!("{}/.zarray", v.key);
+        let akey = join(&v.key, ".zarray");
         crate::codecs::pipeline(&v.codecs, self.registry(), ctx, &v.path, &akey).map(Some)
     }
 
@@ -250,10 +250,10 @@ impl ZarrFile {
                 None => idx.iter().map(u64::to_string).collect(),
             };
             return match (l.default_keys, l.scalar) {
-                (true, true) => format!("{}/c", v.key),
-                (true, false) => format!("{}/c{sep}{}", v.key, coords.join(&sep)),
-                (false, true) => format!("{}/0", v.key),
-                (false, false) => format!("{}/{}", v.key, coords.join(&sep)),
+                (true, true) => join(&v.key, "c"),
+                (true, false) => join(&v.key, &format!("c{sep}{}", coords.join(&sep))),
+                (false, true) => join(&v.key, "0"),
+                (false, false) => join(&v.key, &coords.join(&sep)),
             };
         }
         let parts: Vec<String> = idx.iter().map(u64::to_string).collect();
@@ -262,7 +262,8 @@ impl ZarrFile {
         } else {
             parts.join(&sep)
         };
-        format!("{}/{tail}", v.key)
+        // the key is "" for a store that is one array: its chunks are at the root
+        join(&v.key, &tail)
     }
 
     /// One chunk in C order, `None` when absent; for an object array the slots (1-based
@@ -476,7 +477,7 @@ impl ZarrFile {
             self.registry(),
             ctx,
             &v.path,
-            &format!("{}/zarr.json", v.key),
+            &join(&v.key, "zarr.json"),
         )?;
         let data = pipe
             .decode(&raw)

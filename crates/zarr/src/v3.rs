@@ -132,14 +132,9 @@ pub(crate) fn load(store: &dyn Store, loc: &Opening<'_>) -> Result<Loaded, ZarrE
     let root =
         get_json(store, "zarr.json")?.ok_or_else(|| ZarrError::meta("zarr.json", "missing"))?;
     check_node(&root, "zarr.json")?;
-    if node_type(&root, "zarr.json")? == "array" {
-        return Err(ZarrError::meta(
-            &format!("{}/zarr.json", loc.shown),
-            "the store is a single Zarr array, not a group: netCDF datasets are groups of \
-             arrays; create the array inside a group (zarr.open_group(path).create_array(name, \
-             ...)) or read it with zarr-python",
-        ));
-    }
+    // a store that is one array (zarr-python's `zarr.save(path, a)`): netCDF's root is a
+    // group, so the array is the root group's one variable, named as the dataset is
+    let root_array = node_type(&root, "zarr.json")? == "array";
     // every node below the root, by path: the consolidated metadata when the root has it
     // (zarr-python writes it inline), else each `zarr.json` the store lists
     let mut nodes: BTreeMap<String, Option<Value>> = BTreeMap::new();
@@ -177,7 +172,11 @@ pub(crate) fn load(store: &dyn Store, loc: &Opening<'_>) -> Result<Loaded, ZarrE
         vars: Vec::new(),
         warnings: Vec::new(),
     };
-    l.load_group("", ROOT, &root, 0)?;
+    if root_array {
+        l.load_array("", ROOT, loc.name, &root)?;
+    } else {
+        l.load_group("", ROOT, &root, 0)?;
+    }
     Ok((l.ds, l.vars, l.warnings))
 }
 
