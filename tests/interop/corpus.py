@@ -231,6 +231,10 @@ def h5py_files(out):
         f.attrs["three_s1"] = np.array([b"a", b"b", b"c"], dtype="S1")
         f.attrs["one_by_one"] = np.array([[b"xyz"]], dtype="S3")
         f.attrs["scalar_fixed"] = np.bytes_(b"char text")
+        # a short variable with a float _FillValue (ROMS output after NCO): kept as written;
+        # not the variable's fill value, so the type's default (-32767) prints as `_`
+        m = f.create_dataset("mistyped_fill", data=np.array([1, 2, -32767], dtype="i2"))
+        m.attrs["_FillValue"] = np.float32(1e37)
         # variables named as CDL section keywords: `data :units` but `data:_Storage`
         for n in ("data", "dimensions", "group", "types", "variables"):
             k = f.create_dataset(n, data=np.arange(3, dtype="i2"), chunks=(3,))

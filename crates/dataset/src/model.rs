@@ -442,16 +442,21 @@ impl Dataset {
         }
     }
 
-    /// The fill value of a variable: its `_FillValue` attribute, else the type's default
-    /// (for an enum without `_FillValue`: the base type's default; None for other user types).
+    /// The fill value of a variable: its `_FillValue` attribute (when of the variable's type),
+    /// else the type's default (for an enum without `_FillValue`: the base type's default;
+    /// None for other user types).
     pub fn fill_value(&self, v: VarId) -> Option<Values> {
         let var = &self.vars[v.0];
+        let base = self.base_atomic(var.ty);
         if let Some(a) = var.att("_FillValue") {
-            if !a.values.is_empty() {
+            // a `_FillValue` of another atomic type than the variable's (NCO leaves a float
+            // one on a short variable) is not its fill value: netCDF-C uses the default then
+            let other_type = matches!((a.values.atomic_type(), base), (Some(x), Some(y)) if x != y);
+            if !a.values.is_empty() && !other_type {
                 return Some(a.values.slice(0, 1));
             }
         }
-        self.base_atomic(var.ty).map(default_fill)
+        base.map(default_fill)
     }
 
     /// The value netCDF-C fills an element of type `t` with when the variable has no

@@ -357,10 +357,13 @@ impl<'a> Loader<'a> {
             if is_bookkeeping(name, v, root, &mut self.ds.info) {
                 continue;
             }
-            let ty = if name == "_FillValue" && fill_type.is_some() {
-                fill_type
-            } else {
-                types.get(name).and_then(Value::as_str).and_then(attr_type)
+            // the type NCZarr recorded; `_FillValue` without one is the variable's type. A
+            // `_FillValue` of another type is kept as written (NCO leaves a float one on a
+            // short variable): it is then not the variable's fill value (see `load_array`)
+            let declared = types.get(name).and_then(Value::as_str).and_then(attr_type);
+            let ty = match declared {
+                None if name == "_FillValue" => fill_type,
+                d => d,
             };
             out.push(attrs::from_json(name, v, ty));
         }
@@ -705,7 +708,10 @@ impl<'a> Loader<'a> {
 
         // fill value
         let fv = obj.get("fill_value").unwrap_or(&Value::Null);
-        let fill_attr = fill_attribute(&atts);
+        // a `_FillValue` of another type than the variable's is no fill value of it: netCDF-C
+        // then fills with (and ncdump compares with) the type's default
+        let has_fill_attr = fill_attribute(&atts).is_some();
+        let fill_attr = fill_attribute(&atts).filter(|f| f.atomic_type() == Some(t));
         let fill_vals = if fv.is_null() {
             fill_attr.clone().unwrap_or_else(|| default_fill(t))
         } else {
@@ -717,7 +723,7 @@ impl<'a> Loader<'a> {
         // netCDF-C shows no attribute for it): kept in the storage settings when it is not
         // netCDF's default, so that a Zarr copy writes it again
         let stored_fill = (!self.nczarr
-            && fill_attr.is_none()
+            && !has_fill_attr
             && !fv.is_null()
             && matches!(dtype.kind, Kind::Num(_) | Kind::Half)
             && fill != encode_one(&default_fill(t), &dtype))

@@ -18,8 +18,10 @@ const PAR_CHUNK: usize = 1 << 14;
 fn fill_for(p: &Printer<'_>, v: VarId) -> Option<Values> {
     let ds = p.ds;
     let var = ds.var(v);
-    if let Some(a) = var.att("_FillValue") {
-        if a.ty == var.ty && !a.values.is_empty() {
+    // a `_FillValue` of another type than the variable's (NCO leaves a float one on a short
+    // variable) is passed over as if absent, as ncdump does
+    if let Some(a) = var.att("_FillValue").filter(|a| a.ty == var.ty) {
+        if !a.values.is_empty() {
             return Some(a.values.slice(0, 1));
         }
         return None;
