@@ -520,7 +520,8 @@ impl Printer<'_> {
             linep: 0,
             strings_direct: is_char,
         };
-        // the variable's heading
+        // the variable's heading (taken back when its first slab cannot be read)
+        let heading_at = self.buf.len();
         self.s("\n");
         self.indent(depth);
         self.s(" ");
@@ -549,8 +550,20 @@ impl Printer<'_> {
         let esize = (ds.type_size(var.ty).max(1)) as u64;
         // formatted text of the previous slab, laid out while the next one is formatted
         let mut pending: Option<Pieces> = None;
-        for (start, count) in SlabPlan::new(&shape, is_char, esize, self.slab_bytes) {
-            self.slab(v, &start, &count, &fmt, &mut lay, &mut pending)?;
+        for (k, (start, count)) in
+            SlabPlan::new(&shape, is_char, esize, self.slab_bytes).enumerate()
+        {
+            match self.slab(v, &start, &count, &fmt, &mut lay, &mut pending) {
+                // nothing of it printed yet (a filter with no codec, a chunk that cannot be
+                // read): the variable is left out of the data section, the others printed, and
+                // its error returned at the end
+                Err(e @ PrintError::Read { .. }) if k == 0 => {
+                    self.buf.truncate(heading_at);
+                    self.unread.push(e);
+                    return Ok(());
+                }
+                r => r?,
+            }
         }
         if let Some(p) = pending.take() {
             self.emit_pieces(&mut lay, &p)?;

@@ -105,6 +105,25 @@ impl DumpOptions {
     }
 }
 
+/// Each error of [`PrintError::Unreadable`] with its causes, one a line.
+fn unreadable_text(errors: &[PrintError]) -> String {
+    let mut lines = Vec::with_capacity(errors.len());
+    for e in errors {
+        let mut line = e.to_string();
+        let mut cause = std::error::Error::source(e);
+        while let Some(c) = cause {
+            line.push_str(&format!(": {c}"));
+            cause = c.source();
+        }
+        lines.push(line);
+    }
+    format!(
+        "the data of {} variables cannot be read:\n  {}",
+        errors.len(),
+        lines.join("\n  ")
+    )
+}
+
 /// Printing failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -121,6 +140,9 @@ pub enum PrintError {
         #[source]
         source: nc_dataset::DataError,
     },
+    /// Several variables' data could not be read; every other variable was printed.
+    #[error("{}", unreadable_text(.0))]
+    Unreadable(Vec<PrintError>),
     /// The data source returned the wrong number or kind of values.
     #[error("variable \"{var}\": data source returned {got} values of the wrong shape or type, expected {want} (reader bug)")]
     BadSlab {
@@ -191,11 +213,13 @@ fn print_slabbed(
         slab_bytes,
         enum_col: 0,
         format: special::effective_format(ds),
+        unread: Vec::new(),
     };
     if let Err(e) = p.group(nc_dataset::ROOT, 0) {
         // as ncdump, everything printed before the failure (the header, the variables before
-        // it, the failing variable's `name = `) still reaches the output; the error is the
-        // one to report even when this write fails too
+        // it, the failing variable's values so far) still reaches the output; the error is the
+        // one to report even when this write fails too. (A variable none of whose data can
+        // be read is left out instead, in `unread`.)
         let _ = p
             .flush()
             .and_then(|()| p.out.flush().map_err(PrintError::from));
@@ -203,7 +227,11 @@ fn print_slabbed(
     }
     p.flush()?;
     p.out.flush()?;
-    Ok(())
+    match p.unread.len() {
+        0 => Ok(()),
+        1 => Err(p.unread.remove(0)),
+        _ => Err(PrintError::Unreadable(p.unread)),
+    }
 }
 
 /// Which variables get their data printed.
@@ -316,6 +344,9 @@ struct Printer<'a> {
     /// needs the enhanced model looks at every variable and attribute, and the printer asks
     /// for each variable it prints
     format: Format,
+    /// Variables whose data could not be read at all (a filter with no codec): left out of
+    /// the data section, the rest printed, the errors returned at the end
+    unread: Vec<PrintError>,
 }
 
 impl Printer<'_> {
