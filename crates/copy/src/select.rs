@@ -262,6 +262,69 @@ pub(crate) fn plan(
     Ok((out, map))
 }
 
+/// What an NCZarr / Zarr output cannot hold is left out, each piece named in a warning: a
+/// variable of a user-defined type (NCZarr has only atomic types) and an attribute of one,
+/// the rest copied (netCDF-C refuses the whole copy). `map` (output variable -> input
+/// variable) follows the renumbering.
+pub(crate) fn drop_user_typed(out: &mut Dataset, map: &mut Vec<Option<VarId>>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let user = |t: NcType| matches!(t, NcType::User(_));
+    let type_name = |ds: &Dataset, t: NcType| match t {
+        NcType::User(id) => ds.user_type(id).name.clone(),
+        _ => String::new(),
+    };
+    for g in 0..out.groups.len() {
+        let path = out.group_path(GroupId(g));
+        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut out.groups[g].atts)
+            .into_iter()
+            .partition(|a| user(a.ty));
+        for a in &dropped {
+            warnings.push(format!(
+                "group attribute {path}:{} left out: its type \"{}\" is user-defined and NCZarr has only atomic types",
+                a.name,
+                type_name(out, a.ty)
+            ));
+        }
+        out.groups[g].atts = kept;
+    }
+    let keep_var: Vec<bool> = out.vars.iter().map(|v| !user(v.ty)).collect();
+    for i in 0..out.vars.len() {
+        let path = out.var_path(VarId(i));
+        let ty = out.vars[i].ty;
+        if user(ty) {
+            warnings.push(format!(
+                "variable {path} left out: its type \"{}\" is user-defined and NCZarr has only atomic types",
+                type_name(out, ty)
+            ));
+            continue;
+        }
+        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut out.vars[i].atts)
+            .into_iter()
+            .partition(|a| user(a.ty));
+        for a in &dropped {
+            warnings.push(format!(
+                "attribute {path}:{} left out: its type \"{}\" is user-defined and NCZarr has only atomic types",
+                a.name,
+                type_name(out, a.ty)
+            ));
+        }
+        out.vars[i].atts = kept;
+    }
+    if keep_var.iter().all(|&k| k) {
+        return warnings;
+    }
+    let keep_group = vec![true; out.groups.len()];
+    let renumbered = retain(out, &keep_group, &keep_var);
+    let mut new_map = vec![None; out.vars.len()];
+    for (old, new) in renumbered.iter().enumerate() {
+        if let Some(nv) = new {
+            new_map[nv.0] = map.get(old).copied().flatten();
+        }
+    }
+    *map = new_map;
+    warnings
+}
+
 #[cfg(test)]
 mod group_tests {
     use super::*;
@@ -368,68 +431,4 @@ mod group_tests {
             assert_eq!(plan(&ds, &opts).unwrap_err(), why);
         }
     }
-}
-
-/// What an NCZarr / Zarr output cannot hold is left out, each piece named in a warning: a
-/// variable of a user-defined type (NCZarr has only atomic types) and an attribute of one,
-/// the rest copied (netCDF-C refuses the whole copy). `map` (output variable -> input
-/// variable) follows the renumbering.
-pub(crate) fn drop_user_typed(out: &mut Dataset, map: &mut Vec<Option<VarId>>) -> Vec<String> {
-    let mut warnings = Vec::new();
-    let user = |t: NcType| matches!(t, NcType::User(_));
-    let type_name = |ds: &Dataset, t: NcType| match t {
-        NcType::User(id) => ds.user_type(id).name.clone(),
-        _ => String::new(),
-    };
-    for g in 0..out.groups.len() {
-        let path = out.group_path(GroupId(g));
-        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut out.groups[g].atts)
-            .into_iter()
-            .partition(|a| user(a.ty));
-        for a in &dropped {
-            warnings.push(format!(
-                "group attribute {path}:{} left out: its type \"{}\" is user-defined and NCZarr has only atomic types",
-                a.name,
-                type_name(out, a.ty)
-            ));
-        }
-        out.groups[g].atts = kept;
-    }
-    let mut keep_var = vec![true; out.vars.len()];
-    for i in 0..out.vars.len() {
-        let path = out.var_path(VarId(i));
-        let ty = out.vars[i].ty;
-        if user(ty) {
-            keep_var[i] = false;
-            warnings.push(format!(
-                "variable {path} left out: its type \"{}\" is user-defined and NCZarr has only atomic types",
-                type_name(out, ty)
-            ));
-            continue;
-        }
-        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut out.vars[i].atts)
-            .into_iter()
-            .partition(|a| user(a.ty));
-        for a in &dropped {
-            warnings.push(format!(
-                "attribute {path}:{} left out: its type \"{}\" is user-defined and NCZarr has only atomic types",
-                a.name,
-                type_name(out, a.ty)
-            ));
-        }
-        out.vars[i].atts = kept;
-    }
-    if keep_var.iter().all(|&k| k) {
-        return warnings;
-    }
-    let keep_group = vec![true; out.groups.len()];
-    let renumbered = retain(out, &keep_group, &keep_var);
-    let mut new_map = vec![None; out.vars.len()];
-    for (old, new) in renumbered.iter().enumerate() {
-        if let Some(nv) = new {
-            new_map[nv.0] = map.get(old).copied().flatten();
-        }
-    }
-    *map = new_map;
-    warnings
 }

@@ -341,9 +341,8 @@ impl Opened {
 ///
 /// # Errors
 /// When it cannot be read, its format is unknown or not supported yet, or its header is bad.
-pub fn open(at: &Location) -> Result<Opened, DispatchError> {
-    let loc = at;
-    let (src, kind) = match probe(&loc)? {
+pub fn open(loc: &Location) -> Result<Opened, DispatchError> {
+    let (src, kind) = match probe(loc)? {
         Found::Store(store, modes) => {
             let z = nc_zarr::ZarrFile::open(store, &loc.display(), &loc.dataset_name(), &modes)
                 .map_err(DispatchError::Zarr)?;
@@ -354,7 +353,7 @@ pub fn open(at: &Location) -> Result<Opened, DispatchError> {
         }
         Found::File(src, kind) => (src, kind),
     };
-    let shown = shown_path(&loc, src.as_ref());
+    let shown = shown_path(loc, src.as_ref());
     let backend = match kind {
         FileKind::Classic(_) => Backend::Classic(
             ClassicFile::open_source(src, &nc_classic::Limits::default()).map_err(|source| {
@@ -443,11 +442,10 @@ pub fn create_part(
     step: nc_zarr::FanoutStep,
     facts: &[u8],
 ) -> Result<nc_zarr::FanoutOutcome, DispatchError> {
-    let loc = at;
-    match create_inner(&loc, ds, src, opts, Some((step, facts)))? {
+    match create_inner(at, ds, src, opts, Some((step, facts)))? {
         Some(outcome) => Ok(outcome),
         None => Err(DispatchError::NotSupported {
-            path: PathBuf::from(loc.text()),
+            path: PathBuf::from(at.text()),
             what: "writing by parts (--part) a file output".into(),
         }),
     }
@@ -614,8 +612,7 @@ pub struct ZarrOutput {
 }
 
 /// The store an output name asks for (mode words that name one), if any.
-pub fn zarr_output(at: &Location) -> Option<ZarrOutput> {
-    let loc = at;
+pub fn zarr_output(loc: &Location) -> Option<ZarrOutput> {
     loc.names_store().then(|| ZarrOutput {
         storage: loc.storage_kind(),
         v3: loc.store_modes().v3,
