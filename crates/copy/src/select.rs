@@ -267,49 +267,56 @@ pub(crate) fn plan(
 /// the rest copied (netCDF-C refuses the whole copy). `map` (output variable -> input
 /// variable) follows the renumbering.
 pub(crate) fn drop_user_typed(out: &mut Dataset, map: &mut Vec<Option<VarId>>) -> Vec<String> {
-    let mut warnings = Vec::new();
     let user = |t: NcType| matches!(t, NcType::User(_));
-    let type_name = |ds: &Dataset, t: NcType| match t {
-        NcType::User(id) => ds.user_type(id).name.clone(),
-        _ => String::new(),
+    let left_out = |ds: &Dataset, what: String, t: NcType| {
+        let name = match t {
+            NcType::User(id) => ds.user_type(id).name.as_str(),
+            NcType::Atomic(_) => "",
+        };
+        format!(
+            "{what} left out: its type \"{name}\" is user-defined and NCZarr has only atomic types"
+        )
     };
-    for g in 0..out.groups.len() {
-        let path = out.group_path(GroupId(g));
-        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut out.groups[g].atts)
-            .into_iter()
-            .partition(|a| user(a.ty));
-        for a in &dropped {
-            warnings.push(format!(
-                "group attribute {path}:{} left out: its type \"{}\" is user-defined and NCZarr has only atomic types",
-                a.name,
-                type_name(out, a.ty)
-            ));
+    let mut warnings = Vec::new();
+    // (owner's words, its attributes): groups first, then variables
+    let owners: Vec<(String, Option<usize>, Option<GroupId>)> = (0..out.groups.len())
+        .map(|g| {
+            (
+                format!("group attribute {}:", out.group_path(GroupId(g))),
+                None,
+                Some(GroupId(g)),
+            )
+        })
+        .chain((0..out.vars.len()).map(|i| {
+            (
+                format!("attribute {}:", out.var_path(VarId(i))),
+                Some(i),
+                None,
+            )
+        }))
+        .collect();
+    for (words, var, group) in owners {
+        if let Some(i) = var {
+            let ty = out.vars[i].ty;
+            if user(ty) {
+                let what = format!("variable {}", out.var_path(VarId(i)));
+                warnings.push(left_out(out, what, ty));
+                continue;
+            }
         }
-        out.groups[g].atts = kept;
+        let atts = match (var, group) {
+            (Some(i), _) => &mut out.vars[i].atts,
+            (None, Some(g)) => &mut out.groups[g.0].atts,
+            (None, None) => continue,
+        };
+        let (dropped, kept): (Vec<_>, Vec<_>) =
+            std::mem::take(atts).into_iter().partition(|a| user(a.ty));
+        *atts = kept;
+        for a in dropped {
+            warnings.push(left_out(out, format!("{words}{}", a.name), a.ty));
+        }
     }
     let keep_var: Vec<bool> = out.vars.iter().map(|v| !user(v.ty)).collect();
-    for i in 0..out.vars.len() {
-        let path = out.var_path(VarId(i));
-        let ty = out.vars[i].ty;
-        if user(ty) {
-            warnings.push(format!(
-                "variable {path} left out: its type \"{}\" is user-defined and NCZarr has only atomic types",
-                type_name(out, ty)
-            ));
-            continue;
-        }
-        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut out.vars[i].atts)
-            .into_iter()
-            .partition(|a| user(a.ty));
-        for a in &dropped {
-            warnings.push(format!(
-                "attribute {path}:{} left out: its type \"{}\" is user-defined and NCZarr has only atomic types",
-                a.name,
-                type_name(out, a.ty)
-            ));
-        }
-        out.vars[i].atts = kept;
-    }
     if keep_var.iter().all(|&k| k) {
         return warnings;
     }
