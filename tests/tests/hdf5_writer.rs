@@ -197,3 +197,57 @@ fn thousands_of_variables_and_attributes_for_every_client() {
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// An attribute with one of netCDF-4's reserved names (`CLASS`, `NAME`, `REFERENCE_LIST`,
+/// ...) is refused before anything is written: every reader hides those names, so its value
+/// would be lost without a word. netCDF-C's ncgen refuses them too ("String match to name in
+/// use"); a classic output may hold them.
+#[test]
+fn reserved_attribute_names_are_refused_not_hidden() {
+    let d = tempdir("h5w-reserved");
+    for (cdl, owner, att) in [
+        (
+            "netcdf r { variables: int v ; v:NAME = \"n\" ; data: v = 1 ; }",
+            "variable /v",
+            "NAME",
+        ),
+        ("netcdf r { :CLASS = \"GROUP\" ; }", "group /", "CLASS"),
+        (
+            "netcdf r { group: g { variables: int w ; w:_Netcdf4Dimid = 0 ; } }",
+            "variable /g/w",
+            "_Netcdf4Dimid",
+        ),
+    ] {
+        fs::write(d.join("r.cdl"), cdl).unwrap();
+        let o = run("ncgen-rs", &["-4", "-o", "r.nc", "r.cdl"], &d);
+        assert_eq!(o.status.code(), Some(3), "{cdl}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!(
+                "ncgen: cannot write output: r.nc: {owner}: attribute \"{att}\": the name is \
+                 reserved by netCDF-4 (dimension scales and netCDF's own bookkeeping), and \
+                 readers do not show it; rename the attribute (netCDF-C refuses it too: \
+                 \"String match to name in use\")\n"
+            ),
+            "{cdl}"
+        );
+        assert!(!d.join("r.nc").exists(), "{cdl}: an output was left");
+        if !missing_references(&["ncgen"]) {
+            let r = Command::new("ncgen")
+                .args(["-4", "-o", "r_c.nc", "r.cdl"])
+                .current_dir(&d)
+                .output()
+                .unwrap();
+            assert!(!r.status.success(), "{cdl}: netCDF-C's ncgen wrote it");
+        }
+        // classic files have no such reservation
+        let o = run("ncgen-rs", &["-k", "nc3", "-o", "r3.nc", "r.cdl"], &d);
+        if !cdl.contains("group:") {
+            assert!(
+                o.status.success(),
+                "{cdl}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}

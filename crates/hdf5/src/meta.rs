@@ -42,11 +42,13 @@ const MAX_SOFT_LINKS: usize = 16;
 const DIM_WITHOUT_VARIABLE: &str = "This is a netCDF dimension but not a netCDF variable";
 /// Prefix netCDF-C puts on a variable that has a dimension's name but is not its coordinate.
 const NON_COORD_PREFIX: &str = "_nc4_non_coord_";
-/// Attributes netCDF-C 4.9.0 hides on every object it reads from HDF5, variables and groups
-/// alike, whatever their type: its reserved names (dimension-scale bookkeeping, netCDF
-/// bookkeeping, and the names it computes or shows only as special attributes). PyTables,
-/// hickle and mdtraj write `CLASS` on every group: netCDF-C shows none of them, nor do we.
-const HIDDEN_ATTS: &[&str] = &[
+/// netCDF-C 4.9.0's reserved attribute names (dimension-scale bookkeeping, netCDF bookkeeping,
+/// and the names it computes or shows only as special attributes): hidden on every object read
+/// from HDF5, variables and groups alike, whatever their type (PyTables, hickle and mdtraj
+/// write `CLASS` on every group: netCDF-C shows none of them, nor do we), and refused by the
+/// writer, as netCDF-C refuses them ("String match to name in use"), since a file holding them
+/// would show nothing of them.
+pub(crate) const RESERVED_ATTS: &[&str] = &[
     "CLASS",
     "DIMENSION_LIST",
     "NAME",
@@ -774,7 +776,7 @@ impl Walker<'_> {
                 &d.h5,
                 &table,
                 &d.atts,
-                HIDDEN_ATTS,
+                RESERVED_ATTS,
                 &what,
                 &mut self.warnings,
             )?;
@@ -816,7 +818,7 @@ impl Walker<'_> {
                 }
             }
             self.ds.groups[g].atts =
-                convert_atts(&gh5, &table, &raw, HIDDEN_ATTS, &what, &mut self.warnings)?;
+                convert_atts(&gh5, &table, &raw, RESERVED_ATTS, &what, &mut self.warnings)?;
         }
         self.ds.format = Some(if strict {
             Format::Netcdf4Classic

@@ -180,6 +180,7 @@ impl<'a> Writer<'a> {
         opts: &'a Nc4WriteOptions,
         registry: Registry,
     ) -> Result<Writer<'a>, Hdf5Error> {
+        check_reserved_names(ds)?;
         let mut w = Writer {
             ds,
             src,
@@ -619,6 +620,38 @@ fn netcdf_filter_order(chain: &[FilterSpec]) -> Vec<FilterSpec> {
 /// HDF5's limits on a chunk (File Format Specification, layout message: a chunk's byte size
 /// is a 32-bit value; the library refuses a chunk longer than a fixed-size dimension), checked
 /// before anything is written, as netCDF-C does ("NetCDF: Bad chunk sizes").
+/// Refuses an attribute with one of netCDF-C's reserved names (`CLASS`, `NAME`, ...): every
+/// reader hides them, so what it holds would be lost silently (netCDF-C refuses them too).
+fn check_reserved_names(ds: &Dataset) -> Result<(), Hdf5Error> {
+    let owners = (0..ds.groups.len())
+        .map(|g| {
+            let path = ds.group_path(nc_dataset::GroupId(g));
+            (format!("group {path}"), &ds.groups[g].atts)
+        })
+        .chain(
+            ds.all_vars()
+                .into_iter()
+                .map(|v| (format!("variable {}", ds.var_path(v)), &ds.var(v).atts)),
+        );
+    for (owner, atts) in owners {
+        if let Some(a) = atts
+            .iter()
+            .find(|a| crate::meta::RESERVED_ATTS.contains(&a.name.as_str()))
+        {
+            return Err(Hdf5Error::invalid(
+                owner,
+                format!(
+                    "attribute \"{}\": the name is reserved by netCDF-4 (dimension scales and \
+                     netCDF's own bookkeeping), and readers do not show it; rename the attribute \
+                     (netCDF-C refuses it too: \"String match to name in use\")",
+                    a.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_chunk_shape(ds: &Dataset, v: VarId, chunk: &[u64], elem: u64) -> Result<(), Hdf5Error> {
     let var = ds.var(v);
     let what = || format!("variable {}", var.name);
