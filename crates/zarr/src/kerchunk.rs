@@ -386,7 +386,11 @@ fn plan_var(
         true,
     )?
     .unwrap_or_else(|| json!({}));
-    let att_fill = var.att("_FillValue").filter(|a| !a.values.is_empty());
+    // a `_FillValue` of another type than the variable's is no fill value of it (netCDF-C's
+    // default is): `fill_value` stays null and the attribute goes as written into `.zattrs`
+    let att_fill = var
+        .att("_FillValue")
+        .filter(|a| !a.values.is_empty() && a.ty == var.ty);
     let zarray = |dtype: Value, chunk: &[u64], fill: Value, filters: Value| {
         json!({
             "zarr_format": 2,
