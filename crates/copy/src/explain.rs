@@ -42,16 +42,14 @@ pub(crate) fn explain_lines(
             None => format!("{path}: unfiltered"),
         };
         let rank = var.dims.len();
-        let unlim: Vec<bool> = var.dims.iter().map(|d| out.dim(*d).unlimited).collect();
+        let any_unlim = var.dims.iter().any(|d| out.dim(*d).unlimited);
         // the layout rule of the netCDF-4 writer (NCZarr stores are always chunked)
         let layout = match st.layout {
             _ if to_zarr && rank > 0 => Layout::Chunked,
             _ if to_zarr => Layout::Contiguous,
             Some(l) if rank > 0 || l != Layout::Chunked => l,
             _ if rank == 0 => Layout::Contiguous,
-            _ if unlim.iter().any(|&u| u) || !st.filters.is_empty() || st.chunk_sizes.is_some() => {
-                Layout::Chunked
-            }
+            _ if any_unlim || !st.filters.is_empty() || st.chunk_sizes.is_some() => Layout::Chunked,
             _ => Layout::Contiguous,
         };
         match layout {
@@ -59,25 +57,7 @@ pub(crate) fn explain_lines(
                 let chunks = match &st.chunk_sizes {
                     Some(c) if c.len() == rank => Some(c.clone()),
                     _ if to_zarr => None,
-                    _ => {
-                        let shape: Vec<u64> = var
-                            .dims
-                            .iter()
-                            .map(|d| {
-                                let dim = out.dim(*d);
-                                if dim.unlimited {
-                                    0
-                                } else {
-                                    dim.len
-                                }
-                            })
-                            .collect();
-                        Some(nc_dataset::chunking::default_chunk_sizes(
-                            &shape,
-                            &unlim,
-                            out.type_size(var.ty),
-                        ))
-                    }
+                    _ => Some(nc_dataset::chunking::default_var_chunk_sizes(out, v)),
                 };
                 match chunks {
                     Some(c) => {

@@ -267,6 +267,10 @@ pub(crate) fn plan(
 /// the rest copied (netCDF-C refuses the whole copy). `map` (output variable -> input
 /// variable) follows the renumbering.
 pub(crate) fn drop_user_typed(out: &mut Dataset, map: &mut Vec<Option<VarId>>) -> Vec<String> {
+    if out.types.is_empty() {
+        // no user-defined type: nothing to leave out, nothing to look at
+        return Vec::new();
+    }
     let user = |t: NcType| matches!(t, NcType::User(_));
     let left_out = |ds: &Dataset, what: String, t: NcType| {
         let name = match t {

@@ -13,6 +13,21 @@ const DEFAULT_CHUNK_BYTES: f64 = 16_777_216.0;
 /// netCDF-C's chunk size in bytes for 1-D record variables.
 const DEFAULT_1D_UNLIM_BYTES: usize = 4096;
 
+/// The chunk shape netCDF-C gives variable `v` of `ds` when no `_ChunkSizes` says otherwise
+/// (its record dimensions counted as of length 0, as at definition time).
+pub fn default_var_chunk_sizes(ds: &crate::Dataset, v: crate::VarId) -> Vec<u64> {
+    let var = ds.var(v);
+    let (shape, unlimited): (Vec<u64>, Vec<bool>) = var
+        .dims
+        .iter()
+        .map(|d| {
+            let dim = ds.dim(*d);
+            (if dim.unlimited { 0 } else { dim.len }, dim.unlimited)
+        })
+        .unzip();
+    default_chunk_sizes(&shape, &unlimited, ds.type_size(var.ty))
+}
+
 /// The chunk shape netCDF-C gives a variable of this shape (`unlimited[i]` marks record
 /// dimensions, whose length at definition time is 0) and element size.
 pub fn default_chunk_sizes(shape: &[u64], unlimited: &[bool], type_size: usize) -> Vec<u64> {

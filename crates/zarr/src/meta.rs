@@ -710,8 +710,9 @@ impl<'a> Loader<'a> {
         let fv = obj.get("fill_value").unwrap_or(&Value::Null);
         // a `_FillValue` of another type than the variable's is no fill value of it: netCDF-C
         // then fills with (and ncdump compares with) the type's default
-        let has_fill_attr = fill_attribute(&atts).is_some();
-        let fill_attr = fill_attribute(&atts).filter(|f| f.atomic_type() == Some(t));
+        let any_fill_attr = fill_attribute(&atts);
+        let has_fill_attr = any_fill_attr.is_some();
+        let fill_attr = any_fill_attr.filter(|f| f.atomic_type() == Some(t));
         let fill_vals = if fv.is_null() {
             fill_attr.clone().unwrap_or_else(|| default_fill(t))
         } else {

@@ -332,8 +332,7 @@ impl<'a> Writer<'a> {
         let var = ds.var(v);
         let st = &var.storage;
         let rank = var.dims.len();
-        let unlim: Vec<bool> = var.dims.iter().map(|d| ds.dim(*d).unlimited).collect();
-        let any_unlim = unlim.iter().any(|&u| u);
+        let any_unlim = var.dims.iter().any(|d| ds.dim(*d).unlimited);
         // codecs only Zarr has (numcodecs' delta, gzip, lz4, lzma, ...) cannot be written
         // here: refused, never dropped (a copy from Zarr clears them, with a warning)
         if let Some(text) = st.codecs.as_deref() {
@@ -387,21 +386,7 @@ impl<'a> Writer<'a> {
         let chunk = if layout == Layout::Chunked {
             match &st.chunk_sizes {
                 Some(c) if c.len() == rank => c.iter().map(|&x| x.max(1)).collect(),
-                _ => {
-                    let shape: Vec<u64> = var
-                        .dims
-                        .iter()
-                        .map(|d| {
-                            let dim = ds.dim(*d);
-                            if dim.unlimited {
-                                0
-                            } else {
-                                dim.len
-                            }
-                        })
-                        .collect();
-                    default_chunk_sizes(&shape, &unlim, type_size)
-                }
+                _ => nc_dataset::chunking::default_var_chunk_sizes(ds, v),
             }
         } else {
             Vec::new()
@@ -623,30 +608,31 @@ fn netcdf_filter_order(chain: &[FilterSpec]) -> Vec<FilterSpec> {
 /// Refuses an attribute with one of netCDF-C's reserved names (`CLASS`, `NAME`, ...): every
 /// reader hides them, so what it holds would be lost silently (netCDF-C refuses them too).
 fn check_reserved_names(ds: &Dataset) -> Result<(), Hdf5Error> {
-    let owners = (0..ds.groups.len())
-        .map(|g| {
-            let path = ds.group_path(nc_dataset::GroupId(g));
-            (format!("group {path}"), &ds.groups[g].atts)
-        })
-        .chain(
-            ds.all_vars()
-                .into_iter()
-                .map(|v| (format!("variable {}", ds.var_path(v)), &ds.var(v).atts)),
-        );
-    for (owner, atts) in owners {
-        if let Some(a) = atts
-            .iter()
+    let reserved = |atts: &[nc_dataset::Attribute]| {
+        atts.iter()
             .find(|a| crate::meta::RESERVED_ATTS.contains(&a.name.as_str()))
-        {
-            return Err(Hdf5Error::invalid(
-                owner,
-                format!(
-                    "attribute \"{}\": the name is reserved by netCDF-4 (dimension scales and \
-                     netCDF's own bookkeeping), and readers do not show it; rename the attribute \
-                     (netCDF-C refuses it too: \"String match to name in use\")",
-                    a.name
-                ),
-            ));
+            .map(|a| a.name.clone())
+    };
+    // the owner is named only for the error: nothing is formatted on the way
+    let refuse = |owner: String, name: String| {
+        Hdf5Error::invalid(
+            owner,
+            format!(
+                "attribute \"{name}\": the name is reserved by netCDF-4 (dimension scales and \
+                 netCDF's own bookkeeping), and readers do not show it; rename the attribute \
+                 (netCDF-C refuses it too: \"String match to name in use\")"
+            ),
+        )
+    };
+    for (g, grp) in ds.groups.iter().enumerate() {
+        if let Some(name) = reserved(&grp.atts) {
+            let path = ds.group_path(nc_dataset::GroupId(g));
+            return Err(refuse(format!("group {path}"), name));
+        }
+    }
+    for v in ds.all_vars() {
+        if let Some(name) = reserved(&ds.var(v).atts) {
+            return Err(refuse(format!("variable {}", ds.var_path(v)), name));
         }
     }
     Ok(())

@@ -392,14 +392,7 @@ fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Err
         let mut seen = HashSet::new();
         // chunks in the order their continuation messages are met, as HDF5 walks them (the
         // order of compact attributes without tracked creation order)
-        while !blocks.is_empty() {
-            let (a, l) = blocks.remove(0);
-            if !seen.insert(a) || seen.len() > MAX_BLOCKS {
-                return Err(Hdf5Error::invalid(
-                    &what,
-                    "continuation blocks repeat (cycle)",
-                ));
-            }
+        while let Some((a, l)) = next_block(&mut blocks, &mut seen, &what)? {
             if !(8..=MAX_BLOCK_BYTES).contains(&l) {
                 return Err(Hdf5Error::invalid(
                     &what,
@@ -439,14 +432,7 @@ fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Err
         let mut seen = HashSet::new();
         // chunks in the order their continuation messages are met, as HDF5 walks them (the
         // order of compact attributes without tracked creation order)
-        while !blocks.is_empty() {
-            let (a, l) = blocks.remove(0);
-            if !seen.insert(a) || seen.len() > MAX_BLOCKS {
-                return Err(Hdf5Error::invalid(
-                    &what,
-                    "continuation blocks repeat (cycle)",
-                ));
-            }
+        while let Some((a, l)) = next_block(&mut blocks, &mut seen, &what)? {
             if l > MAX_BLOCK_BYTES {
                 return Err(Hdf5Error::invalid(
                     &what,
@@ -459,6 +445,26 @@ fn collect_raw(h5: &H5, addr: u64, what: &str) -> Result<(u8, u32, Raw), Hdf5Err
         (1u8, refcount)
     };
     Ok((version, refcount, raw))
+}
+
+/// The next header block to read (the first continuation met that is not read yet), `None`
+/// when all are read; an error when a block comes again (a cycle) or there are too many.
+fn next_block(
+    blocks: &mut Vec<(u64, u64)>,
+    seen: &mut HashSet<u64>,
+    what: &str,
+) -> Result<Option<(u64, u64)>, Hdf5Error> {
+    if blocks.is_empty() {
+        return Ok(None);
+    }
+    let (a, l) = blocks.remove(0);
+    if !seen.insert(a) || seen.len() > MAX_BLOCKS {
+        return Err(Hdf5Error::invalid(
+            what,
+            "continuation blocks repeat (cycle)",
+        ));
+    }
+    Ok(Some((a, l)))
 }
 
 /// `block` (a structure read whole from `addr`) without its last 4 bytes, when those are the
