@@ -96,6 +96,33 @@ fn corrupted_files_never_panic() {
     }
 }
 
+/// Fuzz finding (hdf5_file, 2026-11-28): a global heap collection whose size field says
+/// 2^54 bytes made the byte source allocate that much before finding the range outside the
+/// file. Every collection of the sample gets such a size: the file must open or fail with an
+/// error, with allocations sized by what the file holds.
+#[test]
+fn global_heap_of_declared_petabytes_is_refused_not_allocated() {
+    let Some(bytes) = sample("robust-gcol-size") else {
+        return;
+    };
+    let at: Vec<usize> = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"GCOL")
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        !at.is_empty(),
+        "the sample has a global heap (strings, dimension lists)"
+    );
+    let mut b = bytes.clone();
+    for &i in &at {
+        // signature (4), version (1), reserved (3), collection size (8 bytes with 8-byte lengths)
+        b[i + 8..i + 16].copy_from_slice(&(1u64 << 54).to_le_bytes());
+    }
+    let _ = exercise(b);
+}
+
 #[test]
 fn not_hdf5_and_missing_files() {
     let err = Nc4File::from_bytes(

@@ -34,6 +34,9 @@ pub trait ByteSource: Send + Sync {
     /// # Errors
     /// As [`ByteSource::read_at`].
     fn read_vec(&self, offset: u64, n: usize) -> Result<Vec<u8>, StoreError> {
+        // checked before the buffer is made: a hostile length field must not size an
+        // allocation beyond the bytes the source holds
+        check_range(self.name(), offset, n, self.len())?;
         let mut buf = vec![0u8; n];
         self.read_at(offset, &mut buf)?;
         Ok(buf)
