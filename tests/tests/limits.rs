@@ -181,3 +181,150 @@ fn unwritten_chunks_are_copied_in_bounded_memory() {
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// Issue 31, "cost proportional to what is stored": variables declared far larger than what
+/// is stored of them (a 2^40-element chunked variable with three values, a 2^31 x 2^31 one
+/// with two, a 2^40-element contiguous one with none) are written by ncgen-rs and copied by
+/// nccopy-rs — same chunks, deflated, rechunked, to Zarr v2 and to sharded Zarr v3 — in time
+/// and memory that follow the few chunks stored. Before, ncgen-rs walked 2^42 chunks and
+/// nccopy-rs took 22 GB and did not finish. The values read back through netCDF-C 4.10
+/// (netCDF4-python) and zarr-python.
+#[test]
+fn declared_huge_stored_little_costs_what_is_stored() {
+    let d = tempdir("limits-declared-huge");
+    let cdl = "netcdf h {\ndimensions:\n\tn = 1099511627776 ;\n\tx = 2147483648 ;\n\ty = 2147483648 ;\n\
+               \tm = 3 ;\nvariables:\n\
+               \tbyte v(n) ;\n\t\tv:_ChunkSizes = 1048576 ;\n\
+               \tfloat f(x, y) ;\n\t\tf:_FillValue = -9.f ;\n\t\tf:_ChunkSizes = 1024, 1024 ;\n\
+               \tint c(n) ;\n\t\tc:_Storage = \"contiguous\" ;\n\
+               \tint small(m) ;\ndata:\n\n v = 1, 2, 3 ;\n\n f = 1.5, 2.5 ;\n\n small = 4, 5, 6 ;\n}\n";
+    fs::write(d.join("h.cdl"), cdl).unwrap();
+    let limit = std::time::Duration::from_secs(120);
+    let measured = |tool: &str, args: &[&str]| {
+        let (o, peak) = common::run_measured_within(
+            std::process::Command::new(common::bin(tool))
+                .args(args)
+                .current_dir(&d),
+            limit,
+        );
+        assert!(
+            o.status.success(),
+            "{tool} {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(peak < 512, "{tool} {args:?} peaked at {peak} MiB");
+    };
+    measured("ncgen-rs", &["-4", "-o", "h.nc", "h.cdl"]);
+    // two chunks of 1 MiB and 4 MiB, metadata: far from the 4 TiB declared
+    let size = fs::metadata(d.join("h.nc")).unwrap().len();
+    assert!(size < 8 << 20, "h.nc is {size} bytes");
+    let dir = d.display().to_string();
+    let outputs: Vec<(String, Vec<&str>)> = vec![
+        ("same.nc".into(), vec![]),
+        ("deflated.nc".into(), vec!["-d", "1"]),
+        ("rechunked.nc".into(), vec!["-c", "n/1000,x/100,y/100"]),
+        (format!("file://{dir}/h2.zarr#mode=zarr,file"), vec![]),
+        (
+            format!("file://{dir}/h3.zarr#mode=zarr,v3,file"),
+            vec!["--shard", "v:4194304", "--shard", "f:4096,4096"],
+        ),
+    ];
+    for (out, extra) in &outputs {
+        let mut args = extra.clone();
+        args.extend(["h.nc", out.as_str()]);
+        measured("nccopy-rs", &args);
+        // each output stores a chunk or two per variable, not its declared size
+        let stored: u64 = if out.starts_with("file://") {
+            let root = d.join(if out.contains("v3") {
+                "h3.zarr"
+            } else {
+                "h2.zarr"
+            });
+            walk_size(&root)
+        } else {
+            fs::metadata(d.join(out)).unwrap().len()
+        };
+        assert!(stored < 32 << 20, "{out}: {stored} bytes");
+    }
+    // values at both ends, and the contiguous variable's fill, read by netCDF-C 4.10
+    let script = format!(
+        "import netCDF4\n\
+         for p in ['h.nc', 'same.nc', 'deflated.nc', 'rechunked.nc', 'file://{dir}/h2.zarr#mode=zarr,file']:\n\
+         \x20   f = netCDF4.Dataset(p)\n\
+         \x20   f.set_auto_mask(False)\n\
+         \x20   print(f['v'][:5].tolist(), f['v'][-1], f['f'][0, :3].tolist(), f['f'][-1, -1], \
+         f['c'][0], f['c'][-1], f['small'][:].tolist())\n"
+    );
+    let want =
+        "[1, 2, 3, -127, -127] -127 [1.5, 2.5, -9.0] -9.0 -2147483647 -2147483647 [4, 5, 6]\n";
+    if let Some(got) = common::python_script(&d, "import netCDF4", "netCDF4", &script) {
+        assert_eq!(String::from_utf8_lossy(&got), want.repeat(5));
+    }
+    let script = "import zarr\n\
+                  g = zarr.open_group('h3.zarr', mode='r')\n\
+                  print(g['v'][:5].tolist(), g['v'][-1], g['f'][0, :3].tolist(), g['f'][-1, -1], \
+                  g['c'][0], g['small'][:].tolist())\n";
+    if let Some(got) = common::python_script(
+        &d,
+        "import zarr; assert int(zarr.__version__.split('.')[0]) >= 3",
+        "zarr-python 3",
+        script,
+    ) {
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            "[1, 2, 3, -127, -127] -127 [1.5, 2.5, -9.0] -9.0 -2147483647 [4, 5, 6]\n"
+        );
+    }
+    // a Zarr v2 and a v3 array of 2^62 elements with one chunk written (zarr-python), whose
+    // stored fill is its _FillValue: copied to netCDF-4 and to Zarr by listing the chunks
+    let make = "import zarr\n\
+                for fmt in (2, 3):\n\
+                \x20   g = zarr.open_group(f'z{fmt}.zarr', mode='w', zarr_format=fmt)\n\
+                \x20   kw = {'dimension_names': ['x', 'y']} if fmt == 3 else {}\n\
+                \x20   at = {'_FillValue': -1.0} if fmt == 3 else {'_FillValue': -1.0, '_ARRAY_DIMENSIONS': ['x', 'y']}\n\
+                \x20   a = g.create_array('big', shape=(2**31, 2**31), chunks=(1000, 1000), dtype='f4', fill_value=-1.0, attributes=at, **kw)\n\
+                \x20   a[0, :3] = [1, 2, 3]\n";
+    let zarr3 = "import zarr; assert int(zarr.__version__.split('.')[0]) >= 3";
+    if common::python_script(&d, zarr3, "zarr-python 3", make).is_some() {
+        for z in ["z2", "z3"] {
+            let input = format!("file://{dir}/{z}.zarr#mode=zarr,file");
+            let nc = format!("{z}.nc");
+            let out = format!("file://{dir}/{z}.out.zarr#mode=zarr,file");
+            for o in [nc.as_str(), out.as_str()] {
+                measured("nccopy-rs", &[input.as_str(), o]);
+            }
+            assert!(fs::metadata(d.join(&nc)).unwrap().len() < 1 << 20);
+            assert!(walk_size(&d.join(format!("{z}.out.zarr"))) < 1 << 20);
+            let script = format!(
+                "import netCDF4\n\
+                 for p in ['{nc}', '{out}']:\n\
+                 \x20   f = netCDF4.Dataset(p)\n\
+                 \x20   f.set_auto_mask(False)\n\
+                 \x20   print(f['big'][0, :4].tolist(), f['big'][-1, -1])\n"
+            );
+            if let Some(got) = common::python_script(&d, "import netCDF4", "netCDF4", &script) {
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    "[1.0, 2.0, 3.0, -1.0] -1.0\n".repeat(2),
+                    "{z}"
+                );
+            }
+        }
+    }
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// The bytes of the files under `root`.
+fn walk_size(root: &std::path::Path) -> u64 {
+    let mut total = 0;
+    for e in fs::read_dir(root).unwrap() {
+        let e = e.unwrap();
+        let t = e.file_type().unwrap();
+        total += if t.is_dir() {
+            walk_size(&e.path())
+        } else {
+            e.metadata().unwrap().len()
+        };
+    }
+    total
+}

@@ -1,7 +1,7 @@
 //! The data source the writers read: the input's variables through the output-to-input map,
 //! fill for variables whose data is not copied, progress counted as data is read.
 
-use nc_dataset::{ChunkRequest, MaybeBytes, Slab};
+use nc_dataset::{ChunkRequest, MaybeBytes, Region, Slab};
 use nc_dataset::{DataError, DataSource, Dataset, InMemory, Values, VarId};
 
 use crate::progress::Progress;
@@ -84,6 +84,10 @@ impl DataSource for MappedSource<'_> {
         Some(bytes)
     }
 
+    fn stored_regions(&self, ds: &Dataset, var: VarId) -> Option<Vec<Region>> {
+        self.mapped_stored_regions(ds, var)
+    }
+
     fn unwritten(&self, ds: &Dataset, var: VarId, slab: Slab) -> bool {
         let Slab { start, count } = slab;
 
@@ -103,6 +107,36 @@ impl DataSource for MappedSource<'_> {
             }
         }
         skip
+    }
+}
+
+impl MappedSource<'_> {
+    /// The input's stored regions of output variable `var` when a region outside them reads
+    /// as the output's fill (see [`MappedSource::unwritten`]); what lies outside them counts
+    /// as read at once (writers ask once per variable and never visit it).
+    fn mapped_stored_regions(&self, ds: &Dataset, var: VarId) -> Option<Vec<Region>> {
+        let regions = match self.map.get(var.0).copied().flatten() {
+            Some(iv) => {
+                if self.input.vars.get(iv.0).map(|v| v.ty) != ds.vars.get(var.0).map(|v| v.ty)
+                    || !same_bits(self.input.fill_value(iv), ds.fill_value(var))
+                    || self.input.shape(iv) != ds.shape(var)
+                {
+                    return None;
+                }
+                self.src.stored_regions(self.input, iv)?
+            }
+            None if ds.vars.get(var.0).is_some_and(|v| v.data.is_none()) => Vec::new(),
+            None => return None,
+        };
+        if let Some(p) = &self.progress {
+            let total = ds.num_elements(var).unwrap_or(0);
+            let stored = regions
+                .iter()
+                .map(|r| r.count.iter().product::<u64>())
+                .fold(0u64, u64::saturating_add);
+            p.read(var, &[total.saturating_sub(stored)]);
+        }
+        Some(regions)
     }
 }
 

@@ -45,6 +45,122 @@ pub struct ChunkRequest<'a> {
     pub chain: &'a [crate::FilterSpec],
 }
 
+/// A hyperslab held by value: `count[i]` elements from `start[i]` along each dimension (see
+/// [`DataSource::stored_regions`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    /// The first index along each dimension.
+    pub start: Vec<u64>,
+    /// The number of elements along each dimension.
+    pub count: Vec<u64>,
+}
+
+impl Region {
+    /// The cells of a grid of `chunk`-shaped cells (C order, `grid` cells along each
+    /// dimension) this region overlaps, as linear cell numbers, appended to `out`; false when
+    /// that would be more than `limit` cells in all (then `out` is left as it was).
+    pub fn grid_cells(&self, chunk: &[u64], grid: &[u64], limit: u64, out: &mut Vec<u64>) -> bool {
+        let rank = chunk.len();
+        if self.start.len() != rank || self.count.len() != rank || grid.len() != rank {
+            return false;
+        }
+        if self.count.contains(&0) {
+            return true;
+        }
+        let first: Vec<u64> = (0..rank).map(|d| self.start[d] / chunk[d].max(1)).collect();
+        let last: Vec<u64> = (0..rank)
+            .map(|d| ((self.start[d] + self.count[d] - 1) / chunk[d].max(1)).min(grid[d] - 1))
+            .collect();
+        let n = (0..rank).try_fold(1u64, |a, d| {
+            a.checked_mul(last[d].saturating_sub(first[d]) + 1)
+        });
+        match n {
+            Some(n) if n <= limit.saturating_sub(out.len() as u64) => {}
+            _ => return false,
+        }
+        let mut cell = first.clone();
+        loop {
+            out.push((0..rank).fold(0u64, |a, d| a * grid[d] + cell[d]));
+            // next cell, last axis fastest
+            let mut d = rank;
+            loop {
+                if d == 0 {
+                    return true;
+                }
+                d -= 1;
+                if cell[d] < last[d] {
+                    cell[d] += 1;
+                    break;
+                }
+                cell[d] = first[d];
+            }
+        }
+    }
+}
+
+/// The cells of a grid of `chunk`-shaped cells that any of `regions` overlaps, as sorted
+/// linear cell numbers without repeats; `None` when that would be more than `limit` cells.
+pub fn cells_touched(
+    regions: &[Region],
+    chunk: &[u64],
+    grid: &[u64],
+    limit: u64,
+) -> Option<Vec<u64>> {
+    let mut out = Vec::new();
+    for r in regions {
+        if !r.grid_cells(chunk, grid, limit, &mut out) {
+            return None;
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
+}
+
+/// The first `n` elements in row-major order of an array of `shape`, as at most one
+/// hyperslab per dimension (whole leading rows, then the partial row's whole sub-rows, and so
+/// on): what a CDL that gives only the first values of a variable stores.
+pub fn prefix_regions(shape: &[u64], n: u64) -> Vec<Region> {
+    let rank = shape.len();
+    let mut out = Vec::new();
+    if rank == 0 {
+        if n > 0 {
+            out.push(Region {
+                start: Vec::new(),
+                count: Vec::new(),
+            });
+        }
+        return out;
+    }
+    let total = shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
+    let mut left = total.map_or(n, |t| n.min(t));
+    // at: the index of the first element not yet covered, dimension by dimension
+    let mut at = vec![0u64; rank];
+    for d in 0..rank {
+        let below = shape[d + 1..]
+            .iter()
+            .try_fold(1u64, |a, &b| a.checked_mul(b));
+        let Some(below) = below.filter(|&b| b > 0) else {
+            break;
+        };
+        let rows = left / below;
+        if rows > 0 {
+            let mut count: Vec<u64> = shape.to_vec();
+            count[..d].iter_mut().for_each(|c| *c = 1);
+            count[d] = rows;
+            let mut start = at.clone();
+            start[d + 1..].iter_mut().for_each(|s| *s = 0);
+            out.push(Region { start, count });
+        }
+        left -= rows * below;
+        if left == 0 {
+            break;
+        }
+        at[d] = rows;
+    }
+    out
+}
+
 /// The answer of [`DataSource::read_le_bytes`]: `None` when not offered, else the bytes or
 /// the error reading them.
 pub type MaybeBytes = Option<Result<Vec<u8>, DataError>>;
@@ -84,6 +200,18 @@ pub trait DataSource: Sync {
     fn unwritten(&self, ds: &Dataset, var: VarId, slab: Slab) -> bool {
         let _ = (ds, var, slab);
         false
+    }
+
+    /// Every region this source stores data for `var` in, as hyperslabs (a stored chunk each,
+    /// clipped to the variable's shape), when it can list them from what it holds (a chunk
+    /// index): outside them the variable reads as its fill value, as
+    /// [`DataSource::unwritten`] would say of any slab there, so a copy visits only these
+    /// regions — time and memory follow what is stored, not what is declared (a 2^40-element
+    /// variable with three chunks written costs three chunks). `None`: cannot say (then every
+    /// region is asked about).
+    fn stored_regions(&self, ds: &Dataset, var: VarId) -> Option<Vec<Region>> {
+        let _ = (ds, var);
+        None
     }
 
     /// Where variable `var`'s values are stored ([`crate::Placement`]: chunks as byte ranges of
@@ -277,6 +405,76 @@ mod tests {
         assert_eq!(
             InMemory.read(&ds, v, Slab::new(&[], &[])).unwrap(),
             Values::Double(vec![2.5])
+        );
+    }
+}
+
+#[cfg(test)]
+mod region_tests {
+    use super::*;
+
+    fn elems(r: &[Region], shape: &[u64]) -> Vec<u64> {
+        // every element's row-major number, region by region
+        let mut out = Vec::new();
+        for reg in r {
+            let mut idx = vec![0u64; shape.len()];
+            loop {
+                let lin = (0..shape.len()).fold(0u64, |a, d| a * shape[d] + reg.start[d] + idx[d]);
+                out.push(lin);
+                if !next_index(&mut idx, &reg.count) {
+                    break;
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn prefixes_cover_exactly_the_first_elements() {
+        for shape in [vec![7u64], vec![3, 4], vec![2, 3, 5], vec![4, 1, 3]] {
+            let total: u64 = shape.iter().product();
+            for n in 0..=total {
+                let r = prefix_regions(&shape, n);
+                assert!(r.len() <= shape.len(), "{shape:?} {n}: {r:?}");
+                assert_eq!(
+                    elems(&r, &shape),
+                    (0..n).collect::<Vec<_>>(),
+                    "{shape:?} {n}: {r:?}"
+                );
+            }
+        }
+        // declared far beyond memory: still a region per dimension at most
+        let r = prefix_regions(&[1 << 31, 1 << 31], 3);
+        assert_eq!(
+            r,
+            vec![Region {
+                start: vec![0, 0],
+                count: vec![1, 3]
+            }]
+        );
+    }
+
+    #[test]
+    fn cells_touched_lists_each_overlapped_chunk_once() {
+        let regions = vec![
+            Region {
+                start: vec![0, 0],
+                count: vec![1, 3],
+            },
+            Region {
+                start: vec![3, 9],
+                count: vec![2, 1],
+            },
+        ];
+        // 10 x 10 in 4 x 4 chunks: a 3 x 3 grid
+        let got = cells_touched(&regions, &[4, 4], &[3, 3], 100);
+        assert_eq!(got, Some(vec![0, 2, 5]));
+        assert_eq!(cells_touched(&regions, &[4, 4], &[3, 3], 2), None);
+        // a 2^62-element grid with nothing stored
+        assert_eq!(
+            cells_touched(&[], &[1, 1], &[1 << 31, 1 << 31], 10),
+            Some(vec![])
         );
     }
 }

@@ -296,24 +296,32 @@ impl DataSource for Nc4File {
     fn unwritten(&self, ds: &Dataset, var: VarId, slab: Slab) -> bool {
         let Slab { start, count } = slab;
 
-        let Some(info) = self.vars.get(var.0).and_then(Option::as_ref) else {
+        let Some(info) = self.unwritten_reads_fill(ds, var) else {
             return false;
         };
-        let Some(v) = ds.vars.get(var.0) else {
-            return false;
-        };
-        if !matches!(v.ty, NcType::Atomic(a) if a != AtomicType::String)
-            || !self
-                .reader(info)
-                .unwritten(var, &v.name, info, start, count)
-        {
-            return false;
+        let name = &ds.var(var).name;
+        self.reader(info).unwritten(var, name, info, start, count)
+    }
+
+    fn stored_regions(&self, ds: &Dataset, var: VarId) -> Option<Vec<nc_dataset::Region>> {
+        let info = self.unwritten_reads_fill(ds, var)?;
+        let name = &ds.var(var).name;
+        self.reader(info).stored_regions(var, name, info)
+    }
+}
+
+impl Nc4File {
+    /// The variable's HDF5 facts when what an unwritten element of it reads as (the HDF5 fill
+    /// value in the file's byte order, or zeros) is its netCDF fill value, bit for bit (a NaN
+    /// fill included), for a fixed-size atomic type: only then may unwritten regions of it be
+    /// left unwritten by a copy.
+    fn unwritten_reads_fill(&self, ds: &Dataset, var: VarId) -> Option<&meta::VarInfo> {
+        let info = self.vars.get(var.0).and_then(Option::as_ref)?;
+        let v = ds.vars.get(var.0)?;
+        if !matches!(v.ty, NcType::Atomic(a) if a != AtomicType::String) {
+            return None;
         }
-        // what an unwritten element reads as (the HDF5 fill value in the file's byte order,
-        // or zeros) must be the variable's netCDF fill value, bit for bit (a NaN fill included)
-        let Some(want) = ds.fill_value(var) else {
-            return false;
-        };
+        let want = ds.fill_value(var)?;
         let big = matches!(
             info.dt,
             hdf5_reader::messages::datatype::Datatype::FixedPoint {
@@ -328,6 +336,8 @@ impl DataSource for Nc4File {
             .fill
             .clone()
             .unwrap_or_else(|| vec![0u8; info.elem_size]);
-        crate::write::types::atomic_bytes(&want, big).is_some_and(|w| w == got)
+        crate::write::types::atomic_bytes(&want, big)
+            .is_some_and(|w| w == got)
+            .then_some(info)
     }
 }

@@ -11,8 +11,8 @@ use hdf5_reader::messages::datatype::{Datatype, StringSize};
 use hdf5_reader::messages::layout::{ChunkIndexing, DataLayout};
 use hdf5_reader::ByteOrder;
 use nc_dataset::{
-    ChunkBytes, ChunkMap, Dataset, FilterSpec, Placement, StoredChunk, StoredChunks, StoredField,
-    StoredType, VarId,
+    ChunkBytes, ChunkMap, Dataset, FilterSpec, Placement, Region, StoredChunk, StoredChunks,
+    StoredField, StoredType, VarId,
 };
 use rayon::prelude::*;
 
@@ -630,6 +630,58 @@ impl Reader<'_> {
                 }
             }
             _ => false,
+        }
+    }
+
+    /// The regions of the variable that have storage (see
+    /// `nc_dataset::DataSource::stored_regions`): each stored chunk clipped to the dataset's
+    /// extent, the whole extent for allocated contiguous or compact storage, none when
+    /// nothing is allocated. `None` for virtual and external storage, and when the chunk
+    /// index cannot be read (the copy then asks region by region).
+    pub fn stored_regions(&self, var: VarId, name: &str, info: &VarInfo) -> Option<Vec<Region>> {
+        if info.virt.is_some() || info.external.is_some() {
+            return None;
+        }
+        let whole = || {
+            vec![Region {
+                start: vec![0; info.shape.len()],
+                count: info.shape.clone(),
+            }]
+        };
+        match &info.layout {
+            DataLayout::Contiguous { address, .. } | DataLayout::Chunked { address, .. }
+                if Cursor::is_undefined_offset(*address, self.h5.os) =>
+            {
+                Some(Vec::new())
+            }
+            DataLayout::Chunked { .. } => {
+                let Ok(Some((entries, chunk, _))) = self.chunk_index(var, name, info, |_| true)
+                else {
+                    return None;
+                };
+                let rank = info.shape.len();
+                if chunk.len() != rank {
+                    return None;
+                }
+                let mut out = Vec::with_capacity(entries.len());
+                for e in entries.iter() {
+                    if e.offsets.len() != rank {
+                        return None;
+                    }
+                    if (0..rank).any(|d| e.offsets[d] >= info.shape[d]) {
+                        // a chunk past the extent (a dataset that shrank) holds nothing read
+                        continue;
+                    }
+                    out.push(Region {
+                        start: e.offsets.clone(),
+                        count: (0..rank)
+                            .map(|d| chunk[d].min(info.shape[d] - e.offsets[d]))
+                            .collect(),
+                    });
+                }
+                Some(out)
+            }
+            _ => Some(whole()),
         }
     }
 

@@ -947,6 +947,69 @@ impl DataSource for ZarrFile {
     fn raw_chunk(&self, _ds: &Dataset, var: VarId, chunk: ChunkRequest) -> Option<Vec<u8>> {
         ZarrFile::raw_chunk(self, var, chunk.offsets, chunk.shape, chunk.chain)
     }
+
+    fn stored_regions(&self, ds: &Dataset, var: VarId) -> Option<Vec<nc_dataset::Region>> {
+        self.chunk_regions(ds, var)
+    }
+}
+
+impl ZarrFile {
+    /// The regions of `var` its stored chunks (of a sharded array: shards) cover, from one
+    /// listing of the array's keys: a missing chunk reads as the array's fill value, so a
+    /// copy visits only these (see `DataSource::stored_regions`). Only for numeric arrays of
+    /// rank one or more whose stored fill value is the variable's netCDF fill value; `None`
+    /// otherwise, or when the store cannot list its keys.
+    fn chunk_regions(&self, ds: &Dataset, var: VarId) -> Option<Vec<nc_dataset::Region>> {
+        let v = self.vars.get(var.0)?;
+        let rank = v.shape.len();
+        let scalar = v.v3.as_ref().is_some_and(|l| l.scalar) || ds.var(var).dims.is_empty();
+        if !matches!(v.dtype.kind, Kind::Num(_)) || scalar || rank == 0 {
+            return None;
+        }
+        let mut want = Vec::new();
+        crate::convert::encode(&ds.fill_value(var)?, &v.dtype, &mut want);
+        if want != v.fill {
+            return None;
+        }
+        let unit: Vec<u64> = match v.v3.as_ref().and_then(|l| l.shard.as_ref()) {
+            Some(s) => s.shape.clone(),
+            None => v.chunks.clone(),
+        };
+        if unit.len() != rank || unit.contains(&0) {
+            return None;
+        }
+        let sep = v.sep;
+        // the part of a key after the array's own key: `c/1/2` (v3 default keys) or `1.2`
+        let head = match &v.v3 {
+            Some(l) if l.default_keys => format!("c{sep}"),
+            _ => String::new(),
+        };
+        let keys = self.store.list(&v.key).ok()?;
+        let base = if v.key.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", v.key)
+        };
+        let mut out = Vec::new();
+        for key in keys {
+            let Some(tail) = key.strip_prefix(&base).and_then(|t| t.strip_prefix(&head)) else {
+                continue;
+            };
+            let idx: Option<Vec<u64>> = tail.split(sep).map(|p| p.parse().ok()).collect();
+            let Some(idx) = idx.filter(|i| i.len() == rank) else {
+                continue; // metadata, or a key of something else
+            };
+            let start: Vec<u64> = (0..rank).map(|d| idx[d].saturating_mul(unit[d])).collect();
+            if (0..rank).any(|d| start[d] >= v.shape[d]) {
+                continue; // past the array's end: never read
+            }
+            let count = (0..rank)
+                .map(|d| unit[d].min(v.shape[d] - start[d]))
+                .collect();
+            out.push(nc_dataset::Region { start, count });
+        }
+        Some(out)
+    }
 }
 
 #[cfg(test)]

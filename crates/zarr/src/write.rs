@@ -749,7 +749,15 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         (false, _) => ds.shape(v),
     };
     let mut chunks: Vec<u64> = match (&var.storage.layout, &var.storage.chunk_sizes) {
-        (Some(Layout::Contiguous | Layout::Compact), _) => {
+        // contiguous storage is one chunk of the whole shape, as NCZarr stores it, up to
+        // WHOLE_CHUNK_MAX bytes: a reader allocates a whole chunk (netCDF-C failed on the 4 TiB
+        // chunk of a never-written 2^40-element variable); larger, the default chunks
+        (Some(Layout::Contiguous | Layout::Compact), _)
+            if shape
+                .iter()
+                .try_fold(dtype.size() as u64, |a, &n| a.checked_mul(n.max(1)))
+                .is_some_and(|b| b <= WHOLE_CHUNK_MAX) =>
+        {
             shape.iter().map(|&n| n.max(1)).collect()
         }
         (_, Some(c)) if c.len() == shape.len() && !scalar => c.iter().map(|&n| n.max(1)).collect(),
@@ -1097,10 +1105,47 @@ fn write_chunks(cx: &Ctx, v: VarId, p: &VarPlan) -> Result<(), ZarrError> {
     let n: u64 = grid.iter().product();
     // each chunk is read, encoded and stored by the thread that takes it, so memory stays at
     // one chunk per thread; no batches, so no core waits for the slowest chunk of a batch
+    if let Some(cells) = units_to_visit(cx, v, p, &p.chunks, &grid) {
+        return cells
+            .into_par_iter()
+            .filter(|lin| cx.opts.chunks.takes(base + lin))
+            .try_for_each(|lin| write_one_chunk(cx, v, p, &grid, lin));
+    }
     (0..n)
         .into_par_iter()
         .filter(|lin| cx.opts.chunks.takes(base + lin))
         .try_for_each(|lin| write_one_chunk(cx, v, p, &grid, lin))
+}
+
+/// The largest contiguous variable (bytes) stored as one chunk of its whole shape.
+const WHOLE_CHUNK_MAX: u64 = 1 << 30;
+
+/// At most this many chunks (or shards) of a variable are listed as the ones to visit (see
+/// [`units_to_visit`]: 32 MiB of numbers); past it every one is visited and asked about.
+const MAX_VISIT: u64 = 1 << 22;
+
+/// The chunks (or shards: `unit` is their shape, `grid` their count along each dimension)
+/// that overlap what the source stores, ascending, when the source lists its stored regions
+/// and a region it never stored may stay missing (it reads as the store's fill value): the
+/// others are never visited, so a copy costs what is stored, not what is declared. `None`:
+/// visit every one.
+fn units_to_visit(cx: &Ctx, v: VarId, p: &VarPlan, unit: &[u64], grid: &[u64]) -> Option<Vec<u64>> {
+    if !p.unwritten_is_fill {
+        return None;
+    }
+    let n = grid.iter().try_fold(1u64, |a, &g| a.checked_mul(g));
+    // a part of a fan-out lists the source's chunks only when visiting all of its share
+    // would cost more than listing them all (each part lists the whole variable)
+    if matches!(cx.opts.chunks, ChunkScope::Part { .. }) && n.is_some_and(|n| n <= 1 << 20) {
+        return None;
+    }
+    let regions = cx.src.stored_regions(cx.ds, v)?;
+    nc_dataset::cells_touched(
+        &regions,
+        unit,
+        grid,
+        n.map_or(MAX_VISIT, |n| n.min(MAX_VISIT)),
+    )
 }
 
 /// The index of the `lin`-th element of a C-order grid.
@@ -1183,6 +1228,20 @@ fn write_shards(
         }
     };
     let mine = |lin: &u64| cx.opts.chunks.takes(base + lin);
+    if let Some(cells) = units_to_visit(cx, v, p, shard, &sgrid) {
+        let parallel = inner_n >= window;
+        return if parallel {
+            cells
+                .into_iter()
+                .filter(mine)
+                .try_for_each(|lin| one_shard(lin, true))
+        } else {
+            cells
+                .into_par_iter()
+                .filter(mine)
+                .try_for_each(|lin| one_shard(lin, false))
+        };
+    }
     if inner_n >= window {
         (0..n).filter(mine).try_for_each(|lin| one_shard(lin, true))
     } else {

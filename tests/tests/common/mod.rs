@@ -176,6 +176,13 @@ pub fn vm_hwm_kb(pid: u32) -> Option<u64> {
 /// Run `cmd` with its output captured and return the output with its peak resident memory in
 /// MiB (VmHWM, polled every 2 ms while it runs).
 pub fn run_measured(cmd: &mut Command) -> (Output, u64) {
+    run_measured_within(cmd, std::time::Duration::from_secs(600))
+}
+
+/// [`run_measured`], killing the process and failing the test when it still runs after
+/// `limit` (a hang guard, not a speed test: the limit is far above the expected time).
+pub fn run_measured_within(cmd: &mut Command, limit: std::time::Duration) -> (Output, u64) {
+    let began = std::time::Instant::now();
     let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -185,6 +192,14 @@ pub fn run_measured(cmd: &mut Command) -> (Output, u64) {
     while child.try_wait().unwrap().is_none() {
         if let Some(kb) = vm_hwm_kb(child.id()) {
             peak_kb = peak_kb.max(kb);
+        }
+        if began.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{cmd:?} still ran after {limit:?} (peak {} MiB): killed",
+                peak_kb / 1024
+            );
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }

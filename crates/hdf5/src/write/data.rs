@@ -9,7 +9,7 @@ use nc_filters::{FilterContext, Pipeline, Registry};
 use super::heap::DataHeap;
 use super::out::Out;
 use super::user;
-use super::{ordered, VarPlan, Writer, SLAB_ELEMENTS};
+use super::{ordered, Sparse, VarPlan, Writer, SLAB_ELEMENTS};
 use crate::format::btree1::{ChunkEntry, Shape};
 use crate::format::UNDEF;
 use crate::Hdf5Error;
@@ -48,6 +48,10 @@ impl Writer<'_> {
             return Ok(UNDEF);
         }
         if shape.contains(&0) {
+            return Ok(UNDEF);
+        }
+        if plan.layout != Layout::Chunked && plan.sparse == Sparse::Only(Vec::new()) {
+            // a copy of contiguous data the source never stored: unallocated, as in the source
             return Ok(UNDEF);
         }
         if heap_refs {
@@ -227,7 +231,20 @@ impl Writer<'_> {
             .and_then(|f| user::value_bytes(ds, var.ty, &f, plan.big))
             .unwrap_or_else(|| vec![0; type_size]);
         let grid = chunk_grid(shape, &plan.chunk);
-        let n_chunks: u64 = grid.iter().product();
+        // the chunks to visit: those overlapping what the source stores when it lists that,
+        // else all of them
+        // ncgen: chunks that begin past the data the CDL gives stay unwritten (fill)
+        let given = self.given_prefix(v);
+        let all: u64 = grid.iter().product();
+        let prefix_cells = given.and_then(|n| {
+            let regions = nc_dataset::prefix_regions(shape, n);
+            nc_dataset::cells_touched(&regions, &plan.chunk, &grid, all.min(super::MAX_VISIT))
+        });
+        let visit = match (&plan.sparse, &prefix_cells) {
+            (Sparse::Only(cells), _) | (_, Some(cells)) => Some(cells.as_slice()),
+            _ => None,
+        };
+        let n_chunks: u64 = visit.map_or_else(|| grid.iter().product(), |c| c.len() as u64);
         // a batch: a few chunks per thread and at least ~8 MiB, so small chunks do not pay a
         // thread hand-over each
         let chunk_bytes = plan.chunk.iter().product::<u64>().max(1) * type_size.max(1) as u64;
@@ -244,12 +261,11 @@ impl Writer<'_> {
         let pipeline = &pipeline;
         let fill = &fill;
         let grid = &grid;
-        // ncgen: chunks that begin past the data the CDL gives stay unwritten (fill)
-        let given = self.given_prefix(v);
         // a copy: chunks the source never stored stay unwritten too, when the output reads
         // them as the same fill (fill enabled; the source checks that the values agree)
-        let keep_unwritten = plan.skip_unwritten;
-        let encode_one = |k: u64| -> Result<EncodedChunk, Hdf5Error> {
+        let keep_unwritten = plan.sparse != Sparse::No;
+        let encode_one = |i: u64| -> Result<EncodedChunk, Hdf5Error> {
+            let k = visit.map_or(i, |c| c[i as usize]);
             let (coords, start, count) = chunk_region(k, grid, &plan.chunk, shape);
             if let Some(n) = given {
                 if row_major_index(&start, shape) >= u128::from(n) {

@@ -76,6 +76,9 @@ const DIM_WITHOUT_VAR: &str = "This is a netCDF dimension but not a netCDF varia
 const NON_COORD_PREFIX: &str = "_nc4_non_coord_";
 /// Contiguous data is written in slabs of at most this many elements.
 const SLAB_ELEMENTS: u64 = 1 << 20;
+/// At most this many chunks of a variable are listed as the ones to visit (see
+/// `Writer::sparse_source`: 32 MiB of chunk numbers); past it chunks are asked about.
+pub(super) const MAX_VISIT: u64 = 1 << 22;
 /// A contiguous variable the CDL gives only part of, larger than this, is stored chunked
 /// (see `plan`): the rest of it would be written as fill.
 const BIG_PARTIAL_BYTES: u64 = 64 << 20;
@@ -136,9 +139,21 @@ struct VarPlan {
     datatype: Datatype,
     /// Chunks the source never stored stay unwritten, and the variable keeps its fill value
     /// even in a "no fill" output (see `Writer::sparse_source`).
-    skip_unwritten: bool,
+    sparse: Sparse,
     /// Fill time "never", no fill value.
     no_fill: bool,
+}
+
+/// What of a copied variable the source never stored (see `Writer::sparse_source`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Sparse {
+    /// Every chunk (or the whole contiguous storage) is written.
+    No,
+    /// Each chunk is asked about (`DataSource::unwritten`) and left unwritten when it is fill.
+    Ask,
+    /// Only these chunks (linear numbers in the chunk grid, ascending) can hold stored data;
+    /// the others are left unwritten. Contiguous storage with none: left unallocated.
+    Only(Vec<u64>),
 }
 
 struct Writer<'a> {
@@ -402,13 +417,13 @@ impl<'a> Writer<'a> {
         } else {
             Vec::new()
         };
-        let skip_unwritten = layout == Layout::Chunked && self.sparse_source(v, &chunk);
+        let sparse = self.sparse_source(v, layout, &chunk);
         // netCDF-C: a fill value on every variable, or (no fill) fill time "never" and no
         // value; file-level "no fill" (nccopy) applies to fixed-size atomic types only:
         // strings, vlens and user types keep their fill value
         let file_nofill = !self.opts.fill
             && matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String)
-            && !skip_unwritten;
+            && sparse == Sparse::No;
         let no_fill = st.no_fill == Some(true) || file_nofill;
         Ok(VarPlan {
             layout,
@@ -416,44 +431,82 @@ impl<'a> Writer<'a> {
             chain,
             big,
             datatype,
-            skip_unwritten,
+            sparse,
             no_fill,
         })
     }
 
     /// A copy whose source never stored part of variable `v` (see
-    /// `DataSource::unwritten`), checked chunk by chunk over the output's chunk grid: those
-    /// chunks stay unwritten in the output and read as the fill value, so the variable keeps
-    /// its fill (not the "no fill" of the rest of an nccopy output, under which unwritten
-    /// chunks would read as garbage). Never for a variable that is "no fill" itself, for
-    /// strings and user types, or past a million chunks (then every chunk is written).
-    fn sparse_source(&self, v: VarId, chunk: &[u64]) -> bool {
+    /// `DataSource::unwritten` and `DataSource::stored_regions`): those chunks stay
+    /// unwritten in the output and read as the fill value, so the variable keeps its fill
+    /// (not the "no fill" of the rest of an nccopy output, under which unwritten chunks would
+    /// read as garbage). When the source lists what it stores, only the output chunks that
+    /// overlap it are visited (cost follows what is stored, not the declared shape), and a
+    /// contiguous variable the source stores nothing of is left unallocated; otherwise chunks
+    /// are asked about one by one, up to a million of them. Never for a variable that is
+    /// "no fill" itself, or for strings and user types.
+    fn sparse_source(&self, v: VarId, layout: Layout, chunk: &[u64]) -> Sparse {
         let ds = self.ds;
         let var = ds.var(v);
         if var.storage.no_fill == Some(true)
             || !matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String)
             || !self.gets_data(v)
         {
-            return false;
+            return Sparse::No;
         }
         let shape = ds.shape(v);
-        if shape.is_empty() || shape.contains(&0) || chunk.len() != shape.len() {
-            return false;
+        if shape.is_empty() || shape.contains(&0) {
+            return Sparse::No;
+        }
+        let chunked = layout == Layout::Chunked;
+        if chunked && chunk.len() != shape.len() {
+            return Sparse::No;
+        }
+        if !chunked && layout != Layout::Contiguous {
+            return Sparse::No;
+        }
+        if !chunked {
+            // contiguous: written whole (fill included, "no fill" as netCDF-C's nccopy makes
+            // it) unless the source stores none of it and writing its fill would cost more
+            // than BIG_PARTIAL_BYTES; then it stays unallocated and keeps its fill value
+            let bytes = ds
+                .num_elements(v)
+                .map_or(u64::MAX, |n| n.saturating_mul(ds.type_size(var.ty) as u64));
+            let zeros = vec![0u64; shape.len()];
+            return if bytes > BIG_PARTIAL_BYTES
+                && self.src.unwritten(ds, v, Slab::new(&zeros, &shape))
+            {
+                Sparse::Only(Vec::new())
+            } else {
+                Sparse::No
+            };
+        }
+        let grid = data::chunk_grid(&shape, chunk);
+        let n = grid.iter().try_fold(1u64, |a, &g| a.checked_mul(g));
+        if let Some(regions) = self.src.stored_regions(ds, v) {
+            if let Some(cells) =
+                nc_dataset::cells_touched(&regions, chunk, &grid, n.map_or(0, |n| n.min(MAX_VISIT)))
+            {
+                return Sparse::Only(cells);
+            }
         }
         // a source that stores nothing anywhere says so at once
         let zeros = vec![0u64; shape.len()];
         if self.src.unwritten(ds, v, Slab::new(&zeros, &shape)) {
-            return true;
+            return Sparse::Only(Vec::new());
         }
-        let grid = data::chunk_grid(&shape, chunk);
-        let n = grid.iter().try_fold(1u64, |a, &g| a.checked_mul(g));
         if n.is_none_or(|n| n > 1 << 20) {
-            return false;
+            return Sparse::No;
         }
-        (0..n.unwrap_or(0)).any(|k| {
+        let any = (0..n.unwrap_or(0)).any(|k| {
             let (_, start, count) = data::chunk_region(k, &grid, chunk, &shape);
             self.src.unwritten(ds, v, Slab::new(&start, &count))
-        })
+        });
+        if any {
+            Sparse::Ask
+        } else {
+            Sparse::No
+        }
     }
 
     /// True if the variable's data is written (ncgen mode writes only what the CDL gives).
