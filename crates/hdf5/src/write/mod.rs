@@ -487,7 +487,12 @@ impl<'a> Writer<'a> {
             if let Some(cells) =
                 nc_dataset::cells_touched(&regions, chunk, &grid, n.map_or(0, |n| n.min(MAX_VISIT)))
             {
-                return Sparse::Only(cells);
+                // every output chunk holds stored data: written as any copy, "no fill"
+                return if n == Some(cells.len() as u64) {
+                    Sparse::No
+                } else {
+                    Sparse::Only(cells)
+                };
             }
         }
         // a source that stores nothing anywhere says so at once
