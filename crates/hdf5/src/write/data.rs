@@ -231,10 +231,10 @@ impl Writer<'_> {
             .and_then(|f| user::value_bytes(ds, var.ty, &f, plan.big))
             .unwrap_or_else(|| vec![0; type_size]);
         let grid = chunk_grid(shape, &plan.chunk);
-        // the chunks to visit: those overlapping what the source stores when it lists that,
-        // else all of them
         // ncgen: chunks that begin past the data the CDL gives stay unwritten (fill)
         let given = self.given_prefix(v);
+        // the chunks to visit: those overlapping what a copy's source lists as stored, or
+        // what ncgen's given values reach; else all of them
         let all: u64 = grid.iter().product();
         let prefix_cells = given.and_then(|n| {
             let regions = nc_dataset::prefix_regions(shape, n);
