@@ -81,20 +81,27 @@ impl Region {
         let mut cell = first.clone();
         loop {
             out.push((0..rank).fold(0u64, |a, d| a * grid[d] + cell[d]));
-            // next cell, last axis fastest
-            let mut d = rank;
-            loop {
-                if d == 0 {
-                    return true;
-                }
-                d -= 1;
-                if cell[d] < last[d] {
-                    cell[d] += 1;
-                    break;
-                }
-                cell[d] = first[d];
+            if !next_cell(&mut cell, &first, &last) {
+                return true;
             }
         }
+    }
+}
+
+/// Steps `cell` to the next cell of the box `first..=last` (inclusive along each dimension),
+/// last dimension fastest. False when the walk is done (`cell` is back at `first`).
+pub fn next_cell(cell: &mut [u64], first: &[u64], last: &[u64]) -> bool {
+    let mut d = cell.len();
+    loop {
+        if d == 0 {
+            return false;
+        }
+        d -= 1;
+        if cell[d] < last[d] {
+            cell[d] += 1;
+            return true;
+        }
+        cell[d] = first[d];
     }
 }
 

@@ -605,18 +605,8 @@ impl Reader<'_> {
                             {
                                 return false;
                             }
-                            // next cell, last axis fastest
-                            let mut d = cell.len();
-                            loop {
-                                if d == 0 {
-                                    return true;
-                                }
-                                d -= 1;
-                                if cell[d] < last[d] {
-                                    cell[d] += 1;
-                                    break;
-                                }
-                                cell[d] = first[d];
+                            if !nc_dataset::next_cell(&mut cell, &first, &last) {
+                                return true;
                             }
                         }
                     }
