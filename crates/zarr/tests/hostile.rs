@@ -398,3 +398,81 @@ fn user_types_are_refused() {
     );
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// Issue 31: a Zarr array lists the regions its chunks cover from its keys
+/// (`DataSource::stored_regions`), so a copy visits only those: keys with `.` and `/`
+/// separators (v2) and v3 default keys, a key past the array's end ignored, and nothing listed
+/// when the stored fill is not the variable's netCDF fill (missing chunks would not read as
+/// the output's fill).
+#[test]
+fn stored_regions_come_from_the_chunk_keys() {
+    use nc_dataset::{DataSource, Region, VarId};
+    let d = tmpdir("stored-regions");
+    let arr = |sep: &str, fill: &str| {
+        format!(
+            r#"{{"zarr_format": 2, "shape": [1099511627776, 10], "chunks": [1000, 4], "dtype": "<i4", "fill_value": {fill}, "order": "C", "compressor": null, "filters": null, "dimension_separator": "{sep}"}}"#
+        )
+    };
+    let attrs = r#"{"_ARRAY_DIMENSIONS": ["n", "m"], "_FillValue": 5}"#;
+    let region = |s: [u64; 2], c: [u64; 2]| Region {
+        start: s.to_vec(),
+        count: c.to_vec(),
+    };
+    let chunk = vec![0u8; 1000 * 4 * 4];
+    for (name, sep) in [("dot", "."), ("slash", "/")] {
+        let s = d.join(format!("{name}.zarr"));
+        put(&s, ".zgroup", r#"{"zarr_format": 2}"#);
+        put(&s, "v/.zarray", &arr(sep, "5"));
+        put(&s, "v/.zattrs", attrs);
+        for key in ["0{}0", "7{}2", "1099511627{}1", "99999999999{}0"] {
+            let p = s.join("v").join(key.replace("{}", sep));
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, &chunk).unwrap();
+        }
+        let f = open_at(&format!("file://{}#mode=zarr,file", s.display())).unwrap();
+        let mut got = f.stored_regions(f.dataset(), VarId(0)).expect("listed");
+        got.sort_by(|a, b| a.start.cmp(&b.start));
+        assert_eq!(
+            got,
+            vec![
+                region([0, 0], [1000, 4]),
+                region([7000, 8], [1000, 2]),
+                region([1099511627000, 4], [776, 4]),
+            ],
+            "{name}"
+        );
+        // a stored fill that is not the netCDF fill: not listed
+        put(&s, "v/.zarray", &arr(sep, "0"));
+        let f = open_at(&format!("file://{}#mode=zarr,file", s.display())).unwrap();
+        assert_eq!(f.stored_regions(f.dataset(), VarId(0)), None, "{name}");
+    }
+    // Zarr v3, default chunk keys
+    let s = d.join("v3.zarr");
+    put(
+        &s,
+        "zarr.json",
+        r#"{"zarr_format": 3, "node_type": "group"}"#,
+    );
+    put(
+        &s,
+        "v/zarr.json",
+        r#"{"zarr_format": 3, "node_type": "array", "shape": [1099511627776, 10], "data_type": "int32",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1000, 4]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 5, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "attributes": {"_FillValue": 5}, "dimension_names": ["n", "m"]}"#,
+    );
+    for key in ["c/0/0", "c/3/1"] {
+        let p = s.join("v").join(key);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, &chunk).unwrap();
+    }
+    let f = open_at(&format!("file://{}#mode=zarr,file", s.display())).unwrap();
+    let mut got = f.stored_regions(f.dataset(), VarId(0)).expect("listed");
+    got.sort_by(|a, b| a.start.cmp(&b.start));
+    assert_eq!(
+        got,
+        vec![region([0, 0], [1000, 4]), region([3000, 4], [1000, 4])]
+    );
+    fs::remove_dir_all(&d).unwrap();
+}
