@@ -56,6 +56,20 @@ pub struct Region {
 }
 
 impl Region {
+    /// The chunk of shape `chunk` that begins at `start`, clipped to an array of `shape`;
+    /// `None` when it begins past the array's end (a reader never reads it) or the ranks
+    /// differ.
+    pub fn chunk_at(start: Vec<u64>, chunk: &[u64], shape: &[u64]) -> Option<Region> {
+        let rank = shape.len();
+        if start.len() != rank || chunk.len() != rank || (0..rank).any(|d| start[d] >= shape[d]) {
+            return None;
+        }
+        let count = (0..rank)
+            .map(|d| chunk[d].min(shape[d] - start[d]))
+            .collect();
+        Some(Region { start, count })
+    }
+
     /// The cells of a grid of `chunk`-shaped cells (C order, `grid` cells along each
     /// dimension) this region overlaps, as linear cell numbers, appended to `out`; false when
     /// that would be more than `limit` cells in all (then `out` is left as it was).
@@ -155,9 +169,11 @@ pub fn prefix_regions(shape: &[u64], n: u64) -> Vec<Region> {
             let mut count: Vec<u64> = shape.to_vec();
             count[..d].iter_mut().for_each(|c| *c = 1);
             count[d] = rows;
-            let mut start = at.clone();
-            start[d + 1..].iter_mut().for_each(|s| *s = 0);
-            out.push(Region { start, count });
+            // `at` is zero from dimension d on: the rows begin at the first uncovered index
+            out.push(Region {
+                start: at.clone(),
+                count,
+            });
         }
         left -= rows * below;
         if left == 0 {

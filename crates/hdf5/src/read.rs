@@ -632,12 +632,6 @@ impl Reader<'_> {
         if info.virt.is_some() || info.external.is_some() {
             return None;
         }
-        let whole = || {
-            vec![Region {
-                start: vec![0; info.shape.len()],
-                count: info.shape.clone(),
-            }]
-        };
         match &info.layout {
             DataLayout::Contiguous { address, .. } | DataLayout::Chunked { address, .. }
                 if Cursor::is_undefined_offset(*address, self.h5.os) =>
@@ -653,25 +647,21 @@ impl Reader<'_> {
                 if chunk.len() != rank {
                     return None;
                 }
-                let mut out = Vec::with_capacity(entries.len());
-                for e in entries.iter() {
-                    if e.offsets.len() != rank {
-                        return None;
-                    }
-                    if (0..rank).any(|d| e.offsets[d] >= info.shape[d]) {
-                        // a chunk past the extent (a dataset that shrank) holds nothing read
-                        continue;
-                    }
-                    out.push(Region {
-                        start: e.offsets.clone(),
-                        count: (0..rank)
-                            .map(|d| chunk[d].min(info.shape[d] - e.offsets[d]))
-                            .collect(),
-                    });
+                if entries.iter().any(|e| e.offsets.len() != rank) {
+                    return None;
                 }
-                Some(out)
+                // a chunk past the extent (a dataset that shrank) holds nothing read: left out
+                Some(
+                    entries
+                        .iter()
+                        .filter_map(|e| Region::chunk_at(e.offsets.clone(), &chunk, &info.shape))
+                        .collect(),
+                )
             }
-            _ => Some(whole()),
+            _ => Some(vec![Region {
+                start: vec![0; info.shape.len()],
+                count: info.shape.clone(),
+            }]),
         }
     }
 

@@ -999,14 +999,9 @@ impl ZarrFile {
             let Some(idx) = idx.filter(|i| i.len() == rank) else {
                 continue; // metadata, or a key of something else
             };
-            let start: Vec<u64> = (0..rank).map(|d| idx[d].saturating_mul(unit[d])).collect();
-            if (0..rank).any(|d| start[d] >= v.shape[d]) {
-                continue; // past the array's end: never read
-            }
-            let count = (0..rank)
-                .map(|d| unit[d].min(v.shape[d] - start[d]))
-                .collect();
-            out.push(nc_dataset::Region { start, count });
+            let start = (0..rank).map(|d| idx[d].saturating_mul(unit[d])).collect();
+            // a key past the array's end is never read: left out
+            out.extend(nc_dataset::Region::chunk_at(start, &unit, &v.shape));
         }
         Some(out)
     }

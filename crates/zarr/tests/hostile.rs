@@ -419,21 +419,30 @@ fn stored_regions_come_from_the_chunk_keys() {
         count: c.to_vec(),
     };
     let chunk = vec![0u8; 1000 * 4 * 4];
+    // chunk objects at `keys` of array `v`
+    let write_chunks = |s: &Path, keys: &[String]| {
+        for key in keys {
+            let p = s.join("v").join(key);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, &chunk).unwrap();
+        }
+    };
+    // the store's stored regions of `v`, in order of their start
+    let listed = |s: &Path| -> Option<Vec<Region>> {
+        let f = open_at(&format!("file://{}#mode=zarr,file", s.display())).unwrap();
+        let mut got = f.stored_regions(f.dataset(), VarId(0))?;
+        got.sort_by(|a, b| a.start.cmp(&b.start));
+        Some(got)
+    };
     for (name, sep) in [("dot", "."), ("slash", "/")] {
         let s = d.join(format!("{name}.zarr"));
         put(&s, ".zgroup", r#"{"zarr_format": 2}"#);
         put(&s, "v/.zarray", &arr(sep, "5"));
         put(&s, "v/.zattrs", attrs);
-        for key in ["0{}0", "7{}2", "1099511627{}1", "99999999999{}0"] {
-            let p = s.join("v").join(key.replace("{}", sep));
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, &chunk).unwrap();
-        }
-        let f = open_at(&format!("file://{}#mode=zarr,file", s.display())).unwrap();
-        let mut got = f.stored_regions(f.dataset(), VarId(0)).expect("listed");
-        got.sort_by(|a, b| a.start.cmp(&b.start));
+        let keys = ["0{}0", "7{}2", "1099511627{}1", "99999999999{}0"];
+        write_chunks(&s, &keys.map(|k| k.replace("{}", sep)));
         assert_eq!(
-            got,
+            listed(&s).expect("listed"),
             vec![
                 region([0, 0], [1000, 4]),
                 region([7000, 8], [1000, 2]),
@@ -443,8 +452,7 @@ fn stored_regions_come_from_the_chunk_keys() {
         );
         // a stored fill that is not the netCDF fill: not listed
         put(&s, "v/.zarray", &arr(sep, "0"));
-        let f = open_at(&format!("file://{}#mode=zarr,file", s.display())).unwrap();
-        assert_eq!(f.stored_regions(f.dataset(), VarId(0)), None, "{name}");
+        assert_eq!(listed(&s), None, "{name}");
     }
     // Zarr v3, default chunk keys
     let s = d.join("v3.zarr");
@@ -462,16 +470,9 @@ fn stored_regions_come_from_the_chunk_keys() {
             "fill_value": 5, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
             "attributes": {"_FillValue": 5}, "dimension_names": ["n", "m"]}"#,
     );
-    for key in ["c/0/0", "c/3/1"] {
-        let p = s.join("v").join(key);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, &chunk).unwrap();
-    }
-    let f = open_at(&format!("file://{}#mode=zarr,file", s.display())).unwrap();
-    let mut got = f.stored_regions(f.dataset(), VarId(0)).expect("listed");
-    got.sort_by(|a, b| a.start.cmp(&b.start));
+    write_chunks(&s, &["c/0/0".to_string(), "c/3/1".to_string()]);
     assert_eq!(
-        got,
+        listed(&s).expect("listed"),
         vec![region([0, 0], [1000, 4]), region([3000, 4], [1000, 4])]
     );
     fs::remove_dir_all(&d).unwrap();

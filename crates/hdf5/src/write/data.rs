@@ -244,7 +244,7 @@ impl Writer<'_> {
             (Sparse::Only(cells), _) | (_, Some(cells)) => Some(cells.as_slice()),
             _ => None,
         };
-        let n_chunks: u64 = visit.map_or_else(|| grid.iter().product(), |c| c.len() as u64);
+        let n_chunks: u64 = visit.map_or(all, |c| c.len() as u64);
         // a batch: a few chunks per thread and at least ~8 MiB, so small chunks do not pay a
         // thread hand-over each
         let chunk_bytes = plan.chunk.iter().product::<u64>().max(1) * type_size.max(1) as u64;
