@@ -909,7 +909,9 @@ pub(crate) fn resolve(sel: &Selection, extent: &[u64]) -> Result<Resolved, Strin
                 }
                 axes.push(Axis::Regular {
                     start: s,
-                    stride: t.max(1),
+                    // one block: its stride means nothing, and HDF5 writes 1 there (the
+                    // version 3 encoding of `lay[r] = src[r]`), less than the block
+                    stride: if c <= 1 { b.max(1) } else { t.max(1) },
                     count: c,
                     block: b,
                 });
