@@ -472,21 +472,46 @@ pub(crate) fn parse_block(block: &[u8], ls: u8, what: &str) -> Result<Vec<Entry>
         what,
     };
     let version = c.u8()?;
-    if version != 0 {
+    if version > 1 {
         return Err(Hdf5Error::unsupported(
             what,
             format!(
-                "virtual dataset mapping block version {version} (this reader knows version 0)"
+                "virtual dataset mapping block version {version} (this reader knows versions 0 and 1)"
             ),
         ));
     }
-    let n = c.uint(usize::from(ls))?;
-    // each entry holds two names (one byte each at least) and two selections (12 bytes each)
-    let n = c.room(n, 26)?;
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let file = c.cstr()?;
-        let dataset = c.cstr()?;
+    let ls = usize::from(ls);
+    let n = c.uint(ls)?;
+    // each entry holds two names (one byte each at least; version 1: a flags byte and
+    // possibly no names) and two selections (12 bytes each)
+    let n = c.room(n, if version == 0 { 26 } else { 25 })?;
+    let mut out: Vec<Entry> = Vec::with_capacity(n);
+    for i in 0..n {
+        let (file, dataset) = if version == 0 {
+            (c.cstr()?, c.cstr()?)
+        } else {
+            // version 1 (HDF5 2.0, file format 4.0): a name used before may be stored as
+            // the index of the first entry holding it, and the file itself as a flag
+            let flags = c.u8()?;
+            if flags & !(SHARED_FILE | SHARED_DATASET | SAME_FILE) != 0
+                || flags & (SHARED_FILE | SAME_FILE) == SHARED_FILE | SAME_FILE
+            {
+                return Err(c.bad(format!("entry {i}: flags {flags:#04x} are not known")));
+            }
+            let file = if flags & SAME_FILE != 0 {
+                ".".to_string()
+            } else if flags & SHARED_FILE != 0 {
+                earlier(&mut c, &out, ls, i, "file")?.file.clone()
+            } else {
+                c.cstr()?
+            };
+            let dataset = if flags & SHARED_DATASET != 0 {
+                earlier(&mut c, &out, ls, i, "dataset")?.dataset.clone()
+            } else {
+                c.cstr()?
+            };
+            (file, dataset)
+        };
         let source = selection(&mut c)?;
         let virtual_sel = selection(&mut c)?;
         out.push(Entry {
@@ -497,6 +522,32 @@ pub(crate) fn parse_block(block: &[u8], ls: u8, what: &str) -> Result<Vec<Entry>
         });
     }
     Ok(out)
+}
+
+/// Version 1 entry flags: the source file name is that of an earlier entry (its index follows).
+const SHARED_FILE: u8 = 0x01;
+/// Version 1 entry flags: the source dataset name is that of an earlier entry (index follows).
+const SHARED_DATASET: u8 = 0x02;
+/// Version 1 entry flags: the source is in the virtual dataset's own file (".", no name stored).
+const SAME_FILE: u8 = 0x04;
+
+/// The earlier entry a version 1 shared name refers to (an index of `ls` bytes).
+fn earlier<'e>(
+    c: &mut Cur<'_>,
+    entries: &'e [Entry],
+    ls: usize,
+    i: usize,
+    which: &str,
+) -> Result<&'e Entry, Hdf5Error> {
+    let k = c.uint(ls)?;
+    usize::try_from(k)
+        .ok()
+        .and_then(|k| entries.get(k))
+        .ok_or_else(|| {
+            c.bad(format!(
+                "entry {i}: its {which} name is that of entry {k}, which is not an earlier entry"
+            ))
+        })
 }
 
 fn rank_of(c: &Cur<'_>, rank: u64) -> Result<usize, Hdf5Error> {
@@ -1078,6 +1129,91 @@ mod tests {
         let sum = crate::format::checksum::lookup3(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         b
+    }
+
+    /// A version 1 block: each entry is its flags byte and the bytes after it (names or
+    /// indexes, as the flags say), then its two selections.
+    fn block_v1(entries: &[(u8, Vec<u8>, Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+        let mut b = vec![1u8];
+        b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        for (flags, names, s, v) in entries {
+            b.push(*flags);
+            b.extend_from_slice(names);
+            b.extend_from_slice(s);
+            b.extend_from_slice(v);
+        }
+        let sum = crate::format::checksum::lookup3(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn version_1_blocks_share_names_and_flag_the_own_file() {
+        let names = |parts: &[&[u8]]| parts.concat();
+        let idx = |k: u64| k.to_le_bytes().to_vec();
+        let b = block_v1(&[
+            (
+                0,
+                names(&[b"long_src.h5\0", b"a_long_name\0"]),
+                all(),
+                all(),
+            ),
+            (
+                SHARED_FILE | SHARED_DATASET,
+                names(&[&idx(0), &idx(0)]),
+                all(),
+                all(),
+            ),
+            (SAME_FILE | SHARED_DATASET, idx(1), all(), all()),
+            (SHARED_FILE, names(&[&idx(0), b"own\0"]), all(), all()),
+            (SAME_FILE, b"own\0".to_vec(), all(), all()),
+        ]);
+        let e = parse_block(&b, 8, "v").unwrap();
+        let got: Vec<(&str, &str)> = e.iter().map(|e| (&*e.file, &*e.dataset)).collect();
+        assert_eq!(
+            got,
+            [
+                ("long_src.h5", "a_long_name"),
+                ("long_src.h5", "a_long_name"),
+                (".", "a_long_name"),
+                ("long_src.h5", "own"),
+                (".", "own"),
+            ]
+        );
+        // an index to the entry itself or later, unknown flags, and both file forms: errors
+        for (flags, names, why) in [
+            (
+                SHARED_FILE,
+                idx(1),
+                "entry 1: its file name is that of entry 1",
+            ),
+            (
+                SHARED_DATASET,
+                names(&[b"f\0", &idx(7)]),
+                "its dataset name is that of entry 7",
+            ),
+            (
+                0x08,
+                b"f\0d\0".to_vec(),
+                "entry 1: flags 0x08 are not known",
+            ),
+            (SHARED_FILE | SAME_FILE, idx(0), "flags 0x05 are not known"),
+        ] {
+            let b = block_v1(&[
+                (0, b"f\0d\0".to_vec(), all(), all()),
+                (flags, names, all(), all()),
+            ]);
+            let e = parse_block(&b, 8, "v").unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+        // version 2 is named
+        let mut b = block_v1(&[]);
+        b[0] = 2;
+        let n = b.len() - 4;
+        let sum = crate::format::checksum::lookup3(&b[..n]);
+        b[n..].copy_from_slice(&sum.to_le_bytes());
+        let e = parse_block(&b, 8, "v").unwrap_err().to_string();
+        assert!(e.contains("mapping block version 2"), "{e}");
     }
 
     fn u32s(v: &[u32]) -> Vec<u8> {

@@ -473,7 +473,8 @@ with h5py.File('one.h5', 'w') as f:
 /// `libver='latest'` encodes hyperslabs in selection version 3 with HDF5's "regular" form,
 /// where one block carries a stride of 1 even when the block is wider (`lay[r] = src[r]`).
 /// netCDF-C 4.9.0's HDF5 1.10 cannot read this encoding ("NetCDF: HDF error"), so h5py is the
-/// judge: we read every element of each row and column mapping, not its first.
+/// judge: we read every element of each row and column mapping, not its first. HDF5 2.0
+/// also writes its mapping block version 1 there (shared names, the own file as a flag).
 #[test]
 fn latest_format_one_block_mappings_read_every_element() {
     let Some(dir) = files(
@@ -489,18 +490,43 @@ for r in range(4):
 cols = h5py.VirtualLayout(shape=(10, 4), dtype='i4')
 for c in range(4):
     cols[2:8, c] = vs[c, 2:8]
+with h5py.File('a_long_source_name.h5', 'w') as s:
+    s['a_long_dataset_name'] = np.arange(100, dtype='i4')
+# HDF5 2.0's mapping block version 1: names used before stored as entry indexes, the own
+# file as a flag (written when the source is '.' or a name is longer than an index)
+far = h5py.VirtualSource('a_long_source_name.h5', 'a_long_dataset_name', shape=(100,))
+shared = h5py.VirtualLayout(shape=(12,), dtype='i4')
+shared[0:2] = far[0:2]
+shared[2:4] = far[50:52]
+shared[4:6] = h5py.VirtualSource('.', 'a_long_dataset_name', shape=(10,))[4:6]
+shared[6:8] = h5py.VirtualSource('.', 'own', shape=(10,))[8:10]
+shared[8:10] = h5py.VirtualSource('a_long_source_name.h5', 'own', shape=(10,))[1:3]
 with h5py.File('latest.h5', 'w', libver='latest') as f:
+    f['own'] = np.arange(10, dtype='i4') * 7
+    f['a_long_dataset_name'] = np.arange(10, dtype='i4') * 10
     f.create_virtual_dataset('rows', rows, fillvalue=-1)
     f.create_virtual_dataset('cols', cols, fillvalue=-1)
+    f.create_virtual_dataset('shared', shared, fillvalue=-1)
+with h5py.File('a_long_source_name.h5', 'a') as s:
+    s['own'] = np.arange(10, dtype='i4') + 1000
+import struct
+raw, versions, at = open('latest.h5', 'rb').read(), [], 0
+while (at := raw.find(b'GCOL', at)) >= 0:
+    end, o = at + struct.unpack_from('<Q', raw, at + 8)[0], at + 16
+    while o + 16 <= end and struct.unpack_from('<H', raw, o)[0] != 0:
+        versions.append(raw[o + 16])
+        o += 16 + (struct.unpack_from('<Q', raw, o + 8)[0] + 7) // 8 * 8
+    at += 4
+assert 1 in versions, 'no version 1 mapping block: %r' % versions
 with h5py.File('latest.h5') as f:
-    for k in ('rows', 'cols'):
+    for k in ('rows', 'cols', 'shared'):
         open(k + '.txt', 'w').write(' '.join(map(str, f[k][...].ravel())))
 "#,
     ) else {
         return;
     };
     let f = Nc4File::open(dir.join("latest.h5")).unwrap();
-    for name in ["rows", "cols"] {
+    for name in ["rows", "cols", "shared"] {
         let Values::Int(got) = values(&f, name).unwrap() else {
             panic!("{name} is not int")
         };
@@ -516,6 +542,10 @@ with h5py.File('latest.h5') as f:
     assert!(warnings.is_empty(), "{warnings:?}");
     assert!(
         cdl.contains(" rows =\n  0, 1, 2, 3, 4, 5, 6, 7, 8, 9,\n"),
+        "{cdl}"
+    );
+    assert!(
+        cdl.contains(" shared = 0, 1, 50, 51, 40, 50, 56, 63, 1001, 1002, -1, -1 ;"),
         "{cdl}"
     );
 }
