@@ -1133,7 +1133,10 @@ mod tests {
 
     /// A version 1 block: each entry is its flags byte and the bytes after it (names or
     /// indexes, as the flags say), then its two selections.
-    fn block_v1(entries: &[(u8, Vec<u8>, Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+    /// Flags, names or indexes, source selection, virtual selection.
+    type EntryV1 = (u8, Vec<u8>, Vec<u8>, Vec<u8>);
+
+    fn block_v1(entries: &[EntryV1]) -> Vec<u8> {
         let mut b = vec![1u8];
         b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
         for (flags, names, s, v) in entries {
