@@ -42,6 +42,97 @@ with h5py.File('left.h5', 'w') as f:
     }
 }
 
+/// Integers of widths netCDF has no type for (PyTables' 128-bit ones; 3-, 5- and 9-byte ones
+/// the HDF5 API makes) are shown as netCDF-C shows them: widened to the native integer of at
+/// least that width (the 64-bit one for wider ones), values clamped as HDF5 converts them.
+/// ncdump 4.9.0 is the judge of the text of the file and of our netCDF-4 copy; the Zarr copy
+/// and the kerchunk references hold the same values.
+#[test]
+fn wide_and_odd_width_integers_show_and_copy_as_in_netcdf_c() {
+    let dir = tempdir("h5-wide-ints");
+    let script = r#"
+import h5py, numpy as np
+def put(obj, name, base, size, order, signed, vals, dataset, chunked=False):
+    t = base.copy(); t.set_size(size); t.set_precision(size * 8)
+    raw = np.frombuffer(b''.join(int(v).to_bytes(size, order, signed=signed) for v in vals), dtype='V%d' % size)
+    if not dataset:
+        a = h5py.h5a.create(obj.id, name.encode(), t, h5py.h5s.create_simple((len(vals),)))
+        a.write(raw, mtype=t)
+        return
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    space = h5py.h5s.create_simple((len(vals),))
+    if chunked:
+        dcpl.set_chunk((4,)); dcpl.set_deflate(4)
+        space = h5py.h5s.create_simple((len(vals) + 3,), (h5py.h5s.UNLIMITED,))
+    d = h5py.h5d.create(obj.id, name.encode(), t, space, dcpl=dcpl)
+    fs = d.get_space(); fs.select_hyperslab((0,), (len(vals),))
+    d.write(h5py.h5s.create_simple((len(vals),)), fs, raw, mtype=t)
+I64, U64, I32 = h5py.h5t.STD_I64LE, h5py.h5t.STD_U64LE, h5py.h5t.STD_I32LE
+with h5py.File('wide.h5', 'w') as f:
+    x = f.create_dataset('x', data=np.arange(3, dtype='i4'))
+    put(x, 'i128', I64, 16, 'little', True, [1, -2, 2**100, -2**100], False)
+    put(f, 'u128', U64, 16, 'little', False, [3, 2**70, 0], False)
+    put(f, 'i24', I32, 3, 'little', True, [1, -2, 2**22, -5], False)
+    put(f, 'u40', h5py.h5t.STD_U64BE, 5, 'big', False, [1, 2**39], False)
+    put(f, 'd128', I64, 16, 'little', True, [1, -2, 2**100, -7, 5, 6], True, chunked=True)
+    put(f, 'b128', h5py.h5t.STD_I64BE, 16, 'big', True, [-1, 2**64, 4], True)
+    put(f, 'd24', h5py.h5t.STD_I32BE, 3, 'big', True, [1, -2, 2**22, -8388608], True, chunked=True)
+    put(f, 'u72', U64, 9, 'little', False, [1, 2**65, 7], True)
+"#;
+    if !h5py(&dir, script) {
+        return;
+    }
+    let ours = run_ok("ncdump-rs", &["wide.h5"], &dir);
+    let text = String::from_utf8(ours.stdout).unwrap();
+    assert!(
+        ours.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    for want in [
+        "\tint64 d128(phony_dim_1) ;",
+        "\tint d24(phony_dim_2) ;",
+        "\tuint64 u72(phony_dim_0) ;",
+        "\t\tx:i128 = 1LL, -2LL, 9223372036854775807LL, -9223372036854775808LL ;",
+        "\t\t:u128 = 3ULL, 18446744073709551615ULL, 0ULL ;",
+        "\t\t:i24 = 1, -2, 4194304, -5 ;",
+        "\t\t:u40 = 1ULL, 549755813888ULL ;",
+        " d128 = 1, -2, 9223372036854775807, -7, 5, 6, 0, 0, 0 ;",
+        " b128 = -1, 9223372036854775807, 4 ;",
+        " d24 = 1, -2, 4194304, -8388608, 0, 0, 0 ;",
+        " u72 = 1, 18446744073709551615, 7 ;",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+    if missing_references(&["ncdump"]) {
+        return;
+    }
+    let reference = |file: &str| {
+        let out = Command::new("ncdump")
+            .arg(file)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(text, reference("wide.h5"));
+    // the copies hold the widened values: netCDF-4 judged by 4.9.0, NCZarr by ncdump-rs
+    run_ok("nccopy-rs", &["wide.h5", "wide.nc"], &dir);
+    assert_eq!(reference("wide.nc"), text);
+    let store = format!(
+        "file://{}#mode=nczarr,file",
+        dir.join("wide.zarr").display()
+    );
+    run_ok("nccopy-rs", &["wide.h5", &store], &dir);
+    let zarr = run_ok("ncdump-rs", &[&store], &dir);
+    assert_eq!(String::from_utf8(zarr.stdout).unwrap(), text);
+}
+
 #[test]
 fn nccopy_copies_scaleoffset_and_nbit_data_without_them() {
     let dir = tempdir("h5-so-copy");

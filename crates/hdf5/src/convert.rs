@@ -67,6 +67,56 @@ pub(crate) fn atomic(dt: &Datatype, as_dataset: bool) -> Option<AtomicType> {
     })
 }
 
+/// The netCDF type netCDF-C gives an integer of a width netCDF has no type for (3, 5 to 7, 9
+/// to 16 bytes: PyTables' 128-bit integers): HDF5's native type of at least that width, or
+/// the 64-bit one for wider integers, of the same sign. Values are converted to it with
+/// clamping, as HDF5 converts them (`1e30` in 128 bits reads as the largest `int64`).
+pub(crate) fn widened_integer(size: u8, signed: bool) -> Option<AtomicType> {
+    match size {
+        3 => Some(if signed {
+            AtomicType::Int
+        } else {
+            AtomicType::UInt
+        }),
+        5..=7 | 9..=16 => Some(if signed {
+            AtomicType::Int64
+        } else {
+            AtomicType::UInt64
+        }),
+        _ => None,
+    }
+}
+
+/// Each `size`-byte integer (at most 16) of `bytes` as an i128 (u128 values past i128's
+/// range clamp to its largest, which every caller clamps further anyway).
+fn wide_ints(
+    bytes: &[u8],
+    size: u8,
+    signed: bool,
+    order: ByteOrder,
+) -> impl Iterator<Item = i128> + '_ {
+    let w = usize::from(size);
+    bytes.chunks_exact(w).map(move |c| {
+        let mut le = [0u8; 16];
+        for (i, b) in le.iter_mut().take(w).enumerate() {
+            *b = match order {
+                ByteOrder::LittleEndian => c[i],
+                ByteOrder::BigEndian => c[w - 1 - i],
+            };
+        }
+        let negative = signed && le[w - 1] & 0x80 != 0;
+        if negative {
+            le[w..].fill(0xff);
+        }
+        let v = u128::from_le_bytes(le);
+        if signed {
+            v as i128
+        } else {
+            i128::try_from(v).unwrap_or(i128::MAX)
+        }
+    })
+}
+
 /// The byte order of an atomic numeric datatype wider than one byte.
 pub(crate) fn byte_order(dt: &Datatype) -> Option<ByteOrder> {
     match dt {
@@ -208,12 +258,36 @@ impl Decoder<'_> {
                     (4, false) => Values::UInt(ints!(bytes, n, u32, o)),
                     (8, true) => Values::Int64(ints!(bytes, n, i64, o)),
                     (8, false) => Values::UInt64(ints!(bytes, n, u64, o)),
-                    _ => {
-                        return Err(Hdf5Error::unsupported(
-                            self.what,
-                            format!("{size}-byte integers"),
-                        ))
-                    }
+                    // other widths (PyTables' 128-bit, 3-byte integers): the native type
+                    // `widened_integer` names, values clamped as HDF5's conversion does
+                    (&w, &s) => match widened_integer(w, s) {
+                        Some(AtomicType::Int) => Values::Int(
+                            wide_ints(bytes, w, s, o)
+                                .map(|v| v.clamp(i32::MIN.into(), i32::MAX.into()) as i32)
+                                .collect(),
+                        ),
+                        Some(AtomicType::UInt) => Values::UInt(
+                            wide_ints(bytes, w, s, o)
+                                .map(|v| v.clamp(0, u32::MAX.into()) as u32)
+                                .collect(),
+                        ),
+                        Some(AtomicType::Int64) => Values::Int64(
+                            wide_ints(bytes, w, s, o)
+                                .map(|v| v.clamp(i64::MIN.into(), i64::MAX.into()) as i64)
+                                .collect(),
+                        ),
+                        Some(AtomicType::UInt64) => Values::UInt64(
+                            wide_ints(bytes, w, s, o)
+                                .map(|v| v.clamp(0, u64::MAX.into()) as u64)
+                                .collect(),
+                        ),
+                        _ => {
+                            return Err(Hdf5Error::unsupported(
+                                self.what,
+                                format!("{w}-byte integers"),
+                            ))
+                        }
+                    },
                 }
             }
             Datatype::FloatingPoint {

@@ -864,7 +864,7 @@ impl Walker<'_> {
             if d.dim_only {
                 continue;
             }
-            if let Some(ty) = table.nc_type(&d.st.dt, true) {
+            if let Some(ty) = table.nc_type(&d.st.dt, true).or_else(|| widened(&d.st.dt)) {
                 var_types[i] = Some(ty);
                 continue;
             }
@@ -1083,6 +1083,17 @@ fn dimension_list(
     Ok(out)
 }
 
+/// An integer of a width netCDF has no type for (PyTables' 128-bit ones, 3-byte ones) as
+/// netCDF-C types it: the native integer HDF5 converts it to (`convert::widened_integer`).
+fn widened(dt: &Datatype) -> Option<NcType> {
+    match dt {
+        Datatype::FixedPoint { size, signed, .. } => {
+            crate::convert::widened_integer(*size, *signed).map(NcType::Atomic)
+        }
+        _ => None,
+    }
+}
+
 fn user_kind(dt: &Datatype, table: &TypeTable) -> Option<UserTypeKind> {
     Some(match dt {
         Datatype::Enum { base, members } => {
@@ -1218,7 +1229,10 @@ fn convert_atts(
         }
         // attributes of types netCDF cannot name (references, uncommitted compounds and enums
         // such as h5py's bool) are left out, as netCDF-C leaves them out, and said
-        let Some(ty) = table.nc_type(&a.datatype, false) else {
+        let Some(ty) = table
+            .nc_type(&a.datatype, false)
+            .or_else(|| widened(&a.datatype))
+        else {
             let why = match &a.datatype {
                 Datatype::Reference { .. } => "a reference".to_string(),
                 Datatype::Enum { .. }

@@ -463,9 +463,12 @@ impl Reader<'_> {
         chain: &[FilterSpec],
     ) -> Option<Vec<u8>> {
         let little = match &info.dt {
-            Datatype::FixedPoint { byte_order, .. } => {
-                info.elem_size == 1 || *byte_order == ByteOrder::LittleEndian
-            }
+            // integers of other widths are widened on reading: not the variable's bytes
+            Datatype::FixedPoint {
+                byte_order,
+                size: 1 | 2 | 4 | 8,
+                ..
+            } => info.elem_size == 1 || *byte_order == ByteOrder::LittleEndian,
             // half floats are widened on reading: their stored bytes are not the variable's
             Datatype::FloatingPoint { size, byte_order } => {
                 matches!(size, 4 | 8) && *byte_order == ByteOrder::LittleEndian
@@ -713,6 +716,11 @@ impl Reader<'_> {
         };
         if info.virt.is_some() {
             return elsewhere("a virtual dataset (its values come from other datasets)");
+        }
+        if matches!(&info.dt, Datatype::FixedPoint { size, .. } if !matches!(size, 1 | 2 | 4 | 8)) {
+            return elsewhere(
+                "integers of a width netCDF has no type for (widened to a netCDF type on reading)",
+            );
         }
         let Some(elem) = stored_type(&info.dt, 0) else {
             return elsewhere(
