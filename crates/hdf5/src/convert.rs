@@ -31,6 +31,74 @@ impl TypeTable {
     }
 }
 
+/// `dt` without the compound members netCDF cannot type (h5py's bool and complex members,
+/// an uncommitted nested compound), as `meta::user_kind` leaves them out of the netCDF type:
+/// the members kept keep their offsets and the element its size, so the stored bytes decode
+/// to exactly the members the type declares. Each member left out is in `dropped`, named
+/// `outer.inner` when nested, with its datatype.
+pub(crate) fn typed_part(
+    dt: &Datatype,
+    table: &TypeTable,
+    dropped: &mut Vec<(String, Datatype)>,
+) -> Datatype {
+    typed_part_in(dt, table, "", dropped, 0)
+}
+
+fn typed_part_in(
+    dt: &Datatype,
+    table: &TypeTable,
+    path: &str,
+    dropped: &mut Vec<(String, Datatype)>,
+    depth: usize,
+) -> Datatype {
+    if depth > 32 {
+        return dt.clone();
+    }
+    match dt {
+        Datatype::Compound { size, fields } => Datatype::Compound {
+            size: *size,
+            fields: fields
+                .iter()
+                .filter_map(|f| {
+                    let name = if path.is_empty() {
+                        f.name.clone()
+                    } else {
+                        format!("{path}.{}", f.name)
+                    };
+                    let base = match &f.datatype {
+                        Datatype::Array { base, .. } => base.as_ref(),
+                        other => other,
+                    };
+                    if table.nc_type(base, false).is_none() {
+                        dropped.push((name, f.datatype.clone()));
+                        return None;
+                    }
+                    Some(hdf5_reader::messages::datatype::CompoundField {
+                        datatype: typed_part_in(&f.datatype, table, &name, dropped, depth + 1),
+                        ..f.clone()
+                    })
+                })
+                .collect(),
+        },
+        Datatype::Array { base, dims } => Datatype::Array {
+            base: Box::new(typed_part_in(base, table, path, dropped, depth + 1)),
+            dims: dims.clone(),
+        },
+        Datatype::VarLen {
+            base,
+            kind,
+            encoding,
+            padding,
+        } => Datatype::VarLen {
+            base: Box::new(typed_part_in(base, table, path, dropped, depth + 1)),
+            kind: kind.clone(),
+            encoding: encoding.clone(),
+            padding: padding.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
 /// Structural equality that ignores what netCDF cannot see (string padding of char members).
 fn same_type(a: &Datatype, b: &Datatype) -> bool {
     a == b

@@ -780,7 +780,11 @@ impl Walker<'_> {
                 &what,
                 &mut self.warnings,
             )?;
-            let info = var_info(d);
+            // the stored datatype without the compound members the netCDF type leaves out
+            let info = var_info(d).map(|mut info| {
+                info.dt = crate::convert::typed_part(&info.dt, &table, &mut Vec::new());
+                info
+            });
             let storage = storage_of(d, &info);
             let v = self.ds.add_var(d.group, name, ty, dims);
             let var = self.ds.var_mut(v);
@@ -887,6 +891,8 @@ impl Walker<'_> {
                             .add_type(d.group, format!("_Anonymous{class}{anonymous}"), kind);
                     table.entries.push((id, d.st.dt.clone()));
                     var_types[i] = Some(NcType::User(id));
+                    let name = self.ds.user_type(id).name.clone();
+                    members_left_out(&d.st.dt, &table, &name, &mut self.warnings);
                 }
                 None => self.warnings.push(format!(
                     "dataset \"{path}\" left out: netCDF has no type for its HDF5 datatype ({})",
@@ -900,6 +906,8 @@ impl Walker<'_> {
         for (id, dt) in committed {
             if let Some(kind) = user_kind(&dt, &table) {
                 self.ds.types[id.0].kind = kind;
+                let name = self.ds.user_type(id).name.clone();
+                members_left_out(&dt, &table, &name, &mut self.warnings);
             }
         }
         (table, var_types)
@@ -1083,6 +1091,36 @@ fn dimension_list(
     Ok(out)
 }
 
+/// Warn for each member of user type `name` (HDF5 datatype `dt`) that netCDF cannot type
+/// and the type leaves out (h5py's bool or complex members, an uncommitted nested compound).
+fn members_left_out(dt: &Datatype, table: &TypeTable, name: &str, warnings: &mut Vec<String>) {
+    let mut dropped = Vec::new();
+    crate::convert::typed_part(dt, table, &mut dropped);
+    for (member, mdt) in dropped {
+        warnings.push(format!(
+            "type \"{name}\": member \"{member}\" left out: netCDF has no type for its HDF5 \
+             datatype ({}); its values are not read",
+            why_untyped(&mdt, "members")
+        ));
+    }
+}
+
+/// Why netCDF cannot type `dt` where `what` (attributes, members) of it are met.
+fn why_untyped(dt: &Datatype, what: &str) -> String {
+    match dt {
+        Datatype::Reference { .. } => "a reference".to_string(),
+        Datatype::Enum { .. }
+        | Datatype::Compound { .. }
+        | Datatype::Opaque { .. }
+        | Datatype::VarLen { .. } => format!(
+            "an uncommitted {}: netCDF types {what} of user types only by a type committed in \
+             the file",
+            type_class(dt).split(' ').next().unwrap_or("type")
+        ),
+        other => type_class(other),
+    }
+}
+
 /// An integer of a width netCDF has no type for (PyTables' 128-bit ones, 3-byte ones) as
 /// netCDF-C types it: the native integer HDF5 converts it to (`convert::widened_integer`).
 fn widened(dt: &Datatype) -> Option<NcType> {
@@ -1233,18 +1271,7 @@ fn convert_atts(
             .nc_type(&a.datatype, false)
             .or_else(|| widened(&a.datatype))
         else {
-            let why = match &a.datatype {
-                Datatype::Reference { .. } => "a reference".to_string(),
-                Datatype::Enum { .. }
-                | Datatype::Compound { .. }
-                | Datatype::Opaque { .. }
-                | Datatype::VarLen { .. } => format!(
-                    "an uncommitted {}: netCDF types attributes of user types only by a type \
-                     committed in the file",
-                    type_class(&a.datatype).split(' ').next().unwrap_or("type")
-                ),
-                other => type_class(other),
-            };
+            let why = why_untyped(&a.datatype, "attributes");
             warnings.push(format!(
                 "{what}: attribute \"{}\" left out: netCDF has no type for its HDF5 datatype \
                  ({why})",
@@ -1275,7 +1302,9 @@ fn convert_atts(
         };
         let awhat = format!("{what}: attribute \"{}\"", a.name);
         let dec = Decoder { h5, what: &awhat };
-        let values = match dec.decode(&a.datatype, &a.raw_data, n, fixed_strings)? {
+        // without the compound members its type leaves out (named where the type is made)
+        let dt = crate::convert::typed_part(&a.datatype, table, &mut Vec::new());
+        let values = match dec.decode(&dt, &a.raw_data, n, fixed_strings)? {
             // one-byte strings come back as char text (how a netCDF char dataset is stored):
             // here each is a string of its own
             Values::Char(bytes) if fixed_strings => Values::String(
