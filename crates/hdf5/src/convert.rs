@@ -91,9 +91,9 @@ fn typed_part_in(
             padding,
         } => Datatype::VarLen {
             base: Box::new(typed_part_in(base, table, path, dropped, depth + 1)),
-            kind: kind.clone(),
-            encoding: encoding.clone(),
-            padding: padding.clone(),
+            kind: *kind,
+            encoding: *encoding,
+            padding: *padding,
         },
         other => other.clone(),
     }
