@@ -404,3 +404,48 @@ fn heap_variables_without_data_read_as_fill() {
     );
     both_dumpers_agree(&dir, "nd", &want);
 }
+
+/// User-defined types keep the order the CDL declares them (not name order): `ncdump -s` of a
+/// netCDF4-python file with enum, compound (one nesting another), vlen and group types, given
+/// to ncgen-rs, gives a file whose `ncdump -s` is the same text, by netCDF-C's ncdump and ours.
+#[test]
+fn user_types_keep_their_declaration_order_through_ncgen() {
+    if missing_references(&["ncdump"]) {
+        return;
+    }
+    let dir = tempdir("udt-order");
+    let script = r#"
+import netCDF4, numpy as np
+d = netCDF4.Dataset('py.nc', 'w')
+d.createDimension('n', 2)
+et = d.createEnumType(np.int16, 'zeta_enum', {'Z': 0, 'Y': 5})
+d.createCompoundType(np.dtype([('p', 'i2'), ('q', 'i2')]), 'mid_cmp')
+vt = d.createVLType(np.float32, 'alpha_vlen')
+ct = d.createCompoundType(np.dtype([('a', 'i4'), ('inner', [('p', 'i2'), ('q', 'i2')])]), 'beta_cmp')
+g = d.createGroup('sub')
+g.createVLType(np.int8, 'z_vl')
+g.createEnumType(np.uint8, 'a_en', {'one': 1})
+v = d.createVariable('v', vt, ('n',))
+v[0] = np.array([1, 2], 'f4')
+v[1] = np.array([3], 'f4')
+d.createVariable('e', et, ('n',))[:] = [0, 5]
+d.createVariable('c', ct, ('n',))[:] = np.array([(1, (2, 3)), (4, (5, 6))], dtype=ct.dtype)
+d.close()
+"#;
+    if python_script(&dir, "import netCDF4", "netCDF4", script).is_none() {
+        return;
+    }
+    let want = dump_s(&dir, "ncdump", "udt", "py.nc");
+    assert!(
+        want.contains("types:\n  short enum zeta_enum {Z = 0, Y = 5} ;\n  compound mid_cmp {"),
+        "{want}"
+    );
+    std::fs::write(dir.join("udt.cdl"), &want).unwrap();
+    let out = run("ncgen-rs", &["-k", "nc4", "-o", "ours.nc", "udt.cdl"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    both_dumpers_agree(&dir, "udt", &want);
+}

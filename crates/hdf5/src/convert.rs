@@ -423,7 +423,9 @@ impl Decoder<'_> {
                 let mut out = Vec::with_capacity(n);
                 for r in bytes.chunks_exact(size) {
                     let (count, b) = self.h5.vlen_bytes(r, esize, self.what)?;
-                    out.push(self.decode_depth(base, &b, count, as_dataset, depth + 1)?);
+                    // fixed-length strings longer than a byte are strings in a vlen,
+                    // attribute or not (its type says so: `meta::user_kind`)
+                    out.push(self.decode_depth(base, &b, count, true, depth + 1)?);
                 }
                 Values::Vlen(out)
             }

@@ -1156,8 +1156,10 @@ fn user_kind(dt: &Datatype, table: &TypeTable) -> Option<UserTypeKind> {
         Datatype::Opaque { size, .. } => UserTypeKind::Opaque {
             size: *size as usize,
         },
+        // a vlen of fixed-length strings (h5py `vlen_dtype('S3')`) is a vlen of strings, as
+        // its elements read (`convert::Decoder`); one-byte strings stay char
         Datatype::VarLen { base, .. } => UserTypeKind::Vlen {
-            base: table.nc_type(base, false)?,
+            base: table.nc_type(base, true)?,
         },
         Datatype::Compound { size, fields } => {
             // netCDF's layout: a string field is a C pointer (8 bytes) where HDF5 stores a
