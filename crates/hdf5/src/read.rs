@@ -170,11 +170,20 @@ impl Reader<'_> {
         if let Some(whole) = self.whole_chunk(var, name, info, start, count)? {
             return Ok((total, whole));
         }
-        let fill = info.fill.clone().unwrap_or_else(|| vec![0u8; es]);
+        let mut fill = info.fill.clone().unwrap_or_else(|| vec![0u8; es]);
+        // integers with unused bits (`VarInfo::int_bits()`) read as HDF5 converts them: chunks
+        // are unpacked as they are decoded, so only the fill here; other storage afterwards
+        let per_chunk = info.virt.is_some() || matches!(info.layout, DataLayout::Chunked { .. });
+        if per_chunk {
+            unpack_ints(info, &mut fill);
+        }
         let mut out = fill.repeat(total as usize);
         if total > 0 {
             let slab = Slab { start, count };
             self.fill_from_storage(var, name, info, &slab, &mut out)?;
+        }
+        if !per_chunk {
+            unpack_ints(info, &mut out);
         }
         Ok((total, out))
     }
@@ -479,7 +488,9 @@ impl Reader<'_> {
             } => true,
             _ => false,
         };
-        if !little || info.filters.as_slice() != chain {
+        // integers with unused bits are unpacked on reading: their stored bytes are not the
+        // values (with nbit too: the output's own nbit parameters differ)
+        if !little || info.filters.as_slice() != chain || info.int_bits().is_some() {
             return None;
         }
         let (e, _, chunk_bytes) = self
@@ -720,6 +731,11 @@ impl Reader<'_> {
         if matches!(&info.dt, Datatype::FixedPoint { size, .. } if !matches!(size, 1 | 2 | 4 | 8)) {
             return elsewhere(
                 "integers of a width netCDF has no type for (widened to a netCDF type on reading)",
+            );
+        }
+        if info.int_bits().is_some() {
+            return elsewhere(
+                "integers with unused bits (precision or offset), unpacked on reading",
             );
         }
         let Some(elem) = stored_type(&info.dt, 0) else {
@@ -991,22 +1007,7 @@ impl Reader<'_> {
                 })?
         };
         let mut data = data;
-        if let (
-            Some((precision, offset)),
-            Datatype::FixedPoint {
-                signed, byte_order, ..
-            },
-        ) = (info.int_bits, &info.dt)
-        {
-            unpack_int_bits(
-                &mut data,
-                info.elem_size,
-                precision,
-                offset,
-                *signed,
-                *byte_order,
-            );
-        }
+        unpack_ints(info, &mut data);
         if (data.len() as u64) < chunk_bytes {
             return Err(Hdf5Error::Filter {
                 var: name.to_string(),
@@ -1139,6 +1140,26 @@ fn copy_linear(slab: &Slab<'_>, ext: &[u64], base: u64, data: &[u8], out: &mut [
 
 /// Integers of `size` bytes whose value is `precision` bits at bit `offset`: shift the bits
 /// down, clear the rest, sign-extend signed ones (HDF5's conversion to a native integer).
+/// [`unpack_int_bits`] of `data` when the variable's integers have unused bits.
+fn unpack_ints(info: &VarInfo, data: &mut [u8]) {
+    if let (
+        Some((precision, offset)),
+        Datatype::FixedPoint {
+            signed, byte_order, ..
+        },
+    ) = (info.int_bits(), &info.dt)
+    {
+        unpack_int_bits(
+            data,
+            info.elem_size,
+            precision,
+            offset,
+            *signed,
+            *byte_order,
+        );
+    }
+}
+
 fn unpack_int_bits(
     data: &mut [u8],
     size: usize,

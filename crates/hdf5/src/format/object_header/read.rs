@@ -23,6 +23,33 @@ const MSG_DATATYPE: u16 = 0x0003;
 const MSG_LAYOUT: u16 = 0x0008;
 const MSG_ATTRIBUTE: u16 = 0x000C;
 const MSG_CONTINUATION: u16 = 0x0010;
+
+/// The precision and offset of the fixed-point datatype of the object header at `addr` when
+/// they leave bits of its size unused (hdf5-reader decodes the datatype without them); `None`
+/// for every other datatype, a shared one, or bits that do not fit its size.
+pub(crate) fn integer_bits(h5: &H5, addr: u64) -> Result<Option<(u32, u32)>, Hdf5Error> {
+    let Some(data) = raw_message(h5, addr, MSG_DATATYPE)? else {
+        return Ok(None);
+    };
+    // class and version 1 byte (class 0: fixed-point), flags 3, size 4, then bit offset and
+    // bit precision, 2 bytes each
+    let field = |i: usize, n: usize| {
+        data.get(i..i + n)
+            .map(|b| b.iter().rev().fold(0u32, |a, &x| a << 8 | u32::from(x)))
+    };
+    if data.first().is_none_or(|c| c & 0x0f != 0) {
+        return Ok(None);
+    }
+    let (Some(size), Some(offset), Some(precision)) = (field(4, 4), field(8, 2), field(10, 2))
+    else {
+        return Ok(None);
+    };
+    let bits = size.saturating_mul(8);
+    let unused = precision > 0
+        && precision.saturating_add(offset) <= bits
+        && (precision < bits || offset > 0);
+    Ok(unused.then_some((precision, offset)))
+}
 /// Most header blocks (first chunk and continuations) we follow.
 const MAX_BLOCKS: usize = 4096;
 /// Most bytes of one header block.
