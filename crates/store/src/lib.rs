@@ -23,6 +23,7 @@ pub mod remote;
 mod source;
 #[cfg(any(test, feature = "conformance"))]
 pub mod suite;
+mod temp;
 
 pub use dest::{remove_path, Destination, Writeback};
 pub use error::StoreError;
@@ -31,6 +32,7 @@ pub use kv::{
 };
 pub use location::{Location, Place, StorageKind, StoreModes, KNOWN_MODE_WORDS};
 pub use source::{range_len, ByteSource, BytesSource, FileSource};
+pub use temp::{hold_lock, remove_stale, OutputFile, NAMED_TEMPS_ENV};
 
 #[cfg(test)]
 mod tests {
