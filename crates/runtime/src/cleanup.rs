@@ -1,8 +1,10 @@
 //! Temporary outputs in flight, and their removal when the process is interrupted.
 //!
-//! `nc_dispatch::create` writes beside the destination under a temporary name, registers that
-//! name here before writing, and renames it into place through [`commit_unless_interrupted`],
-//! which refuses once an interrupt has been seen. A binary that calls
+//! `nc_dispatch::create` writes beside the destination under a temporary name (or, for a file,
+//! unnamed until complete: [`register_unnamed_temp`]), registers that name here before
+//! writing, and links or renames it into place through [`commit_unless_interrupted`], which
+//! refuses once an interrupt has been seen. SIGKILL cannot be caught: what it leaves is
+//! removed by the next run to the destination (`nc_store::remove_stale`). A binary that calls
 //! [`install_interrupt_handler`] gets a thread that, on SIGINT, SIGTERM or SIGHUP, marks the
 //! process interrupted, removes every registered temporary file or directory and exits with
 //! 128 + the signal number: the destination is either untouched or already completely

@@ -7,7 +7,9 @@
 //! - Byte sources with ranged reads ([`ByteSource`]: a local file with positional reads
 //!   straight into the caller's buffer, bytes in memory, a remote object).
 //! - Key → bytes stores ([`Store`]: a directory tree, a zip archive, memory, object storage).
-//! - Destinations ([`Destination`]): an output published atomically (rename, or one upload).
+//! - Destinations ([`Destination`]): an output published atomically (link or rename, or one
+//!   upload), written unnamed where it can be ([`OutputFile`]), and the removal of what a
+//!   killed run left ([`remove_stale`]).
 //!
 //! Readers of HDF5 and classic files ask a byte source for ranges; the Zarr reader and writer
 //! ask a store for keys; neither learns where the bytes are. This crate must not know any
