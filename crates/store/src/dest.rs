@@ -140,7 +140,7 @@ impl Destination {
     }
 
     /// Remove what earlier runs to this destination left when they were killed (see
-    /// [`crate::temp::remove_stale`]); call it before writing. Object destinations: nothing.
+    /// [`crate::remove_stale`]); call it before writing. Object destinations: nothing.
     pub fn remove_stale(&self) {
         if let Destination::Local { dest, .. } = self {
             crate::temp::remove_stale(dest);
@@ -232,7 +232,7 @@ fn start_file_writeback(_: &fs::File) {}
 /// already checked by `nc_dispatch`) is swapped with the new one in one step where the file
 /// system can (`renameat2(RENAME_EXCHANGE)`, Linux) and then removed from the temporary name,
 /// so `dest` always names a complete store, even after a SIGKILL (the old store left at the
-/// temporary name is removed by the next run: [`crate::temp::remove_stale`]). Elsewhere it is
+/// temporary name is removed by the next run: [`crate::remove_stale`]). Elsewhere it is
 /// renamed aside first (`.NAME.old-PID`) and removed only after the new one is in place; a
 /// kill between the two renames leaves it aside, and the next run puts it back.
 fn publish(tmp: &Path, dest: &Path) -> std::io::Result<()> {
