@@ -84,32 +84,60 @@ impl OutputFile {
     /// Flush the finished file to disk, then give it the name `to`, replacing a file there
     /// atomically. An unnamed file is linked at `to` directly when nothing is there (no
     /// moment with another name), else at `spare` (a free name in the same directory) and
-    /// renamed over `to`; a named one is renamed from its name.
+    /// renamed over `to` (where the kernel will not link it, its bytes are copied to `spare`
+    /// instead); a named one is renamed from its name.
     ///
     /// # Errors
-    /// The flush, link or rename failed; `spare` is removed again when it was made.
+    /// The flush, link, copy or rename failed; `spare` is removed again when it was made.
     pub fn publish(&self, to: &Path, spare: &Path) -> io::Result<()> {
         self.file.sync_all()?;
-        match &self.named {
-            Some(path) if path == to => Ok(()),
-            Some(path) => fs::rename(path, to),
-            None => match link_fd(&self.file, to) {
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    if let Err(e) = link_fd(&self.file, spare) {
-                        if e.kind() != io::ErrorKind::AlreadyExists {
-                            return Err(e);
-                        }
-                        // an earlier process of our PID left it: ours now
-                        fs::remove_file(spare)?;
-                        link_fd(&self.file, spare)?;
-                    }
-                    fs::rename(spare, to).inspect_err(|_| {
-                        let _ = fs::remove_file(spare);
-                    })
-                }
-                r => r,
-            },
+        let Some(path) = &self.named else {
+            return match link_fd(&self.file, to) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => self.publish_via(spare, to),
+                // the kernel opened it unnamed but will not link it (a sandboxed /proc):
+                // copy it out under the spare name instead
+                Err(_) => self.copy_via(spare, to),
+            };
+        };
+        if path == to {
+            Ok(())
+        } else {
+            fs::rename(path, to)
         }
+    }
+
+    /// Link at `spare`, then rename over `to`.
+    fn publish_via(&self, spare: &Path, to: &Path) -> io::Result<()> {
+        match link_fd(&self.file, spare) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                // an earlier process of our PID left it: ours now
+                fs::remove_file(spare)?;
+                link_fd(&self.file, spare)?;
+            }
+            Err(_) => return self.copy_via(spare, to),
+        }
+        fs::rename(spare, to).inspect_err(|_| {
+            let _ = fs::remove_file(spare);
+        })
+    }
+
+    /// Copy the file's bytes to a new file at `spare`, flush it, rename it over `to`.
+    fn copy_via(&self, spare: &Path, to: &Path) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        let r = (|| {
+            let mut from = self.file.try_clone()?;
+            from.seek(SeekFrom::Start(0))?;
+            let mut copy = OutputFile::create_named(spare)?.file;
+            io::copy(&mut from, &mut copy)?;
+            copy.sync_all()?;
+            fs::rename(spare, to)
+        })();
+        if r.is_err() {
+            let _ = fs::remove_file(spare);
+        }
+        r
     }
 }
 
@@ -264,7 +292,8 @@ fn process_gone(pid: u32) -> bool {
 }
 
 /// Remove the temporaries that earlier runs to `dest` left when they were killed (SIGKILL,
-/// a crash, a power loss): our names for `dest` (see [`Leftover`]) whose writer's process is
+/// a crash, a power loss): our names for `dest` (`.NAME.tmp-PID`, `.NAME.tmp-PID.tmp`,
+/// `.NAME.tmp-PID.nczarr-staging-PID`, `.NAME.old-PID`) whose writer's process is
 /// gone and whose lock nobody holds. An old store moved aside is put back when nothing is at
 /// `dest` (the run was killed between its two renames), else removed. Best effort and quiet:
 /// what cannot be read, locked or removed is left. Returns what was removed or put back.
@@ -389,12 +418,18 @@ mod tests {
         out.publish(&to, &spare).unwrap();
         assert_eq!(fs::read(&to).unwrap(), b"newer");
         assert_eq!(names(&d), ["out.nc"]);
+        // where linking is refused: copied out under the spare name
+        let out = OutputFile::create(&d, &spare).unwrap();
+        out.handle().unwrap().write_all(b"copied").unwrap();
+        out.copy_via(&spare, &to).unwrap();
+        assert_eq!(fs::read(&to).unwrap(), b"copied");
+        assert_eq!(names(&d), ["out.nc"]);
         // dropped unpublished: nothing
         let out = OutputFile::create(&d, &spare).unwrap();
         out.handle().unwrap().write_all(b"lost").unwrap();
         drop(out);
         assert_eq!(names(&d), ["out.nc"]);
-        assert_eq!(fs::read(&to).unwrap(), b"newer");
+        assert_eq!(fs::read(&to).unwrap(), b"copied");
         fs::remove_dir_all(&d).unwrap();
     }
 
