@@ -243,14 +243,25 @@ fn interrupt_copy(src: &Path, out: &Path, signal: &str) -> (Option<i32>, String)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let dir = out.parent().unwrap();
-    let tmp = format!(
-        ".{}.tmp-{}",
-        out.file_name().unwrap().to_string_lossy(),
-        child.id()
-    );
+    // the output file is unnamed while it is written (O_TMPFILE), so look for it among the
+    // process's open files: `/proc/PID/fd` shows it as `DIR/#INODE (deleted)`, or, where the
+    // file system lacks O_TMPFILE, as `DIR/.NAME.tmp-PID`
+    let dir = out.parent().unwrap().canonicalize().unwrap();
+    let named = format!(".{}.tmp-", out.file_name().unwrap().to_string_lossy());
+    let writing = |pid: u32| {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_link(e.path()).ok())
+            .any(|t| {
+                let name = t.file_name().unwrap_or_default().to_string_lossy();
+                t.parent() == Some(dir.as_path())
+                    && (name.starts_with('#') || name.starts_with(&named))
+            })
+    };
     let t0 = Instant::now();
-    while !dir.join(&tmp).exists() {
+    while !writing(child.id()) {
         assert!(
             t0.elapsed() < Duration::from_secs(60),
             "no temporary output appeared"

@@ -39,4 +39,4 @@ mod write;
 
 pub use error::ClassicError;
 pub use read::{parse_header, ClassicFile, ClassicHeader, Limits, VarHeader};
-pub use write::{write_file, write_to, WriteOptions};
+pub use write::{write_file, write_open_file, write_to, WriteOptions};

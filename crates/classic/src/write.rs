@@ -77,14 +77,21 @@ pub fn write_file(
         what: "cannot create the file".into(),
         source: e,
     })?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    plan.write(&mut out, ds, src, opts)?;
-    // flushed, not synced: like netCDF-C, durability is left to the caller
-    out.into_inner().map_err(|e| ClassicError::Io {
-        what: "writing the file".into(),
-        source: e.into_error(),
-    })?;
-    Ok(())
+    plan.write_file(file, ds, src, opts)
+}
+
+/// Write `ds` into `file`, an open, empty file (written through this handle only, never
+/// reopened by name: it may have none yet), reading variable data from `src`.
+///
+/// # Errors
+/// As [`write_file`].
+pub fn write_open_file(
+    file: File,
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &WriteOptions,
+) -> Result<(), ClassicError> {
+    Plan::new(ds, opts)?.write_file(file, ds, src, opts)
 }
 
 /// Write `ds` as a classic file to `out` (written strictly sequentially), reading variable
@@ -237,6 +244,24 @@ fn check_storage(ds: &Dataset, v: VarId) -> Result<(), ClassicError> {
 }
 
 impl Plan {
+    /// Write the planned file into `file` through a large buffer, then flush it.
+    fn write_file(
+        &self,
+        file: File,
+        ds: &Dataset,
+        src: &dyn DataSource,
+        opts: &WriteOptions,
+    ) -> Result<(), ClassicError> {
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        self.write(&mut out, ds, src, opts)?;
+        // flushed, not synced: like netCDF-C, durability is left to the caller
+        out.into_inner().map_err(|e| ClassicError::Io {
+            what: "writing the file".into(),
+            source: e.into_error(),
+        })?;
+        Ok(())
+    }
+
     /// Validate `ds` for the format and compute the whole layout.
     fn new(ds: &Dataset, opts: &WriteOptions) -> Result<Plan, ClassicError> {
         let format = opts.format;

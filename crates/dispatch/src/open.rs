@@ -516,9 +516,21 @@ fn create_inner(
             })
         }
     };
+    // a killed run's leftovers go first; then the file, unnamed where the system allows, so
+    // that a SIGKILL leaves nothing (nc_store::OutputFile)
+    dest.remove_stale();
+    let file = dest.create_file().map_err(|e| match e {
+        nc_store::StoreError::Io { source, .. } => io_err(&shown(), source),
+        e => DispatchError::Store(e),
+    })?;
     let tmp = dest.temp().to_path_buf();
-    let _guard = nc_runtime::register_temp(&tmp);
-    let writeback = dest.start_writeback();
+    let _guard = if file.is_unnamed() {
+        nc_runtime::register_unnamed_temp(&tmp)
+    } else {
+        nc_runtime::register_temp(&tmp)
+    };
+    let writeback = dest.start_writeback(&file);
+    let handle = file.handle().map_err(|e| io_err(&shown(), e))?;
     let result = match opts.format {
         Format::Classic | Format::Offset64 | Format::Cdf5 => {
             let wopts = nc_classic::WriteOptions {
@@ -526,9 +538,11 @@ fn create_inner(
                 fill: opts.fill,
                 only_given_data: opts.only_given_data,
             };
-            nc_classic::write_file(&tmp, ds, src, &wopts).map_err(|source| DispatchError::Classic {
-                path: shown(),
-                source,
+            nc_classic::write_open_file(handle, ds, src, &wopts).map_err(|source| {
+                DispatchError::Classic {
+                    path: shown(),
+                    source,
+                }
             })
         }
         Format::Netcdf4 | Format::Netcdf4Classic => {
@@ -537,35 +551,36 @@ fn create_inner(
                 fill: opts.fill,
                 only_given_data: opts.only_given_data,
             };
-            nc_hdf5::write_file(&tmp, ds, src, &wopts).map_err(|e| match e {
-                // name the destination, not the temporary file the user never sees
-                nc_hdf5::Hdf5Error::InFile { inner, .. } => {
-                    DispatchError::Hdf5(nc_hdf5::Hdf5Error::InFile {
-                        path: shown(),
-                        inner,
-                    })
-                }
-                other => DispatchError::Hdf5(other),
-            })
+            // errors name the destination, not the temporary file the user never sees
+            nc_hdf5::write_open_file(handle, &shown(), ds, src, &wopts).map_err(DispatchError::Hdf5)
         }
     };
     drop(writeback);
-    finish(&dest, result).map(|()| None)
+    finish(&dest, Some(file), result).map(|()| None)
 }
 
-/// Commit the finished temporary output (rename, or upload), or remove it after a failure.
-fn finish(dest: &Destination, result: Result<(), DispatchError>) -> Result<(), DispatchError> {
+/// Commit the finished temporary output (`file`, or the store at the temporary name: link,
+/// rename, or upload), or remove it after a failure.
+fn finish(
+    dest: &Destination,
+    file: Option<nc_store::OutputFile>,
+    result: Result<(), DispatchError>,
+) -> Result<(), DispatchError> {
     if let Err(e) = result {
         dest.discard();
         return Err(e);
     }
+    let commit = |file: Option<nc_store::OutputFile>| match file {
+        Some(f) => dest.commit_file(f),
+        None => dest.commit(),
+    };
     let committed = match dest {
         // under the interrupt registry's lock: an interrupt either comes first (and the
         // destination stays untouched) or waits until the output is completely in place
         Destination::Local { .. } => {
             let mut r = Ok(());
             let lock = nc_runtime::commit_unless_interrupted(|| {
-                r = dest.commit();
+                r = commit(file);
                 Ok(())
             });
             lock.map_err(|e| {
@@ -587,7 +602,7 @@ fn finish(dest: &Destination, result: Result<(), DispatchError>) -> Result<(), D
                     ),
                 ));
             }
-            dest.commit()
+            commit(file)
         }
     };
     committed.map_err(store_err)
@@ -652,11 +667,12 @@ fn create_zarr(
         nc_store::StorageKind::Zip => OutputKind::File,
     };
     let dest = Destination::local(&check_destination(path, kind, force)?);
+    dest.remove_stale();
     let _guard = nc_runtime::register_temp(dest.temp());
     let tmp = loc.at_local(dest.temp());
     let create = || tmp.create_store(nc_zarr::metadata_rank);
     let result = nc_zarr::write_store(create, ds, src, &modes, &opts).map_err(DispatchError::Zarr);
-    finish(&dest, result)
+    finish(&dest, None, result)
 }
 
 /// One fan-out step into the store at `loc`: init is written as a whole copy is (under a
@@ -685,10 +701,13 @@ fn create_zarr_step(
         }
         _ => return run(loc),
     };
+    // init only: parts and finish write into the store in place and sweep nothing, so a
+    // part never touches another part's work
     let dest = Destination::local(&check_destination(path, OutputKind::Directory, force)?);
+    dest.remove_stale();
     let _guard = nc_runtime::register_temp(dest.temp());
     let mut outcome = None;
     let result = run(&loc.at_local(dest.temp())).map(|o| outcome = Some(o));
-    finish(&dest, result)?;
+    finish(&dest, None, result)?;
     Ok(outcome.unwrap_or(nc_zarr::FanoutOutcome::Written))
 }

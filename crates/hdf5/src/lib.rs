@@ -48,7 +48,7 @@ use nc_dataset::{AtomicType, DataError, DataSource, Dataset, NcType, Values, Var
 pub use error::Hdf5Error;
 pub use filters::{chunk_decoder, filter_name};
 pub use nc_filters::ChunkDecoder;
-pub use write::{write_file, Nc4WriteOptions};
+pub use write::{write_file, write_open_file, Nc4WriteOptions};
 
 /// An opened netCDF-4 / HDF5 file: its dataset model (metadata only) and a data source.
 pub struct Nc4File {

@@ -1,8 +1,10 @@
 //! Temporary outputs in flight, and their removal when the process is interrupted.
 //!
-//! `nc_dispatch::create` writes beside the destination under a temporary name, registers that
-//! name here before writing, and renames it into place through [`commit_unless_interrupted`],
-//! which refuses once an interrupt has been seen. A binary that calls
+//! `nc_dispatch::create` writes beside the destination under a temporary name (or, for a file,
+//! unnamed until complete: [`register_unnamed_temp`]), registers that name here before
+//! writing, and links or renames it into place through [`commit_unless_interrupted`], which
+//! refuses once an interrupt has been seen. SIGKILL cannot be caught: what it leaves is
+//! removed by the next run to the destination (`nc_store::remove_stale`). A binary that calls
 //! [`install_interrupt_handler`] gets a thread that, on SIGINT, SIGTERM or SIGHUP, marks the
 //! process interrupted, removes every registered temporary file or directory and exits with
 //! 128 + the signal number: the destination is either untouched or already completely
@@ -16,7 +18,9 @@ use std::sync::{Mutex, MutexGuard};
 /// The registry: temporary paths being written, and whether an interrupt was seen.
 #[derive(Default)]
 struct Registry {
-    paths: Vec<(u64, PathBuf)>,
+    /// Id, path, and whether the output has no name yet (an unnamed file that will be linked
+    /// at the path: nothing to remove, the kernel frees it when the process exits).
+    paths: Vec<(u64, PathBuf, bool)>,
     interrupted: bool,
     /// An output has been renamed into place: an interrupt after it finds nothing to remove
     /// because the work is done, not because none had started.
@@ -44,20 +48,31 @@ pub struct TempGuard {
 
 impl Drop for TempGuard {
     fn drop(&mut self) {
-        registry().paths.retain(|(id, _)| *id != self.id);
+        registry().paths.retain(|(id, _, _)| *id != self.id);
     }
 }
 
 /// Register `path` as a temporary output being written, to be removed on interrupt.
 pub fn register_temp(path: &Path) -> TempGuard {
+    register(path, false)
+}
+
+/// Register an output being written unnamed (`nc_store::OutputFile`), to be linked at `path`
+/// (the temporary name, or the destination) when complete: an interrupt removes `path` if the
+/// link was made, and counts the output as removed in any case (the process's exit frees it).
+pub fn register_unnamed_temp(path: &Path) -> TempGuard {
+    register(path, true)
+}
+
+fn register(path: &Path, unnamed: bool) -> TempGuard {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    registry().paths.push((id, path.to_path_buf()));
+    registry().paths.push((id, path.to_path_buf(), unnamed));
     TempGuard { id }
 }
 
 /// The temporary paths currently registered (for tests and diagnostics).
 pub fn temps_in_flight() -> Vec<PathBuf> {
-    registry().paths.iter().map(|(_, p)| p.clone()).collect()
+    registry().paths.iter().map(|(_, p, _)| p.clone()).collect()
 }
 
 /// True once [`interrupt`] has run.
@@ -110,13 +125,18 @@ fn interrupt_and_tell() -> (Vec<PathBuf>, bool) {
     let mut reg = registry();
     reg.interrupted = true;
     let mut removed = Vec::new();
-    for (_, p) in &reg.paths {
+    for (_, p, unnamed) in &reg.paths {
         // a path already renamed into place (the guard not yet dropped) is not there any more
         for q in std::iter::once(p.clone()).chain(companions(p)) {
             if std::fs::symlink_metadata(&q).is_ok() {
                 nc_store::remove_path(&q);
                 removed.push(q);
             }
+        }
+        // an unnamed output is discarded by the exit that follows (the commit, which names
+        // it, holds the lock taken above: it has not begun, or has finished and unregistered)
+        if *unnamed && !removed.contains(p) {
+            removed.push(p.clone());
         }
     }
     (removed, reg.committed)
@@ -203,5 +223,11 @@ mod tests {
             assert!(temps_in_flight().contains(&p));
         }
         assert!(!temps_in_flight().contains(&p));
+        let q = PathBuf::from("/nonexistent/.y.tmp-1");
+        {
+            let _g = register_unnamed_temp(&q);
+            assert!(temps_in_flight().contains(&q));
+        }
+        assert!(!temps_in_flight().contains(&q));
     }
 }

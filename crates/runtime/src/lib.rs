@@ -22,7 +22,7 @@ pub use about::{
 };
 pub use cleanup::{
     commit_unless_interrupted, install_interrupt_handler, interrupt, is_interrupted, register_temp,
-    temps_in_flight, wait_if_interrupted, TempGuard,
+    register_unnamed_temp, temps_in_flight, wait_if_interrupted, TempGuard,
 };
 pub use failure::{Failure, Side};
 pub use process::tune_allocator;

@@ -1,8 +1,12 @@
 //! The atomic destination: an output becomes visible under its final name only when it is
 //! complete, with one commit per kind of place.
 //!
-//! - A local file or directory store is written under a temporary name beside the destination,
-//!   flushed to disk, and renamed into place ([`Destination::Local`]).
+//! - A local file is written unnamed in the destination's directory (Linux `O_TMPFILE`, else
+//!   under a temporary name beside it: [`OutputFile`]), flushed to disk, and linked or renamed
+//!   into place ([`Destination::create_file`], [`Destination::commit_file`]); a local directory
+//!   store is written under a temporary name beside the destination, flushed, and renamed (or
+//!   swapped) into place ([`Destination::Local`]). What a killed run left is removed by the
+//!   next run to the same destination ([`Destination::remove_stale`]).
 //! - An object (a netCDF-4 or classic file bound for a bucket) is written to a temporary local
 //!   file, then uploaded by one multipart upload, which the server makes visible only when it
 //!   is complete ([`Destination::Object`]).
@@ -17,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::StoreError;
 use crate::remote::RemoteUrl;
+use crate::temp::OutputFile;
 
 /// Where a finished output goes, and how it gets there.
 #[derive(Debug, Clone)]
@@ -41,18 +46,9 @@ impl Destination {
     /// A local destination; the temporary name is `.NAME.tmp-PID` in the same directory, so
     /// the final rename is atomic.
     pub fn local(dest: &Path) -> Destination {
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "out".into());
-        let tmp = format!(".{name}.tmp-{}", std::process::id());
-        let tmp = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.join(tmp),
-            _ => PathBuf::from(tmp),
-        };
         Destination::Local {
             dest: dest.to_path_buf(),
-            tmp,
+            tmp: crate::temp::temp_name(dest),
         }
     }
 
@@ -100,20 +96,72 @@ impl Destination {
         r
     }
 
+    /// Create the file a single-file output is written into (see [`OutputFile`]): for a local
+    /// destination unnamed in its directory where the system allows (nothing named exists
+    /// until [`Destination::commit_file`]), else at [`Destination::temp`]; for an object, the
+    /// temporary local file to upload.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] naming the destination when the file cannot be created.
+    pub fn create_file(&self) -> Result<OutputFile, StoreError> {
+        match self {
+            Destination::Local { dest, tmp } => {
+                let dir = tmp.parent().unwrap_or(Path::new(""));
+                OutputFile::create(dir, tmp).map_err(|e| StoreError::io(dest.display(), e))
+            }
+            Destination::Object { url, tmp } => {
+                OutputFile::create_named(tmp).map_err(|e| StoreError::io(&url.display, e))
+            }
+        }
+    }
+
+    /// [`Destination::commit`] for a file made by [`Destination::create_file`]: flush it and
+    /// give it the destination's name (linked into place when unnamed: directly when nothing
+    /// is there, else at the temporary name and renamed over the destination), or upload it.
+    /// On failure the temporary is removed and the destination is as it was.
+    ///
+    /// # Errors
+    /// As [`Destination::commit`].
+    pub fn commit_file(&self, file: OutputFile) -> Result<(), StoreError> {
+        match self {
+            Destination::Local { dest, tmp } => {
+                let r = file.publish(dest, tmp).map(|()| sync_parent(dest));
+                drop(file);
+                r.map_err(|e| {
+                    self.discard();
+                    StoreError::io(dest.display(), e)
+                })
+            }
+            Destination::Object { .. } => {
+                drop(file);
+                self.commit()
+            }
+        }
+    }
+
+    /// Remove what earlier runs to this destination left when they were killed (see
+    /// [`crate::remove_stale`]); call it before writing. Object destinations: nothing.
+    pub fn remove_stale(&self) {
+        if let Destination::Local { dest, .. } = self {
+            crate::temp::remove_stale(dest);
+        }
+    }
+
     /// Give up: remove the temporary output.
     pub fn discard(&self) {
         remove_path(self.temp());
     }
 
     /// While a local file is being written, start writing its pages to disk every
-    /// [`WRITEBACK_EVERY`], so the flush before the rename ([`Destination::commit`]) finds
-    /// little left and does not stall the end of the copy (it was 0.14-0.16 s of a 0.4 s copy
-    /// of 512 MiB). Stops when the returned guard is dropped; drop it before `commit`. Other
-    /// destinations (a store directory, a file bound for upload): nothing to do.
-    pub fn start_writeback(&self) -> Writeback {
-        match self {
-            Destination::Local { tmp, .. } => Writeback::start(tmp.clone()),
-            Destination::Object { .. } => Writeback { stop: None },
+    /// [`WRITEBACK_EVERY`], so the flush before it is published ([`Destination::commit_file`])
+    /// finds little left and does not stall the end of the copy (it was 0.14-0.16 s of a 0.4 s
+    /// copy of 512 MiB). The thread works on the file's descriptor, never its name (it has
+    /// none while unnamed). Stops when the returned guard is dropped; drop it before the
+    /// commit. A file bound for upload: nothing to do.
+    pub fn start_writeback(&self, file: &OutputFile) -> Writeback {
+        match (self, file.handle()) {
+            (Destination::Local { .. }, Ok(f)) => Writeback::start(f),
+            _ => Writeback { stop: None },
         }
     }
 }
@@ -128,7 +176,7 @@ pub struct Writeback {
 }
 
 impl Writeback {
-    fn start(path: PathBuf) -> Writeback {
+    fn start(file: fs::File) -> Writeback {
         if !cfg!(target_os = "linux") {
             return Writeback { stop: None };
         }
@@ -136,21 +184,11 @@ impl Writeback {
         let thread = std::thread::Builder::new()
             .name("writeback".into())
             .spawn(move || {
-                let mut file: Option<fs::File> = None;
                 // until the guard is dropped (the sender gone: Disconnected)
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                     rx.recv_timeout(WRITEBACK_EVERY)
                 {
-                    if file.is_none() {
-                        // the writer creates the file a moment after the copy starts; a
-                        // directory (a store) is flushed file by file at commit instead
-                        file = fs::File::open(&path)
-                            .ok()
-                            .filter(|f| f.metadata().is_ok_and(|m| m.is_file()));
-                    }
-                    if let Some(f) = &file {
-                        start_file_writeback(f);
-                    }
+                    start_file_writeback(&file);
                 }
             });
         match thread {
@@ -191,20 +229,28 @@ fn start_file_writeback(f: &fs::File) {
 fn start_file_writeback(_: &fs::File) {}
 
 /// Move a finished temporary output `tmp` to `dest`. A directory at `dest` (an old store
-/// already checked by [`check_destination`]) is first renamed aside and removed only after the
-/// new one is in place, so `dest` never names a half-removed tree.
+/// already checked by `nc_dispatch`) is swapped with the new one in one step where the file
+/// system can (`renameat2(RENAME_EXCHANGE)`, Linux) and then removed from the temporary name,
+/// so `dest` always names a complete store, even after a SIGKILL (the old store left at the
+/// temporary name is removed by the next run: [`crate::remove_stale`]). Elsewhere it is
+/// renamed aside first (`.NAME.old-PID`) and removed only after the new one is in place; a
+/// kill between the two renames leaves it aside, and the next run puts it back.
 fn publish(tmp: &Path, dest: &Path) -> std::io::Result<()> {
     sync_tree(tmp)?;
     let old_dir = fs::symlink_metadata(dest).is_ok_and(|m| m.is_dir());
     if old_dir {
-        let aside = aside_name(dest);
-        fs::rename(dest, &aside)?;
-        if let Err(e) = fs::rename(tmp, dest) {
-            // put the old store back: the destination is as it was
-            let _ = fs::rename(&aside, dest);
-            return Err(e);
+        if swap(tmp, dest)? {
+            remove_path(tmp);
+        } else {
+            let aside = crate::temp::aside_name(dest);
+            fs::rename(dest, &aside)?;
+            if let Err(e) = fs::rename(tmp, dest) {
+                // put the old store back: the destination is as it was
+                let _ = fs::rename(&aside, dest);
+                return Err(e);
+            }
+            remove_path(&aside);
         }
-        remove_path(&aside);
     } else {
         fs::rename(tmp, dest)?;
     }
@@ -212,12 +258,28 @@ fn publish(tmp: &Path, dest: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn aside_name(dest: &Path) -> PathBuf {
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    dest.with_file_name(format!(".{name}.old-{}", std::process::id()))
+/// Exchange two names atomically; `Ok(false)` when the system or file system cannot.
+fn swap(a: &Path, b: &Path) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::io::Errno;
+        match rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            a,
+            rustix::fs::CWD,
+            b,
+            rustix::fs::RenameFlags::EXCHANGE,
+        ) {
+            Ok(()) => Ok(true),
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (a, b);
+        Ok(false)
+    }
 }
 
 /// Flush a finished output to disk before it is published: a file, or every file and
@@ -346,16 +408,17 @@ mod tests {
         let d = tmpdir("writeback");
         let out = d.join("out.nc");
         let dest = Destination::local(&out);
-        let wb = dest.start_writeback();
+        let file = dest.create_file().unwrap();
+        let wb = dest.start_writeback(&file);
         assert!(
             wb.stop.is_some(),
             "a local destination starts the writeback thread"
         );
-        // the writer creates the file after the thread started, and keeps appending
+        // the writer writes through its own handle while the thread runs
         let block = vec![7u8; 1 << 20];
         {
             use std::io::Write;
-            let mut f = fs::File::create(dest.temp()).unwrap();
+            let mut f = file.handle().unwrap();
             for _ in 0..8 {
                 f.write_all(&block).unwrap();
                 std::thread::sleep(WRITEBACK_EVERY / 2);
@@ -368,23 +431,17 @@ mod tests {
             "stopped in {:?}",
             t.elapsed()
         );
-        dest.commit().unwrap();
+        dest.commit_file(file).unwrap();
         let got = fs::read(&out).unwrap();
         assert_eq!(got.len(), 8 << 20);
         assert!(got.iter().all(|&b| b == 7));
-        // a store directory: the thread finds no file and the commit flushes the tree
-        let store = d.join("s.zarr");
-        let dest = Destination::local(&store);
-        let wb = dest.start_writeback();
-        fs::create_dir(dest.temp()).unwrap();
-        fs::write(dest.temp().join(".zgroup"), b"{}").unwrap();
-        std::thread::sleep(2 * WRITEBACK_EVERY);
-        drop(wb);
-        dest.commit().unwrap();
-        assert_eq!(fs::read(store.join(".zgroup")).unwrap(), b"{}");
         // an object's temporary file is uploaded, not flushed: no thread
         let url = crate::remote::parse_remote("s3://b/k.nc").unwrap();
-        assert!(Destination::object(&url).start_writeback().stop.is_none());
+        let dest = Destination::object(&url);
+        let file = dest.create_file().unwrap();
+        assert!(dest.start_writeback(&file).stop.is_none());
+        drop(file);
+        dest.discard();
         fs::remove_dir_all(&d).unwrap();
     }
 }

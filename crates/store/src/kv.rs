@@ -212,6 +212,10 @@ pub(crate) fn under(prefix: &str, key: &str) -> bool {
 pub struct DirStore {
     root: PathBuf,
     writable: bool,
+    /// The lock this process holds on a directory it made ([`DirStore::create`]) while the
+    /// store lives, so that no other run takes it for a killed run's temporary
+    /// ([`crate::remove_stale`]).
+    _lock: Option<std::sync::Arc<fs::File>>,
 }
 
 impl DirStore {
@@ -230,6 +234,7 @@ impl DirStore {
         Ok(DirStore {
             root: root.to_path_buf(),
             writable: false,
+            _lock: None,
         })
     }
 
@@ -272,6 +277,7 @@ impl DirStore {
         Ok(DirStore {
             root: root.to_path_buf(),
             writable: true,
+            _lock: crate::temp::hold_lock(root).map(std::sync::Arc::new),
         })
     }
 
@@ -592,7 +598,12 @@ impl ZipStore {
         let mut tmp_name = self.path.file_name().unwrap_or_default().to_os_string();
         tmp_name.push(".tmp");
         let tmp = self.path.with_file_name(tmp_name);
-        let f = fs::File::create(&tmp).map_err(|e| StoreError::io(tmp.display(), e))?;
+        // unnamed until complete where the system allows (nothing for a SIGKILL to leave)
+        let dir = self.path.parent().unwrap_or(Path::new(""));
+        let out = crate::temp::OutputFile::create(dir, &tmp)
+            .and_then(|o| Ok((o.handle()?, o)))
+            .map_err(|e| StoreError::io(tmp.display(), e));
+        let (f, out) = out?;
         let mut w = zip::ZipWriter::new(std::io::BufWriter::new(f));
         for key in keys {
             // metadata deflated; chunks stored (usually compressed already)
@@ -616,7 +627,8 @@ impl ZipStore {
             .flush()
             .map_err(|e| StoreError::io(tmp.display(), e))?;
         drop(inner);
-        fs::rename(&tmp, &self.path).map_err(|e| StoreError::io(self.path.display(), e))?;
+        out.publish(&self.path, &tmp)
+            .map_err(|e| StoreError::io(self.path.display(), e))?;
         fs::remove_dir_all(staging.root()).map_err(|e| StoreError::io(staging.root().display(), e))
     }
 }

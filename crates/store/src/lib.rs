@@ -7,7 +7,9 @@
 //! - Byte sources with ranged reads ([`ByteSource`]: a local file with positional reads
 //!   straight into the caller's buffer, bytes in memory, a remote object).
 //! - Key → bytes stores ([`Store`]: a directory tree, a zip archive, memory, object storage).
-//! - Destinations ([`Destination`]): an output published atomically (rename, or one upload).
+//! - Destinations ([`Destination`]): an output published atomically (link or rename, or one
+//!   upload), written unnamed where it can be ([`OutputFile`]), and the removal of what a
+//!   killed run left ([`remove_stale`]).
 //!
 //! Readers of HDF5 and classic files ask a byte source for ranges; the Zarr reader and writer
 //! ask a store for keys; neither learns where the bytes are. This crate must not know any
@@ -23,6 +25,7 @@ pub mod remote;
 mod source;
 #[cfg(any(test, feature = "conformance"))]
 pub mod suite;
+mod temp;
 
 pub use dest::{remove_path, Destination, Writeback};
 pub use error::StoreError;
@@ -31,6 +34,7 @@ pub use kv::{
 };
 pub use location::{Location, Place, StorageKind, StoreModes, KNOWN_MODE_WORDS};
 pub use source::{range_len, ByteSource, BytesSource, FileSource};
+pub use temp::{hold_lock, remove_stale, OutputFile, NAMED_TEMPS_ENV};
 
 #[cfg(test)]
 mod tests {

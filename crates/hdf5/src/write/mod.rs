@@ -122,9 +122,31 @@ pub fn write_file(
     let mut registry = Registry::with_builtins();
     registry.load_default_plugins();
     let w = Writer::new(ds, src, opts, registry);
-    w.and_then(|w| w.write(path))
+    w.and_then(|w| w.write(|| Out::create_file(path)))
         .map_err(|e| Hdf5Error::InFile {
             path: path.to_path_buf(),
+            inner: Box::new(e),
+        })
+}
+
+/// Write `ds` as a netCDF-4 file into `file`, an open, empty file (written through this
+/// handle only, never reopened by name: it may have none yet); errors name it as `name`.
+///
+/// # Errors
+/// As [`write_file`].
+pub fn write_open_file(
+    file: std::fs::File,
+    name: &Path,
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &Nc4WriteOptions,
+) -> Result<(), Hdf5Error> {
+    let mut registry = Registry::with_builtins();
+    registry.load_default_plugins();
+    let w = Writer::new(ds, src, opts, registry);
+    w.and_then(|w| w.write(|| Ok(file)))
+        .map_err(|e| Hdf5Error::InFile {
+            path: name.to_path_buf(),
             inner: Box::new(e),
         })
 }
@@ -224,7 +246,11 @@ impl<'a> Writer<'a> {
     }
 
     /// Measure the metadata, write the data behind its region, then the metadata.
-    fn write(&self, path: &Path) -> Result<(), Hdf5Error> {
+    /// `open` gives the file, asked for once the layout is known.
+    fn write(
+        &self,
+        open: impl FnOnce() -> Result<std::fs::File, Hdf5Error>,
+    ) -> Result<(), Hdf5Error> {
         let objs = Objects::collect(self);
         let n = objs.list.len();
         // pass 1: sizes (every address 0)
@@ -259,7 +285,7 @@ impl<'a> Writer<'a> {
             next += s;
         }
         let region = next;
-        let out = Out::create(path, region)?;
+        let out = Out::new(open()?, region);
         // the data, behind the region
         let mut dheap = DataHeap::new(&out);
         for obj in &objs.list {

@@ -16,16 +16,20 @@ pub(super) struct Out {
 }
 
 impl Out {
-    /// Create (truncate) the file at `path`; space before `start` is reserved.
-    pub fn create(path: &Path, start: u64) -> Result<Out, Hdf5Error> {
-        let file = File::create(path).map_err(|e| Hdf5Error::Write {
+    /// Create (truncate) the file at `path`.
+    pub fn create_file(path: &Path) -> Result<File, Hdf5Error> {
+        File::create(path).map_err(|e| Hdf5Error::Write {
             what: "creating the file".into(),
             message: e.to_string(),
-        })?;
-        Ok(Out {
+        })
+    }
+
+    /// The output in `file` (empty, or truncated); space before `start` is reserved.
+    pub fn new(file: File, start: u64) -> Out {
+        Out {
             file,
             end: Cell::new(start),
-        })
+        }
     }
 
     /// Reserve `len` bytes at the end; their address.
