@@ -117,9 +117,10 @@ pub(crate) fn apply_storage_options(
             st.layout = Some(nc_dataset::Layout::Chunked);
         }
     }
-    // HDF5's nbit (5) and scaleoffset (6) are decoded on reading but have no encoder here:
-    // the copy holds the decoded values without them (netCDF-C keeps them, through libhdf5)
-    for i in 0..out.vars.len() {
+    // HDF5's nbit (5) and scaleoffset (6): the netCDF-4 writer encodes them (as netCDF-C
+    // keeps them, through libhdf5); Zarr has no such codec, so a Zarr copy holds the decoded
+    // values without them
+    for i in (0..out.vars.len()).filter(|_| to_zarr) {
         let st = &mut out.vars[i].storage;
         let dropped: Vec<String> = st
             .filters
@@ -130,7 +131,7 @@ pub(crate) fn apply_storage_options(
         if !dropped.is_empty() {
             st.filters.retain(|f| !matches!(f.id, 5 | 6));
             report.warnings.push(format!(
-                "variable {}: filter {} cannot be written (HDF5-only, read side); the data is copied without it",
+                "variable {}: filter {} cannot be written to Zarr (HDF5-only); the data is copied without it",
                 out.var_path(VarId(i)),
                 dropped.join(", ")
             ));
