@@ -149,6 +149,77 @@ fn copies_and_regenerations_store_what_libhdf5_stores() {
     }
 }
 
+/// 40 random scaleoffset datasets (integer sizes, signs, ranges from all-equal to 2^40, given
+/// bit counts; floats to 0-4 digits at magnitudes 1 to 10^6; a fill value taken from the data
+/// or none; big-endian): h5py writes them, and the same values written as CDL (exact
+/// literals) go through ncgen-rs; every chunk must be libhdf5's. `SEED` picks the data.
+const RANDOM: &str = r#"
+import h5py, numpy as np, sys
+rng = np.random.default_rng(SEED)
+names=[]
+cdl_t = {'i1':'byte','u1':'ubyte','i2':'short','u2':'ushort','i4':'int','u4':'uint','i8':'int64','u8':'uint64','f4':'float','f8':'double'}
+suffix = {'i1':'b','u1':'ub','i2':'s','u2':'us','i4':'','u4':'u','i8':'ll','u8':'ull','f4':'f','f8':''}
+def lit(x, t):
+    if t[0] == 'f':
+        r = repr(float(x))
+        if 'e' not in r and '.' not in r and 'inf' not in r and 'nan' not in r: r += '.'
+        return r + suffix[t]
+    return str(int(x)) + suffix[t]
+dims=[]; vars_=[]; data=[]
+with h5py.File('in.h5','w') as f:
+    for k in range(40):
+        t = str(rng.choice(['i1','u1','i2','u2','i4','u4','i8','u8','f4','f8']))
+        n = int(rng.integers(1, 30)); c = int(rng.integers(1, n+1))
+        kind = rng.integers(0, 4)
+        if t[0] in 'iu':
+            info = np.iinfo(t)
+            lo = int(rng.integers(info.min, info.max//2 + 1)); span = int(rng.choice([0, 1, 2, 7, 100, 3000, 2**20, 2**40]))
+            hi = min(info.max, lo + span)
+            v = rng.integers(lo, hi, size=n, endpoint=True).astype(t)
+            if kind == 0: v[:] = v[0]
+            if kind == 1: v[rng.integers(0, n)] = 0
+            user = (2, 0 if rng.random() < 0.8 else int(rng.integers(1, info.bits)))
+        else:
+            d = int(rng.integers(0, 5))
+            scale = float(rng.choice([1, 10, 1000, 1e6]))
+            v = np.round(rng.uniform(-scale, scale, size=n), d).astype(t)
+            if kind == 0: v[:] = v[0]
+            if kind == 1: v[rng.integers(0, n)] = 0
+            user = (0, d)
+        fill = v[int(rng.integers(0, n))] if rng.random() < 0.4 else None
+        big = rng.random() < 0.2 and t[1] != '1'  # numpy has no byte order for 1-byte types
+        name = f'd{k}_{t}'
+        dt = np.dtype(t).newbyteorder('>') if big else np.dtype(t)
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE); dcpl.set_chunk((c,)); dcpl.set_filter(6, 0, user)
+        if fill is not None: dcpl.set_fill_value(np.array(fill, dtype=dt))
+        ds = h5py.h5d.create(f.id, name.encode(), h5py.h5t.py_create(dt), h5py.h5s.create_simple((n,)), dcpl)
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(v.astype(dt)))
+        names.append(name)
+        dims.append(f'  n{k} = {n} ;')
+        a = [f'  {cdl_t[t]} {name}(n{k}) ;', f'    {name}:_ChunkSizes = {c} ;', f'    {name}:_Filter = "6,{user[0]},{user[1]}" ;']
+        a.append(f'    {name}:_FillValue = {lit(fill, t)} ;' if fill is not None else f'    {name}:_NoFill = "true" ;')
+        if big: a.append(f'    {name}:_Endianness = "big" ;')
+        vars_ += a
+        data.append(f'  {name} = ' + ', '.join(lit(x, t) for x in v) + ' ;')
+open('in.cdl','w').write('netcdf g {\ndimensions:\n' + '\n'.join(dims) + '\nvariables:\n' + '\n'.join(vars_) + '\ndata:\n' + '\n'.join(data) + '\n}\n')
+print(repr(names))"#;
+
+#[test]
+fn random_scaleoffset_chunks_are_libhdf5s() {
+    let dir = tempdir("nbit-so-random");
+    for seed in [31, 2024] {
+        let Some(names) = h5py(&dir, &RANDOM.replace("SEED", &seed.to_string())) else {
+            return;
+        };
+        run_ok("ncgen-rs", &["-k", "nc4", "-o", "gen.nc", "in.cdl"], &dir);
+        let script = format!(
+            "{LIST}\nsame = {}\ncompare(listing('in.h5'), listing('gen.nc', same), same, 'seed {seed}')\n",
+            names.trim()
+        );
+        h5py(&dir, &script).unwrap();
+    }
+}
+
 /// CDL with nbit and scaleoffset as netCDF-C takes them (`_Filter = "5"`, `"6,<scale type>,
 /// <scale factor>"`), fill values in the data and in edge chunks.
 const CDL: &str = r#"netcdf f {
