@@ -1,6 +1,7 @@
 //! End-to-end, issue 14: what the tools do with h5py files netCDF cannot show whole. ncdump-rs
 //! names every left-out object on stderr and still exits 0; nccopy-rs copies data stored
-//! with HDF5's read-only filters (scaleoffset, nbit) without them, with a warning.
+//! with HDF5's own filters (scaleoffset, nbit) keeping them (issue 31; byte for byte in
+//! `nbit_scaleoffset.rs`).
 //! Inputs are written by h5py at test time (skipped with a SKIP line without it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -347,7 +348,7 @@ print('ok')
 }
 
 #[test]
-fn nccopy_copies_scaleoffset_and_nbit_data_without_them() {
+fn nccopy_copies_scaleoffset_and_nbit_data_with_them() {
     let dir = tempdir("h5-so-copy");
     let script = r#"
 import h5py, numpy as np
@@ -366,10 +367,16 @@ with h5py.File('so.h5', 'w') as f:
     let out = run("nccopy-rs", &["so.h5", "copy.nc"], &dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("scaleoffset") && stderr.contains("nbit"),
-        "{stderr}"
-    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let header = run("ncdump-rs", &["-hs", "copy.nc"], &dir);
+    let header = String::from_utf8_lossy(&header.stdout);
+    for filter in [
+        "si:_Filter = \"6,2,0,8,0,4,1,0,1,0,",
+        "sf:_Filter = \"6,0,2,5,1,4,0,0,1,0,",
+        "n16:_Filter = \"5,8,1,4,1,2,0,16,0\"",
+    ] {
+        assert!(header.contains(filter), "{filter} not in {header}");
+    }
     let data = |file: &str| {
         let out = run("ncdump-rs", &["-n", "x", file], &dir);
         assert!(out.status.success());

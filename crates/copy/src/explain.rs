@@ -34,7 +34,7 @@ pub(crate) fn explain_lines(
         let mut line = match plan.decisions.get(v.0) {
             Some(d) => {
                 // the decision says which row fired; the chain is what the output keeps (the
-                // decided one less the filters that cannot be written, nbit and scaleoffset)
+                // decided one less the filters the output cannot hold, e.g. nbit in Zarr)
                 let mut d = d.clone();
                 d.chain = st.filters.clone();
                 d.explain()

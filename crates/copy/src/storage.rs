@@ -117,25 +117,6 @@ pub(crate) fn apply_storage_options(
             st.layout = Some(nc_dataset::Layout::Chunked);
         }
     }
-    // HDF5's nbit (5) and scaleoffset (6) are decoded on reading but have no encoder here:
-    // the copy holds the decoded values without them (netCDF-C keeps them, through libhdf5)
-    for i in 0..out.vars.len() {
-        let st = &mut out.vars[i].storage;
-        let dropped: Vec<String> = st
-            .filters
-            .iter()
-            .filter(|f| matches!(f.id, 5 | 6))
-            .map(id_and_name)
-            .collect();
-        if !dropped.is_empty() {
-            st.filters.retain(|f| !matches!(f.id, 5 | 6));
-            report.warnings.push(format!(
-                "variable {}: filter {} cannot be written (HDF5-only, read side); the data is copied without it",
-                out.var_path(VarId(i)),
-                dropped.join(", ")
-            ));
-        }
-    }
     if !opts.chunks.is_empty() {
         let spec = parse_chunk_specs(&opts.chunks)?;
         for i in 0..out.vars.len() {

@@ -1,6 +1,6 @@
 //! [`ChunkDecoder`]: how a reader undoes the filters of stored chunks. One path for every
-//! backend: a [`Registry`] of the built-in codecs, the decode-only codecs a format adds (HDF5's
-//! nbit and scaleoffset, from the HDF5 reader) and the HDF5 plugins of the default search
+//! backend: a [`Registry`] of the built-in codecs, the codecs a format adds (HDF5's nbit and
+//! scaleoffset, from nc-hdf5) and the HDF5 plugins of the default search
 //! path, built on first need so that reading metadata (`ncdump -h`, `-hs`) never loads a
 //! plugin.
 
@@ -42,8 +42,8 @@ impl ChunkDecoder {
         ChunkDecoder::default()
     }
 
-    /// [`ChunkDecoder::new`] plus codecs a format brings (decode-only ones such as HDF5's
-    /// nbit); a built-in codec of the same id wins.
+    /// [`ChunkDecoder::new`] plus codecs a format brings (such as HDF5's nbit); a built-in
+    /// codec of the same id wins.
     pub fn with_codecs(extra: Vec<Arc<dyn FilterFactory>>) -> ChunkDecoder {
         ChunkDecoder {
             registry: OnceLock::new(),

@@ -65,7 +65,7 @@ pub struct KnownFilter {
     /// The Zarr v3 codec name the v3 writer uses for it, when there is one.
     pub zarr3: Option<&'static str>,
     /// The built-in codec, `None` when only a plugin (or, for HDF5's own nbit and
-    /// scaleoffset, the HDF5 reader) decodes it.
+    /// scaleoffset, nc-hdf5) implements it.
     pub(crate) codec: Option<Codec>,
 }
 
@@ -272,7 +272,7 @@ mod tests {
                 .expect("builds");
             assert_eq!(filter.id(), id, "codec of row {id} says another id");
         }
-        // HDF5's own read-only filters have rows but no codec here
+        // HDF5's own nbit and scaleoffset have rows but no codec here (nc-hdf5 has them)
         assert!(!known(5).is_some_and(KnownFilter::is_builtin));
         assert!(reg.builtin(5).is_none());
     }

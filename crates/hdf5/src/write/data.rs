@@ -226,10 +226,16 @@ impl Writer<'_> {
                     .map_err(|e| missing_filter(&self.registry, &name, &plan.chain, e))?,
             )
         };
-        let fill = ds
-            .fill_value(v)
-            .and_then(|f| user::value_bytes(ds, var.ty, &f, plan.big))
-            .unwrap_or_else(|| vec![0; type_size]);
+        // an edge chunk's part past the array: the fill value, or zeros under "no fill"
+        // (libhdf5 clears a new chunk's buffer when its fill time is "never"; it matters to
+        // scaleoffset, whose minimum and bit count see those elements)
+        let fill = if plan.no_fill {
+            None
+        } else {
+            ds.fill_value(v)
+                .and_then(|f| user::value_bytes(ds, var.ty, &f, plan.big))
+        }
+        .unwrap_or_else(|| vec![0; type_size]);
         let grid = chunk_grid(shape, &plan.chunk);
         // ncgen: chunks that begin past the data the CDL gives stay unwritten (fill)
         let given = self.given_prefix(v);

@@ -121,6 +121,12 @@ pub fn write_file(
 ) -> Result<(), Hdf5Error> {
     let mut registry = Registry::with_builtins();
     registry.load_default_plugins();
+    // HDF5's own nbit and scaleoffset, encoded here (no nc-filters codec has their ids)
+    for f in crate::filters::hdf5_only() {
+        registry
+            .register(f, true)
+            .map_err(|e| Hdf5Error::invalid("filter registry", e.to_string()))?;
+    }
     let w = Writer::new(ds, src, opts, registry);
     w.and_then(|w| w.write(|| Out::create_file(path)))
         .map_err(|e| Hdf5Error::InFile {
@@ -435,14 +441,6 @@ impl<'a> Writer<'a> {
         if layout == Layout::Chunked {
             check_chunk_shape(ds, v, &chunk, user::disk_size(ds, var.ty) as u64)?;
         }
-        // netCDF-C refuses filters on variable-length data
-        let chain = if layout == Layout::Chunked && !heap_refs {
-            let ordered = netcdf_filter_order(&st.filters);
-            let ctx = FilterContext::new(type_size, &chunk);
-            self.registry.working_chain(&ordered, &ctx)
-        } else {
-            Vec::new()
-        };
         let sparse = self.sparse_source(v, layout, &chunk);
         // netCDF-C: a fill value on every variable, or (no fill) fill time "never" and no
         // value; file-level "no fill" (nccopy) applies to fixed-size atomic types only:
@@ -451,6 +449,16 @@ impl<'a> Writer<'a> {
             && matches!(var.ty, NcType::Atomic(a) if a != AtomicType::String)
             && sparse == Sparse::No;
         let no_fill = st.no_fill == Some(true) || file_nofill;
+        // netCDF-C refuses filters on variable-length data
+        let chain = if layout == Layout::Chunked && !heap_refs {
+            let ordered = netcdf_filter_order(&st.filters);
+            let ctx = FilterContext::new(type_size, &chunk);
+            let mut chain = self.registry.working_chain(&ordered, &ctx);
+            self.hdf5_only_params(v, &datatype, &chunk, no_fill, &mut chain)?;
+            chain
+        } else {
+            Vec::new()
+        };
         Ok(VarPlan {
             layout,
             chunk,
@@ -460,6 +468,56 @@ impl<'a> Writer<'a> {
             sparse,
             no_fill,
         })
+    }
+
+    /// The parameters libhdf5's `set_local` would store for nbit (5) and scaleoffset (6) in
+    /// `chain`, from the variable's HDF5 type, its chunk and its fill value: the user's
+    /// parameters (`_Filter = "6,0,2"`, or the 20 of a copied input) give scaleoffset's
+    /// scale type and factor only; nbit takes none.
+    fn hdf5_only_params(
+        &self,
+        v: VarId,
+        datatype: &Datatype,
+        chunk: &[u64],
+        no_fill: bool,
+        chain: &mut [FilterSpec],
+    ) -> Result<(), Hdf5Error> {
+        let ds = self.ds;
+        let var = ds.var(v);
+        let elems = chunk.iter().product::<u64>();
+        let why = |e: String, id: u32| {
+            Hdf5Error::invalid(
+                format!("variable {}", ds.var_path(v)),
+                format!("filter {id} ({}): {e}", crate::filter_name(id)),
+            )
+        };
+        for f in chain.iter_mut() {
+            match f.id {
+                crate::filters::NBIT => {
+                    f.params = crate::filters::nbit::params_for(datatype, elems)
+                        .map_err(|e| why(e, f.id))?;
+                }
+                crate::filters::SCALEOFFSET => {
+                    // libhdf5's fill value, in its memory's (little-endian) order; "no fill"
+                    // leaves libhdf5's default, zero
+                    let fill = if no_fill {
+                        None
+                    } else {
+                        ds.fill_value(v)
+                            .and_then(|x| user::value_bytes(ds, var.ty, &x, false))
+                    };
+                    f.params = crate::filters::scaleoffset::params_for(
+                        datatype,
+                        elems,
+                        &f.params,
+                        fill.as_deref(),
+                    )
+                    .map_err(|e| why(e, f.id))?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// A copy whose source never stored part of variable `v` (see

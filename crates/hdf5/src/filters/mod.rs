@@ -1,7 +1,8 @@
-//! The HDF5 reader's chunk decoder: nc-filters' [`ChunkDecoder`] (built-in codecs and plugins),
-//! plus the two filters only HDF5 has, nbit (5) and scaleoffset (6), decoded by
-//! `hdf5-reader` (parameters as HDF5's `set_local` stored them in the pipeline message; read
-//! side only, nothing here writes them).
+//! The two filters only HDF5 has, nbit (5) and scaleoffset (6), as codecs of nc-filters'
+//! engine: decoded by `hdf5-reader`, encoded by our own encoders (`nbit.rs`,
+//! `scaleoffset.rs`, bit for bit libhdf5's), with the parameters HDF5's `set_local` stores in
+//! the pipeline message. The reader's chunk decoder is nc-filters' [`ChunkDecoder`] (built-in
+//! codecs and plugins) with these two added; the writer registers them in its registry.
 
 use std::sync::Arc;
 
@@ -16,18 +17,24 @@ pub fn filter_name(id: u32) -> &'static str {
 /// The decoder the HDF5 reader uses by default: nc-filters' codecs and plugins, and HDF5's own
 /// nbit and scaleoffset.
 pub fn chunk_decoder() -> ChunkDecoder {
-    ChunkDecoder::with_codecs(vec![
-        Arc::new(Hdf5Only(NBIT)),
-        Arc::new(Hdf5Only(SCALEOFFSET)),
-    ])
+    ChunkDecoder::with_codecs(hdf5_only())
 }
 
-/// HDF5's nbit filter id.
-const NBIT: FilterId = 5;
-/// HDF5's scale-offset filter id.
-const SCALEOFFSET: FilterId = 6;
+/// The factories of nbit and scaleoffset (encode and decode; their parameters are the stored
+/// ones, as `nbit::params_for` and `scaleoffset::params_for` make them).
+pub(crate) fn hdf5_only() -> Vec<Arc<dyn FilterFactory>> {
+    vec![Arc::new(Hdf5Only(NBIT)), Arc::new(Hdf5Only(SCALEOFFSET))]
+}
 
-/// The factory (and, configured, the filter) of one of HDF5's own read-only filters.
+pub(crate) mod nbit;
+pub(crate) mod scaleoffset;
+
+/// HDF5's nbit filter id.
+pub(crate) const NBIT: FilterId = 5;
+/// HDF5's scale-offset filter id.
+pub(crate) const SCALEOFFSET: FilterId = 6;
+
+/// The factory (and, configured, the filter) of one of HDF5's own filters.
 #[derive(Clone)]
 struct Hdf5Only(FilterId);
 
@@ -61,12 +68,19 @@ impl Filter for Configured {
     fn name(&self) -> &str {
         filter_name(self.id)
     }
-    fn encode(&self, _chunk: &[u8], _out: &mut Vec<u8>) -> Result<(), FilterError> {
-        Err(FilterError::Unsupported {
+    fn encode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
+        let encoded = if self.id == NBIT {
+            nbit::encode(chunk, &self.params)
+        } else {
+            scaleoffset::encode(chunk, &self.params)
+        };
+        *out = encoded.map_err(|reason| FilterError::BadParams {
             id: self.id,
-            name: filter_name(self.id),
-            what: "encoding".into(),
-        })
+            name: filter_name(self.id).to_string(),
+            params: self.params.clone(),
+            reason,
+        })?;
+        Ok(())
     }
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
         let decoded = if self.id == NBIT {
@@ -125,7 +139,7 @@ mod tests {
         .unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("filter 6 (scaleoffset): encoding"),
+                .starts_with("filter 6 (scaleoffset): bad parameters"),
             "{e}"
         );
     }
