@@ -117,20 +117,23 @@ pub(crate) fn apply_storage_options(
             st.layout = Some(nc_dataset::Layout::Chunked);
         }
     }
-    // HDF5's nbit (5) and scaleoffset (6) are decoded on reading but have no encoder here:
-    // the copy holds the decoded values without them (netCDF-C keeps them, through libhdf5)
+    // HDF5's nbit (5) and scaleoffset (6), and PyTables' LZO (305), are decoded on reading but
+    // have no encoder here: the copy holds the decoded values without them (netCDF-C keeps
+    // them, through libhdf5 and, for LZO, PyTables' filter when it is registered)
+    let read_only =
+        |f: &nc_dataset::FilterSpec| nc_filters::known(f.id).is_some_and(|k| k.read_only);
     for i in 0..out.vars.len() {
         let st = &mut out.vars[i].storage;
         let dropped: Vec<String> = st
             .filters
             .iter()
-            .filter(|f| matches!(f.id, 5 | 6))
+            .filter(|f| read_only(f))
             .map(id_and_name)
             .collect();
         if !dropped.is_empty() {
-            st.filters.retain(|f| !matches!(f.id, 5 | 6));
+            st.filters.retain(|f| !read_only(f));
             report.warnings.push(format!(
-                "variable {}: filter {} cannot be written (HDF5-only, read side); the data is copied without it",
+                "variable {}: filter {} cannot be written (decoded on reading only); the data is copied without it",
                 out.var_path(VarId(i)),
                 dropped.join(", ")
             ));
