@@ -63,9 +63,35 @@ printf '*,32015,3\nv|w,none\n/g/x,1,9' > "$C/filter_specs/rules"
 printf '[{"id": "zlib", "level": 1}, {"id": "shuffle", "elementsize": 4}, {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}]' > "$C/filter_specs/codecs"
 printf '{"id": "delta", "dtype": "<i4", "astype": "<i2"}' > "$C/filter_specs/delta"
 
-# codec_decode: [codec index][p0 4 bytes][p1 4 bytes][type size][chunk]
-for i in 0 1 2 3 4 5 6 7 8 9 10; do
+# codec_decode: [codec index][p0 4 bytes][p1 4 bytes][type size | object type << 4][chunk]
+for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
     printf "\\x$(printf %02x "$i")\\x01\\x00\\x00\\x00\\x40\\x00\\x00\\x00\\x04" > "$C/codec_decode/hdr$i"
     head -c 64 /dev/zero >> "$C/codec_decode/hdr$i"
 done
+# LZO streams written by liblzo itself (index 11 is filter 305), with and without PyTables'
+# trailer, when Python can load liblzo2 (Debian's liblzo2-2)
+if python3 -c 'import ctypes; ctypes.CDLL("liblzo2.so.2")' 2>/dev/null; then
+    python3 - "$C/codec_decode" <<'PY'
+import ctypes, sys, zlib
+d = sys.argv[1]
+lzo = ctypes.CDLL("liblzo2.so.2")
+# lzo_init(): version, then sizeof short, int, long, lzo_uint32_t, lzo_uint, dict entry,
+# char *, lzo_voidp, lzo_callback_t (LP64)
+assert lzo.__lzo_init_v2(ctypes.c_uint(lzo.lzo_version()), 2, 4, 8, 4, 8, 8, 8, 8, 48) == 0
+wrk = ctypes.create_string_buffer(1 << 20)
+datas = [bytes(range(256)) * 4, b"abc" * 300 + bytes(200), bytes((i * i) % 251 for i in range(3000))]
+for k, data in enumerate(datas):
+    for name, fn in (("1", lzo.lzo1x_1_compress), ("999", lzo.lzo1x_999_compress)):
+        dst = ctypes.create_string_buffer(len(data) * 2 + 64)
+        n = ctypes.c_size_t(len(dst))
+        assert fn(data, ctypes.c_size_t(len(data)), dst, ctypes.byref(n), wrk) == 0
+        stream = dst.raw[:n.value]
+        # p0 = 1 (complevel), p1 = the chunk's length in 1-byte elements (the target's chunk
+        # shape), byte 9: element size 1, object type 4 (a CArray)
+        head = bytes([11]) + (1).to_bytes(4, "little") + (len(data)).to_bytes(4, "little") + bytes([0x41])
+        trailer = zlib.adler32(data).to_bytes(4, "little") + len(data).to_bytes(4, "little")
+        open(f"{d}/lzo{k}_{name}", "wb").write(head + stream)
+        open(f"{d}/lzo{k}_{name}_trailer", "wb").write(head + stream + trailer)
+PY
+fi
 echo "seeds in $C"

@@ -1,6 +1,7 @@
 //! Fuzz the built-in codecs' decoders on corrupt chunks: deflate, shuffle, fletcher32, szip,
-//! nbit... every id the registry builds in. Byte 0 picks the codec, bytes 1-8 give two
-//! parameters, byte 9 the element size; the rest is the stored chunk. Decoding must give the
+//! nbit, PyTables' LZO... every id the registry builds in. Byte 0 picks the codec, bytes 1-8 give
+//! two parameters, byte 9 the element size (low 4 bits) and a third parameter (high 4 bits,
+//! LZO's object type); the rest is the stored chunk. Decoding must give the
 //! chunk or an error, never a panic or an allocation beyond the chunk's logical size.
 #![no_main]
 
@@ -9,7 +10,7 @@ use nc_filters::{FilterContext, FilterSpec, Registry};
 use std::sync::OnceLock;
 
 /// Ids tried: HDF5's own filters and the registered ones built in.
-const IDS: [u32; 11] = [1, 2, 3, 4, 5, 6, 307, 32001, 32004, 32015, 32000];
+const IDS: [u32; 12] = [1, 2, 3, 4, 5, 6, 307, 32001, 32004, 32015, 32000, 305];
 
 fn registry() -> &'static Registry {
     static R: OnceLock<Registry> = OnceLock::new();
@@ -33,7 +34,8 @@ fuzz_target!(|data: &[u8]| {
     if !registry.is_available(id) {
         return;
     }
-    for params in [vec![], vec![p0], vec![p0, p1]] {
+    let p2 = u32::from(data[9] >> 4);
+    for params in [vec![], vec![p0], vec![p0, p1], vec![p0, p1 % 32, p2]] {
         let spec = FilterSpec { id, params };
         if let Ok(p) = registry.pipeline_stored(std::slice::from_ref(&spec), ctx.clone()) {
             if let Ok(out) = p.decode(chunk) {

@@ -117,6 +117,27 @@ pub(crate) fn apply_storage_options(
             st.layout = Some(nc_dataset::Layout::Chunked);
         }
     }
+    // PyTables' LZO (305) is decoded on reading but has no encoder here: the copy holds the
+    // decoded values without it (netCDF-C keeps it through PyTables' filter when registered)
+    let read_only =
+        |f: &nc_dataset::FilterSpec| nc_filters::known(f.id).is_some_and(|k| k.read_only);
+    for i in 0..out.vars.len() {
+        let st = &mut out.vars[i].storage;
+        let dropped: Vec<String> = st
+            .filters
+            .iter()
+            .filter(|f| read_only(f))
+            .map(id_and_name)
+            .collect();
+        if !dropped.is_empty() {
+            st.filters.retain(|f| !read_only(f));
+            report.warnings.push(format!(
+                "variable {}: filter {} cannot be written (decoded on reading only); the data is copied without it",
+                out.var_path(VarId(i)),
+                dropped.join(", ")
+            ));
+        }
+    }
     if !opts.chunks.is_empty() {
         let spec = parse_chunk_specs(&opts.chunks)?;
         for i in 0..out.vars.len() {

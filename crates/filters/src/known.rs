@@ -67,6 +67,9 @@ pub struct KnownFilter {
     /// The built-in codec, `None` when only a plugin (or, for HDF5's own nbit and
     /// scaleoffset, nc-hdf5) implements it.
     pub(crate) codec: Option<Codec>,
+    /// Decoded on reading but never encoded here (PyTables' LZO): a copy stores the data
+    /// without it.
+    pub read_only: bool,
 }
 
 impl std::fmt::Debug for KnownFilter {
@@ -79,6 +82,7 @@ impl std::fmt::Debug for KnownFilter {
             .field("numcodecs", &self.numcodecs)
             .field("zarr3", &self.zarr3)
             .field("builtin", &self.codec.is_some())
+            .field("read_only", &self.read_only)
             .finish()
     }
 }
@@ -99,6 +103,7 @@ const fn row(id: FilterId, name: &'static str) -> KnownFilter {
         numcodecs: Numcodecs::None,
         zarr3: None,
         codec: None,
+        read_only: false,
     }
 }
 
@@ -135,6 +140,11 @@ pub static FILTERS: &[KnownFilter] = &[
     },
     row(5, "nbit"),
     row(6, "scaleoffset"),
+    KnownFilter {
+        codec: with(codecs::lzo::build, codecs::same),
+        read_only: true,
+        ..row(305, "lzo")
+    },
     KnownFilter {
         aliases: &["bz2"],
         numcodecs: Numcodecs::Same("bz2"),
@@ -261,7 +271,7 @@ mod tests {
             .filter(|k| k.is_builtin())
             .map(|k| k.id)
             .collect();
-        assert_eq!(built, [1, 2, 3, 4, 307, 32000, 32001, 32004, 32015]);
+        assert_eq!(built, [1, 2, 3, 4, 305, 307, 32000, 32001, 32004, 32015]);
         for id in built {
             let f = reg.builtin(id).expect("registered");
             assert_eq!(f.id(), id);
@@ -272,6 +282,13 @@ mod tests {
                 .expect("builds");
             assert_eq!(filter.id(), id, "codec of row {id} says another id");
         }
+        // decoded only: a copy leaves them out
+        let read_only: Vec<FilterId> = FILTERS
+            .iter()
+            .filter(|k| k.read_only)
+            .map(|k| k.id)
+            .collect();
+        assert_eq!(read_only, [305]);
         // HDF5's own nbit and scaleoffset have rows but no codec here (nc-hdf5 has them)
         assert!(!known(5).is_some_and(KnownFilter::is_builtin));
         assert!(reg.builtin(5).is_none());

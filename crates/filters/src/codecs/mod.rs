@@ -12,6 +12,7 @@ mod gzip;
 pub(crate) mod lz4;
 pub(crate) mod lzf;
 mod lzma;
+pub(crate) mod lzo;
 mod numcast;
 mod numcodecs_lz4;
 pub(crate) mod shuffle;
@@ -275,6 +276,7 @@ pub fn builtin_codecs() -> Vec<BuiltinCodec> {
                     v("lz4_flex"),
                     v("zstd-sys").split("+zstd.").nth(1).unwrap_or("?")
                 ),
+                305 => "built in (decode only)".to_string(),
                 _ => "built in".to_string(),
             };
             BuiltinCodec {
