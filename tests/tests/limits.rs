@@ -108,6 +108,48 @@ fn long_dimensions_without_variables_take_no_space() {
     fs::remove_dir_all(&d).unwrap();
 }
 
+/// A classic file holds every value, fill included: one that cannot fit its file system's
+/// free space (a CDF-5 variable of 2^47 doubles, 1 PiB, from a few bytes of CDL) is refused
+/// before anything is written, naming the sizes and the cures, and leaves nothing behind (it
+/// ran until the disk was full). The same declaration as netCDF-4 stores nothing and works.
+#[test]
+fn classic_outputs_larger_than_the_free_space_are_refused_up_front() {
+    let d = tempdir("limits-nospace");
+    let cdl =
+        "netcdf huge {\ndimensions:\n\tn = 140737488355328 ;\nvariables:\n\tdouble v(n) ;\n}\n";
+    fs::write(d.join("huge.cdl"), cdl).unwrap();
+    for (tool, args) in [
+        ("ncgen-rs", vec!["-k", "cdf5", "-o", "huge.nc", "huge.cdl"]),
+        ("ncgen-rs", vec!["-4", "-o", "huge4.nc", "huge.cdl"]),
+        ("nccopy-rs", vec!["-k", "cdf5", "huge4.nc", "copy.nc"]),
+    ] {
+        let (o, _) = common::run_measured_within(
+            std::process::Command::new(common::bin(tool))
+                .args(&args)
+                .current_dir(&d),
+            std::time::Duration::from_secs(60),
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        if args.contains(&"-4") {
+            assert!(o.status.success(), "{err}");
+            continue;
+        }
+        assert!(!o.status.success(), "{tool} {args:?} wrote a 1 PiB file?");
+        assert!(
+            err.contains("the file needs 1125899906842")
+                && err.contains("bytes free: free space, write elsewhere, or write netCDF-4"),
+            "{err}"
+        );
+    }
+    let mut left: Vec<String> = fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["huge.cdl", "huge4.nc"]);
+    fs::remove_dir_all(&d).unwrap();
+}
+
 /// Run a tool and return its output with its peak resident memory in MiB (VmHWM, polled).
 fn run_measured(tool: &str, args: &[&str], dir: &std::path::Path) -> (std::process::Output, u64) {
     common::run_measured(

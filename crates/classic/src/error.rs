@@ -123,6 +123,18 @@ pub enum ClassicError {
         /// Where that ends.
         other_end: u64,
     },
+    /// The file to write is larger than its file system's free space (checked before writing).
+    #[error(
+        "the file needs {need} bytes (every value of a classic file is written, fill included) \
+         and its file system has {free} bytes free: free space, write elsewhere, or write \
+         netCDF-4 (-k nc4), which stores no unwritten data"
+    )]
+    NoSpace {
+        /// Length of the whole file.
+        need: u64,
+        /// Bytes available on its file system.
+        free: u64,
+    },
     /// A size computed from the header does not fit 64 bits.
     #[error("variable \"{var}\": its size overflows 64 bits (corrupt header?)")]
     SizeOverflow {

@@ -252,6 +252,14 @@ impl Plan {
         src: &dyn DataSource,
         opts: &WriteOptions,
     ) -> Result<(), ClassicError> {
+        // every byte of a classic file is written (fill included): refuse up front what the
+        // file system cannot hold, instead of a long run that ends full
+        let need = self.file_len();
+        if let Some(free) = nc_store::free_bytes(&file) {
+            if need > free {
+                return Err(ClassicError::NoSpace { need, free });
+            }
+        }
         let mut out = BufWriter::with_capacity(1 << 20, file);
         self.write(&mut out, ds, src, opts)?;
         // flushed, not synced: like netCDF-C, durability is left to the caller
@@ -260,6 +268,23 @@ impl Plan {
             source: e.into_error(),
         })?;
         Ok(())
+    }
+
+    /// Length of the file this plan writes: the header, the fixed-size variables, and
+    /// `numrecs` records (an upper bound when the format pads the last variable).
+    fn file_len(&self) -> u64 {
+        let mut end = self.header.len() as u64;
+        for v in &self.vars {
+            let e = if v.place.record {
+                v.place
+                    .begin
+                    .saturating_add(self.numrecs.saturating_mul(self.recsize))
+            } else {
+                v.place.begin.saturating_add(v.place.vsize)
+            };
+            end = end.max(e);
+        }
+        end
     }
 
     /// Validate `ds` for the format and compute the whole layout.

@@ -733,7 +733,8 @@ impl Reader<'_> {
                 "integers of a width netCDF has no type for (widened to a netCDF type on reading)",
             );
         }
-        if info.int_bits().is_some() {
+        // (nbit-packed ones are referenced with their filter, which references then refuse)
+        if info.nbit_bits.is_none() && info.int_bits().is_some() {
             return elsewhere(
                 "integers with unused bits (precision or offset), unpacked on reading",
             );

@@ -34,7 +34,7 @@ pub use kv::{
 };
 pub use location::{Location, Place, StorageKind, StoreModes, KNOWN_MODE_WORDS};
 pub use source::{range_len, ByteSource, BytesSource, FileSource};
-pub use temp::{hold_lock, remove_stale, OutputFile, NAMED_TEMPS_ENV};
+pub use temp::{free_bytes, hold_lock, remove_stale, OutputFile, NAMED_TEMPS_ENV};
 
 #[cfg(test)]
 mod tests {

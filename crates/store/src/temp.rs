@@ -341,6 +341,21 @@ pub fn remove_stale(dest: &Path) -> Vec<PathBuf> {
     done
 }
 
+/// Bytes an unprivileged writer may still add to the file system holding `file`, a regular
+/// file (`fstatvfs`: available blocks times the fragment size); `None` when it cannot be
+/// asked, for other files (devices, pipes), and for file systems that report no size (some
+/// network and FUSE ones say 0 of 0).
+pub fn free_bytes(file: &std::fs::File) -> Option<u64> {
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let st = rustix::fs::fstatvfs(file).ok()?;
+    if st.f_blocks == 0 {
+        return None;
+    }
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -107,6 +107,19 @@ impl Default for Nc4WriteOptions {
     }
 }
 
+/// The filters a netCDF-4 output can encode: the built-in codecs, the default plugins, and
+/// HDF5's own nbit and scaleoffset (encoded in nc-hdf5: no nc-filters codec has their ids).
+fn registry() -> Result<Registry, Hdf5Error> {
+    let mut registry = Registry::with_builtins();
+    registry.load_default_plugins();
+    for f in crate::filters::hdf5_only() {
+        registry
+            .register(f, true)
+            .map_err(|e| Hdf5Error::invalid("filter registry", e.to_string()))?;
+    }
+    Ok(registry)
+}
+
 /// Write `ds` as a netCDF-4 file at `path`, reading variable data from `src` chunk by chunk.
 ///
 /// # Errors
@@ -119,15 +132,7 @@ pub fn write_file(
     src: &dyn DataSource,
     opts: &Nc4WriteOptions,
 ) -> Result<(), Hdf5Error> {
-    let mut registry = Registry::with_builtins();
-    registry.load_default_plugins();
-    // HDF5's own nbit and scaleoffset, encoded here (no nc-filters codec has their ids)
-    for f in crate::filters::hdf5_only() {
-        registry
-            .register(f, true)
-            .map_err(|e| Hdf5Error::invalid("filter registry", e.to_string()))?;
-    }
-    let w = Writer::new(ds, src, opts, registry);
+    let w = Writer::new(ds, src, opts, registry()?);
     w.and_then(|w| w.write(|| Out::create_file(path)))
         .map_err(|e| Hdf5Error::InFile {
             path: path.to_path_buf(),
@@ -147,9 +152,7 @@ pub fn write_open_file(
     src: &dyn DataSource,
     opts: &Nc4WriteOptions,
 ) -> Result<(), Hdf5Error> {
-    let mut registry = Registry::with_builtins();
-    registry.load_default_plugins();
-    let w = Writer::new(ds, src, opts, registry);
+    let w = Writer::new(ds, src, opts, registry()?);
     w.and_then(|w| w.write(|| Ok(file)))
         .map_err(|e| Hdf5Error::InFile {
             path: name.to_path_buf(),
