@@ -17,6 +17,19 @@ fn h5py(dir: &Path, script: &str) -> bool {
     python_script(dir, "import h5py, numpy", "h5py", script).is_some()
 }
 
+/// nccopy-rs copies `input` to netCDF-4 `copy` in `dir`; ncdump-rs and, when installed,
+/// netCDF-C's ncdump show the copy as `want`. The copy's output is returned.
+fn copy_dumps_as(dir: &Path, input: &str, copy: &str, want: &str) -> std::process::Output {
+    let out = run_ok("nccopy-rs", &[input, copy], dir);
+    let ours = run_ok("ncdump-rs", &[copy], dir);
+    assert_eq!(String::from_utf8(ours.stdout).unwrap(), want);
+    if !missing_references(&["ncdump"]) {
+        let theirs = reference_ok("ncdump", &[copy], dir);
+        assert_eq!(String::from_utf8(theirs.stdout).unwrap(), want);
+    }
+    out
+}
+
 #[test]
 fn ncdump_names_what_it_leaves_out() {
     let dir = tempdir("h5-leftout");
@@ -108,19 +121,8 @@ with h5py.File('wide.h5', 'w') as f:
     if missing_references(&["ncdump"]) {
         return;
     }
-    let reference = |file: &str| {
-        let out = Command::new("ncdump")
-            .arg(file)
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let reference =
+        |file: &str| String::from_utf8(reference_ok("ncdump", &[file], &dir).stdout).unwrap();
     assert_eq!(text, reference("wide.h5"));
     // the copies hold the widened values: netCDF-4 judged by 4.9.0, NCZarr by ncdump-rs
     run_ok("nccopy-rs", &["wide.h5", "wide.nc"], &dir);
@@ -207,27 +209,12 @@ data:
         );
         assert!(stderr.contains(&line), "{line}\nnot in\n{stderr}");
     }
-    let copy = run_ok("nccopy-rs", &["members.h5", "members.nc"], &dir);
+    let copy = copy_dumps_as(&dir, "members.h5", "members.nc", want);
     assert!(
         String::from_utf8_lossy(&copy.stderr).contains("type \"WB\": member \"flag\" left out"),
         "{}",
         String::from_utf8_lossy(&copy.stderr)
     );
-    let ours = run_ok("ncdump-rs", &["members.nc"], &dir);
-    assert_eq!(String::from_utf8(ours.stdout).unwrap(), want);
-    if !missing_references(&["ncdump"]) {
-        let out = Command::new("ncdump")
-            .arg("members.nc")
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
-    }
     let check = r#"
 import h5py, netCDF4
 with h5py.File('members.nc') as f:
@@ -318,22 +305,7 @@ data:
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    run_ok("nccopy-rs", &["cc.h5", "cc.nc"], &dir);
-    let ours = run_ok("ncdump-rs", &["cc.nc"], &dir);
-    assert_eq!(String::from_utf8(ours.stdout).unwrap(), want);
-    if !missing_references(&["ncdump"]) {
-        let out = Command::new("ncdump")
-            .arg("cc.nc")
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
-    }
+    copy_dumps_as(&dir, "cc.h5", "cc.nc", want);
     let check = r#"
 import h5py
 with h5py.File('cc.nc') as f:

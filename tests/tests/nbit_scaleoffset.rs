@@ -11,7 +11,6 @@ mod common;
 use common::*;
 
 use std::path::Path;
-use std::process::Command;
 
 /// Run an h5py script in `dir`; its stdout, or `None` (with a SKIP line) without h5py.
 fn h5py(dir: &Path, script: &str) -> Option<String> {
@@ -125,16 +124,7 @@ fn copies_and_regenerations_store_what_libhdf5_stores() {
         return;
     }
     let data = |file: &str| {
-        let out = Command::new("ncdump")
-            .args(["-n", "x", "-p", "9,17", file])
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = reference_ok("ncdump", &["-n", "x", "-p", "9,17", file], &dir);
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         text[text.find("data:").unwrap()..].to_string()
     };
@@ -279,16 +269,7 @@ fn ncgen_stores_what_netcdf_c_stores() {
     if missing_references(&["ncgen", "ncdump"]) {
         return;
     }
-    let out = Command::new("ncgen")
-        .args(["-k", "nc4", "-o", "theirs.nc", "f.cdl"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    reference_ok("ncgen", &["-k", "nc4", "-o", "theirs.nc", "f.cdl"], &dir);
     let script = format!(
         "{LIST}\nnames = ['a', 'u', 'b', 'd', 's', 'ui', 'i8', 'c', 'z']\n\
          compare(listing('theirs.nc'), listing('ours.nc'), names, 'ncgen-rs')\n"
@@ -298,20 +279,11 @@ fn ncgen_stores_what_netcdf_c_stores() {
     }
     // the same header and data for netCDF-C's ncdump, and _Filter shown alike by ncdump-rs
     let dump = |tool: &str, args: &[&str]| {
-        let out = Command::new(if tool == "ncdump" {
-            "ncdump".into()
+        let out = if tool == "ncdump" {
+            reference_ok("ncdump", args, &dir)
         } else {
-            bin(tool)
-        })
-        .args(args)
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            run_ok(tool, args, &dir)
+        };
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter(|l| !l.contains("_NCProperties"))

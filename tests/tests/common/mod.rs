@@ -81,6 +81,22 @@ pub fn run_ok(tool: &str, args: &[&str], dir: &Path) -> Output {
     out
 }
 
+/// Run the reference tool `name` (netCDF-C's, from `PATH`) with arguments in `dir`; it must
+/// succeed (else its standard error is the failure message).
+pub fn reference_ok(name: &str, args: &[&str], dir: &Path) -> Output {
+    let out = Command::new(name)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {name}: {e}"));
+    assert!(
+        out.status.success(),
+        "{name} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Is the netCDF-C reference tool `name` installed?
 pub fn have_reference(name: &str) -> bool {
     Command::new(name).arg("-h").output().is_ok()
