@@ -232,26 +232,11 @@ fn integers(vals: &[u64], size: usize, is_signed: bool, fill: Option<u64>, given
             i128::from(v)
         }
     };
-    let not_fill = |v: &&u64| fill != Some(**v);
-    let mut min = 0u64;
-    let mut max = 0u64;
+    // max and min, leaving out the fill value (all fill: both 0; without a fill value, max
+    // and min of all)
+    let (min, max) = min_max(vals.iter().copied().filter(|&v| fill != Some(v)), key, 0);
     let mut minbits = given;
     if given == 0 {
-        // max and min, leaving out the fill value (all fill: both 0)
-        // (without a fill value, `not_fill` keeps every value: max and min of all)
-        let mut first = true;
-        for &v in vals.iter().filter(not_fill) {
-            if first {
-                (min, max) = (v, v);
-                first = false;
-            }
-            if key(v) > key(max) {
-                max = v;
-            }
-            if key(v) < key(min) {
-                min = v;
-            }
-        }
         let range = max.wrapping_sub(min) & mask;
         if range > mask - 2 {
             // every bit needed; libhdf5 returns before recording the minimum, except for a
@@ -269,14 +254,6 @@ fn integers(vals: &[u64], size: usize, is_signed: bool, fill: Option<u64>, given
         }
         let span = range + 1;
         minbits = log2_ceil(if fill.is_some() { span + 1 } else { span });
-    } else {
-        let mut first = true;
-        for &v in vals.iter().filter(not_fill) {
-            if first || key(v) < key(min) {
-                min = v;
-                first = false;
-            }
-        }
     }
     let minval = if is_signed {
         signed(min, size) as u64
@@ -306,6 +283,26 @@ fn integers(vals: &[u64], size: usize, is_signed: bool, fill: Option<u64>, given
     }
 }
 
+/// The smallest and largest of `vals` by `key`, as libhdf5's passes find them: the first
+/// value starts both, and a later one replaces them only when it compares smaller or greater
+/// (a NaN never does); both `zero` when there is no value.
+fn min_max<T: Copy, K: PartialOrd>(
+    vals: impl IntoIterator<Item = T>,
+    key: impl Fn(T) -> K,
+    zero: T,
+) -> (T, T) {
+    let mut it = vals.into_iter();
+    let Some(first) = it.next() else {
+        return (zero, zero);
+    };
+    it.fold((first, first), |(min, max), x| {
+        (
+            if key(x) < key(min) { x } else { min },
+            if key(x) > key(max) { x } else { max },
+        )
+    })
+}
+
 /// Float precompression for `f32` (`H5Z_scaleoffset_precompress_3` with powf, fabsf, roundf,
 /// lroundf, llroundf): scaled differences computed in single precision; the fill test while
 /// finding max and min in double (`fabs`, `pow`), the one while coding in single.
@@ -313,40 +310,9 @@ fn floats32(vals: &[u64], fill: Option<f32>, factor: i32) -> Pre {
     let buf: Vec<f32> = vals.iter().map(|&v| f32::from_bits(v as u32)).collect();
     let d = f64::from(factor);
     let p = 10f32.powf(d as f32);
-    let (mut min, mut max) = (0f32, 0f32);
-    match fill {
-        Some(f) => {
-            let is_fill = |x: f32| f64::from((x - f).abs()) < 10f64.powf(-d);
-            let mut it = buf.iter().copied().skip_while(|&x| is_fill(x));
-            if let Some(x) = it.next() {
-                (min, max) = (x, x);
-                for x in std::iter::once(x).chain(it) {
-                    if is_fill(x) {
-                        continue;
-                    }
-                    if x > max {
-                        max = x;
-                    }
-                    if x < min {
-                        min = x;
-                    }
-                }
-            }
-        }
-        None => {
-            if let Some(&x) = buf.first() {
-                (min, max) = (x, x);
-            }
-            for &x in &buf {
-                if x > max {
-                    max = x;
-                }
-                if x < min {
-                    min = x;
-                }
-            }
-        }
-    }
+    // the fill test in double here (`fabs`, `pow`); without a fill value, max and min of all
+    let is_fill = |x: f32| fill.is_some_and(|f| f64::from((x - f).abs()) < 10f64.powf(-d));
+    let (min, max) = min_max(buf.iter().copied().filter(|&x| !is_fill(x)), |x| x, 0.0);
     if (max * p - min * p).round() > 2f32.powf(31.0) {
         return Pre {
             minbits: 32,
@@ -381,23 +347,8 @@ fn floats64(vals: &[u64], fill: Option<f64>, factor: i32) -> Pre {
     let p = 10f64.powf(d);
     let tiny = 10f64.powf(-d);
     let is_fill = |x: f64| fill.is_some_and(|f| (x - f).abs() < tiny);
-    let (mut min, mut max) = (0f64, 0f64);
     // (without a fill value, `is_fill` is false: max and min of all)
-    let mut it = buf.iter().copied().skip_while(|&x| is_fill(x));
-    if let Some(x) = it.next() {
-        (min, max) = (x, x);
-        for x in std::iter::once(x).chain(it) {
-            if is_fill(x) {
-                continue;
-            }
-            if x > max {
-                max = x;
-            }
-            if x < min {
-                min = x;
-            }
-        }
-    }
+    let (min, max) = min_max(buf.iter().copied().filter(|&x| !is_fill(x)), |x| x, 0.0);
     if (max * p - min * p).round() > 2f64.powf(63.0) {
         return Pre {
             minbits: 64,
