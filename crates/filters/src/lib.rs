@@ -17,6 +17,7 @@
 //! Specification: netCDF-C "NetCDF-4 Filter Support" (docs/filters.md of 4.9.0) and the
 //! NCZarr filter proposal.
 
+pub mod bits;
 pub mod codec_json;
 mod codecs;
 mod decoder;

@@ -15,6 +15,7 @@
 //! byte it would write next).
 
 use crate::format::datatype::Datatype;
+use nc_filters::bits::BitWriter;
 
 /// The most parameters libhdf5 accepts (`H5Z_NBIT_MAX_NPARMS`).
 const MAX_PARAMS: usize = 4096;
@@ -106,64 +107,15 @@ fn compound(dt: &Datatype, p: &mut Vec<u32>) -> Result<(), String> {
     Ok(())
 }
 
-/// Bits written most significant first, as libhdf5's nbit and scaleoffset filters write them.
-pub(crate) struct BitWriter {
-    out: Vec<u8>,
-    /// Bits still free in the last byte (8 when a new byte is due).
-    free: u32,
-}
-
-impl BitWriter {
-    pub(crate) fn new(capacity: usize) -> BitWriter {
-        BitWriter {
-            out: Vec::with_capacity(capacity),
-            free: 8,
-        }
+/// The bytes of `w`, with the one more libhdf5 counts for nbit and scaleoffset: the byte
+/// begun, or when the bits end on a byte boundary, the (zero) byte after it.
+pub(crate) fn finish_plus_one(w: BitWriter) -> Vec<u8> {
+    let aligned = w.is_byte_aligned();
+    let mut out = w.finish();
+    if aligned {
+        out.push(0);
     }
-
-    /// Write the low `n` (<= 8) bits of `bits`.
-    pub(crate) fn put(&mut self, bits: u8, n: u32) {
-        let mut n = n;
-        let bits = if n >= 8 {
-            bits
-        } else {
-            bits & ((1u8 << n) - 1)
-        };
-        while n > 0 {
-            if self.free == 8 {
-                self.out.push(0);
-            }
-            let take = n.min(self.free);
-            // the `take` highest of the n bits left, placed below the bits already written
-            let part = (u32::from(bits) >> (n - take)) & ((1u32 << take) - 1);
-            let last = self.out.len() - 1;
-            self.out[last] |= (part << (self.free - take)) as u8;
-            self.free -= take;
-            n -= take;
-            if self.free == 0 {
-                self.free = 8;
-            }
-        }
-    }
-
-    /// Write the low `n` (<= 64) bits of `v`.
-    pub(crate) fn put_u64(&mut self, v: u64, n: u32) {
-        let mut left = n;
-        while left > 0 {
-            let take = if left.is_multiple_of(8) { 8 } else { left % 8 };
-            self.put((v >> (left - take)) as u8, take);
-            left -= take;
-        }
-    }
-
-    /// The bytes, with the one more libhdf5 counts: the byte begun, or when the bits end on
-    /// a byte boundary, the (zero) byte after it.
-    pub(crate) fn finish_plus_one(mut self) -> Vec<u8> {
-        if self.free == 8 {
-            self.out.push(0);
-        }
-        self.out
-    }
+    out
 }
 
 /// Encode one chunk with the stored parameters `cd` (as [`params_for`] or libhdf5 made them).
@@ -185,7 +137,7 @@ pub(crate) fn encode(chunk: &[u8], cd: &[u32]) -> Result<Vec<u8>, String> {
             chunk.len()
         ));
     }
-    let mut w = BitWriter::new(chunk.len());
+    let mut w = BitWriter::with_capacity(chunk.len());
     let top = cd[3];
     for i in 0..n {
         let elem = &chunk[i * size..(i + 1) * size];
@@ -195,7 +147,7 @@ pub(crate) fn encode(chunk: &[u8], cd: &[u32]) -> Result<Vec<u8>, String> {
             other => return Err(format!("type class {other} at the top, malformed")),
         }
     }
-    Ok(w.finish_plus_one())
+    Ok(finish_plus_one(w))
 }
 
 fn param(cd: &[u32], at: &mut usize) -> Result<u32, String> {
@@ -251,7 +203,7 @@ fn one(data: &[u8], cd: &[u32], at: &mut usize, w: &mut BitWriter) -> Result<(),
         }
         NOOP => {
             for &b in data {
-                w.put(b, 8);
+                w.put(u32::from(b), 8);
             }
             Ok(())
         }
@@ -311,7 +263,7 @@ fn atomic_bits(
         } else {
             (val, 8)
         };
-        w.put(val, n);
+        w.put(u32::from(val), n);
     }
     Ok(())
 }

@@ -199,11 +199,11 @@ pub(crate) fn encode(chunk: &[u8], cd: &[u32]) -> Result<Vec<u8>, String> {
         out.resize(HEADER + packed, 0);
         return Ok(out);
     }
-    let mut w = super::nbit::BitWriter::new(packed);
+    let mut w = nc_filters::bits::BitWriter::with_capacity(packed);
     for c in codes {
         w.put_u64(c, pre.minbits);
     }
-    let mut bits = w.finish_plus_one();
+    let mut bits = super::nbit::finish_plus_one(w);
     bits.resize(packed, 0);
     out.extend(bits);
     Ok(out)

@@ -17,67 +17,7 @@ const SEGMENT: usize = 64;
 /// Largest pair sum coded with the second extension.
 const SE_MAX_SUM: u32 = 12;
 
-/// MSB-first bit writer.
-pub(super) struct BitWriter {
-    out: Vec<u8>,
-    acc: u64,
-    nbits: u32,
-}
-
-impl BitWriter {
-    pub(super) fn with_capacity(bytes: usize) -> BitWriter {
-        BitWriter {
-            out: Vec::with_capacity(bytes),
-            acc: 0,
-            nbits: 0,
-        }
-    }
-
-    /// Append the low `n` bits of `v` (`n` <= 32).
-    #[inline]
-    fn put(&mut self, v: u32, n: u32) {
-        if n == 0 {
-            return;
-        }
-        let v = u64::from(v) & ((1u64 << n) - 1);
-        self.acc = (self.acc << n) | v;
-        self.nbits += n;
-        while self.nbits >= 8 {
-            self.nbits -= 8;
-            self.out.push((self.acc >> self.nbits) as u8);
-        }
-        self.acc &= (1u64 << self.nbits) - 1;
-    }
-
-    /// Append `count` zero bits.
-    fn zeros(&mut self, mut count: u64) {
-        while count > 0 {
-            let n = count.min(32) as u32;
-            self.put(0, n);
-            count -= u64::from(n);
-        }
-    }
-
-    /// Fundamental sequence code of `m`: `m` zeros, then a one.
-    #[inline]
-    fn fs(&mut self, m: u32) {
-        if m < 32 {
-            self.put(1, m + 1);
-        } else {
-            self.zeros(u64::from(m));
-            self.put(1, 1);
-        }
-    }
-
-    /// The bytes written, the last one padded with 0 bits.
-    pub(super) fn finish(mut self) -> Vec<u8> {
-        if self.nbits > 0 {
-            let b = (self.acc << (8 - self.nbits)) as u8;
-            self.out.push(b);
-        }
-        self.out
-    }
-}
+pub(super) use crate::bits::BitWriter;
 
 /// The coder for one configuration: `n` bits per sample, blocks of `j` samples, `rsi` blocks
 /// per reference sample interval, the predictor on or off.
