@@ -1071,3 +1071,64 @@ fn an_interrupt_leaves_nothing_that_looks_complete() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A copy to an object killed with SIGKILL while it uploads leaves no staging file in
+/// `TMPDIR` (it is unnamed there, as local outputs are) and no object; the next run uploads
+/// the whole file and leaves nothing either.
+#[test]
+fn a_killed_upload_leaves_no_staging_file() {
+    let Some(m) = server() else { return };
+    let dir = tempdir("remote-kill");
+    let want = source(&dir);
+    let staging = dir.join("tmp");
+    std::fs::create_dir(&staging).unwrap();
+    let proxy = FaultProxy::start(m.port, Faults::Slow { ms: 2000 });
+    let mut c = Command::new(bin("nccopy-rs"));
+    c.args(["-k", "nc4", "src.nc", "s3://faults/killed.nc"])
+        .current_dir(&dir)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ENDPOINT_URL", proxy.endpoint())
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("HOME", &dir)
+        .env("TMPDIR", &staging)
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    // the file is written in milliseconds; the slow proxy holds the upload's first request
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the copy ended before the kill"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let listing = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(listing(&staging), Vec::<String>::new(), "left in TMPDIR");
+    assert!(m.keys("faults", "killed.nc").is_empty());
+    let o = tool(
+        "nccopy-rs",
+        &["-k", "nc4", "src.nc", "s3://faults/killed.nc"],
+        &dir,
+        &m.endpoint(),
+        &[("TMPDIR", staging.to_str().unwrap())],
+    );
+    ok(&o, "the copy after the kill");
+    assert_eq!(listing(&staging), Vec::<String>::new(), "left in TMPDIR");
+    let o = tool(
+        "ncdump-rs",
+        &["s3://faults/killed.nc"],
+        &dir,
+        &m.endpoint(),
+        &[],
+    );
+    assert_eq!(body(&ok(&o, "ncdump of the upload")), want);
+}

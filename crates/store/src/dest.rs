@@ -8,8 +8,9 @@
 //!   swapped) into place ([`Destination::Local`]). What a killed run left is removed by the
 //!   next run to the same destination ([`Destination::remove_stale`]).
 //! - An object (a netCDF-4 or classic file bound for a bucket) is written to a temporary local
-//!   file, then uploaded by one multipart upload, which the server makes visible only when it
-//!   is complete ([`Destination::Object`]).
+//!   file in `TMPDIR` (unnamed where the system allows, as a local file is, so a SIGKILL leaves
+//!   nothing there either), then uploaded by one multipart upload, which the server makes
+//!   visible only when it is complete ([`Destination::Object`]).
 //! - A store on object storage has no rename and no single upload: it is written in place with
 //!   its metadata objects last ([`crate::remote::ObjectKvStore`]; its commit is
 //!   [`crate::Store::close`], and [`crate::Store::abort`] says what a failure left).
@@ -52,7 +53,8 @@ impl Destination {
         }
     }
 
-    /// An object destination; the temporary file is `.NAME.upload-PID` in `TMPDIR`.
+    /// An object destination; the temporary file is unnamed in `TMPDIR` where the system
+    /// allows ([`Destination::create_file`]), else `.NAME.upload-PID` there.
     pub fn object(url: &RemoteUrl) -> Destination {
         let name = url
             .key
@@ -110,7 +112,8 @@ impl Destination {
                 OutputFile::create(dir, tmp).map_err(|e| StoreError::io(dest.display(), e))
             }
             Destination::Object { url, tmp } => {
-                OutputFile::create_named(tmp).map_err(|e| StoreError::io(&url.display, e))
+                let dir = tmp.parent().unwrap_or(Path::new(""));
+                OutputFile::create(dir, tmp).map_err(|e| StoreError::io(&url.display, e))
             }
         }
     }
@@ -132,9 +135,17 @@ impl Destination {
                     StoreError::io(dest.display(), e)
                 })
             }
-            Destination::Object { .. } => {
+            // uploaded from the open file: an unnamed one has no name to read it by
+            Destination::Object { url, tmp } => {
+                let r = file
+                    .handle()
+                    .map_err(|e| StoreError::io(&url.display, e))
+                    .and_then(|f| {
+                        crate::remote::upload_open_file(url, f, &tmp.display().to_string())
+                    });
                 drop(file);
-                self.commit()
+                remove_path(tmp);
+                r
             }
         }
     }

@@ -69,7 +69,17 @@ pub fn open_store_writable(u: &RemoteUrl, rank: MetadataRank) -> Result<ObjectKv
 /// # Errors
 /// Plain HTTP (read-only), request failures (the upload is aborted), an unreadable file.
 pub fn upload_file(u: &RemoteUrl, local: &Path) -> Result<(), StoreError> {
-    upload::upload_file(u, connect::connect(u)?, local)
+    let f = std::fs::File::open(local).map_err(|e| StoreError::io(local.display(), e))?;
+    upload::upload_file(u, connect::connect(u)?, f, &local.display().to_string())
+}
+
+/// Upload the open file `f` (from its start) to the object `u` names; `shown` names the
+/// local file in errors.
+///
+/// # Errors
+/// As [`upload_file`].
+pub fn upload_open_file(u: &RemoteUrl, f: std::fs::File, shown: &str) -> Result<(), StoreError> {
+    upload::upload_file(u, connect::connect(u)?, f, shown)
 }
 
 /// True when an object exists at `u` (a HEAD request); `false` when there is none.

@@ -2,8 +2,7 @@
 //! visible only when it is complete: a failed or interrupted upload is aborted and leaves no
 //! object (and an object already there stays as it was).
 
-use std::io::Read;
-use std::path::Path;
+use std::io::{Read, Seek};
 use std::sync::Arc;
 
 use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
@@ -65,7 +64,8 @@ fn interrupted(u: &RemoteUrl) -> StoreError {
     }
 }
 
-/// Upload the file at `local` to the object `u` names.
+/// Upload the open file `f`, from its start, to the object `u` names (`local` names it in
+/// errors).
 ///
 /// # Errors
 /// [`StoreError::ReadOnly`] for plain HTTP; request failures (the upload is aborted first);
@@ -73,7 +73,8 @@ fn interrupted(u: &RemoteUrl) -> StoreError {
 pub(crate) fn upload_file(
     u: &RemoteUrl,
     store: Arc<dyn ObjectStore>,
-    local: &Path,
+    mut f: std::fs::File,
+    local: &str,
 ) -> Result<(), StoreError> {
     if u.cloud == Cloud::Http {
         return Err(StoreError::ReadOnly {
@@ -83,7 +84,8 @@ pub(crate) fn upload_file(
                 .into(),
         });
     }
-    let mut f = std::fs::File::open(local).map_err(|e| StoreError::io(local.display(), e))?;
+    f.seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| StoreError::io(local, e))?;
     let path = object_path(u, "");
     let parallel = concurrency().clamp(1, 8);
     let _active = Active::new();
@@ -103,7 +105,7 @@ pub(crate) fn upload_file(
                 Ok(n) => n,
                 Err(e) => {
                     let _ = w.abort().await;
-                    return Err(StoreError::io(local.display(), e));
+                    return Err(StoreError::io(local, e));
                 }
             };
             if n == 0 {
