@@ -333,14 +333,19 @@ fn declared_huge_stored_little_costs_what_is_stored() {
         );
     }
     // a Zarr v2 and a v3 array of 2^62 elements with one chunk written (zarr-python), whose
-    // stored fill is its _FillValue: copied to netCDF-4 and to Zarr by listing the chunks
+    // stored fill is its _FillValue, and one with zarr-python's default fill (0) and no
+    // _FillValue, whose netCDF fill is another: both copied to netCDF-4 and to Zarr by
+    // listing the chunks (the second was copied chunk by chunk before: it never ended)
     let make = "import zarr\n\
                 for fmt in (2, 3):\n\
                 \x20   g = zarr.open_group(f'z{fmt}.zarr', mode='w', zarr_format=fmt)\n\
                 \x20   kw = {'dimension_names': ['x', 'y']} if fmt == 3 else {}\n\
                 \x20   at = {'_FillValue': -1.0} if fmt == 3 else {'_FillValue': -1.0, '_ARRAY_DIMENSIONS': ['x', 'y']}\n\
                 \x20   a = g.create_array('big', shape=(2**31, 2**31), chunks=(1000, 1000), dtype='f4', fill_value=-1.0, attributes=at, **kw)\n\
-                \x20   a[0, :3] = [1, 2, 3]\n";
+                \x20   a[0, :3] = [1, 2, 3]\n\
+                \x20   at.pop('_FillValue')\n\
+                \x20   z = g.create_array('zero', shape=(2**31, 2**31), chunks=(1000, 1000), dtype='f4', fill_value=0.0, attributes=at, **kw)\n\
+                \x20   z[0, :3] = [1, 2, 3]\n";
     let zarr3 = "import zarr; assert int(zarr.__version__.split('.')[0]) >= 3";
     if common::python_script(&d, zarr3, "zarr-python 3", make).is_some() {
         for z in ["z2", "z3"] {
@@ -357,15 +362,57 @@ fn declared_huge_stored_little_costs_what_is_stored() {
                  for p in ['{nc}', '{out}']:\n\
                  \x20   f = netCDF4.Dataset(p)\n\
                  \x20   f.set_auto_mask(False)\n\
-                 \x20   print(f['big'][0, :4].tolist(), f['big'][-1, -1])\n"
+                 \x20   print(f['big'][0, :4].tolist(), f['big'][-1, -1], f['zero'][0, :4].tolist(), \
+                 f['zero'][-1, -1], '_FillValue' in f['zero'].ncattrs())\n"
             );
             if let Some(got) = common::python_script(&d, "import netCDF4", "netCDF4", &script) {
                 assert_eq!(
                     String::from_utf8_lossy(&got),
-                    "[1.0, 2.0, 3.0, -1.0] -1.0\n".repeat(2),
+                    "[1.0, 2.0, 3.0, -1.0] -1.0 [1.0, 2.0, 3.0, 0.0] 0.0 False\n".repeat(2),
                     "{z}"
                 );
             }
+            // the netCDF-4 copy keeps the stored fill as HDF5's fill value (no attribute)
+            let script = format!(
+                "import h5py\n\
+                 f = h5py.File('{nc}', 'r')\n\
+                 print(f['zero'].fillvalue, f['zero'].id.get_num_chunks(), sorted(f['zero'].attrs))\n"
+            );
+            if let Some(got) = common::python_script(&d, "import h5py", "h5py", &script) {
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    "0.0 1 ['DIMENSION_LIST', '_Netcdf4Coordinates']\n",
+                    "{z}"
+                );
+            }
+        }
+    }
+    // an h5py dataset of 2^40 elements with one chunk written and a fill value property but no
+    // _FillValue (h5py's `fillvalue=`): its unwritten chunks read as 5, not as netCDF's fill,
+    // so the copies keep 5 as their stored fill and write one chunk (before: every chunk)
+    let make = "import h5py\n\
+                with h5py.File('p.h5', 'w') as f:\n\
+                \x20   d = f.create_dataset('p', shape=(2**40,), chunks=(2**20,), dtype='f4', fillvalue=5.0)\n\
+                \x20   d[:3] = [1, 2, 3]\n";
+    if common::python_script(&d, "import h5py", "h5py", make).is_some() {
+        let out = format!("file://{dir}/p.zarr#mode=zarr,file");
+        for o in ["p.nc", out.as_str()] {
+            measured("nccopy-rs", &["p.h5", o]);
+        }
+        assert!(fs::metadata(d.join("p.nc")).unwrap().len() < 8 << 20);
+        assert!(walk_size(&d.join("p.zarr")) < 8 << 20);
+        let script = format!(
+            "import netCDF4\n\
+             for p in ['p.h5', 'p.nc', '{out}']:\n\
+             \x20   f = netCDF4.Dataset(p)\n\
+             \x20   f.set_auto_mask(False)\n\
+             \x20   print(f['p'][:4].tolist(), f['p'][-1], f['p'].ncattrs())\n"
+        );
+        if let Some(got) = common::python_script(&d, "import netCDF4", "netCDF4", &script) {
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                "[1.0, 2.0, 3.0, 5.0] 5.0 []\n".repeat(3)
+            );
         }
     }
     fs::remove_dir_all(&d).unwrap();

@@ -95,7 +95,7 @@ impl DataSource for MappedSource<'_> {
             // the input's fill must be the output's: same type and the same fill value
             Some(iv) => {
                 self.input.vars.get(iv.0).map(|v| v.ty) == ds.vars.get(var.0).map(|v| v.ty)
-                    && same_bits(self.input.fill_value(iv), ds.fill_value(var))
+                    && same_bits(self.input.stored_fill(iv), ds.stored_fill(var))
                     && self.src.unwritten(self.input, iv, Slab::new(start, count))
             }
             // data not copied (-v, -g): fill everywhere, unless the output holds data of its own
@@ -118,7 +118,7 @@ impl MappedSource<'_> {
         let regions = match self.map.get(var.0).copied().flatten() {
             Some(iv) => {
                 if self.input.vars.get(iv.0).map(|v| v.ty) != ds.vars.get(var.0).map(|v| v.ty)
-                    || !same_bits(self.input.fill_value(iv), ds.fill_value(var))
+                    || !same_bits(self.input.stored_fill(iv), ds.stored_fill(var))
                     || self.input.shape(iv) != ds.shape(var)
                 {
                     return None;

@@ -459,6 +459,33 @@ impl Dataset {
         base.map(default_fill)
     }
 
+    /// What an element of a variable reads as where nothing is stored: its `_FillValue`
+    /// (when of the variable's type), else the stored fill a reader kept in
+    /// [`crate::Storage::fill_value`] (a pure Zarr array's `fill_value`, an HDF5 dataset's
+    /// fill value property, neither shown as an attribute), else the type's default
+    /// ([`Dataset::fill_value`]). Writers store this as the output's fill (Zarr `fill_value`,
+    /// the HDF5 fill value property), so that a region a copy leaves unwritten reads as the
+    /// input did.
+    pub fn stored_fill(&self, v: VarId) -> Option<Values> {
+        let var = &self.vars[v.0];
+        let base = self.base_atomic(var.ty);
+        let own = var.att("_FillValue").is_some_and(|a| {
+            !a.values.is_empty()
+                && !matches!((a.values.atomic_type(), base), (Some(x), Some(y)) if x != y)
+        });
+        if !own {
+            if let Some(f) = var
+                .storage
+                .fill_value
+                .as_ref()
+                .filter(|f| f.len() == 1 && base.is_some() && f.atomic_type() == base)
+            {
+                return Some(f.clone());
+            }
+        }
+        self.fill_value(v)
+    }
+
     /// The value netCDF-C fills an element of type `t` with when the variable has no
     /// `_FillValue`: the default fill of atomic types (and of an enum's base type), each
     /// field's default fill for a compound, zero bytes for an opaque, an empty vlen.

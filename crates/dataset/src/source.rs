@@ -291,9 +291,10 @@ impl DataSource for InMemory {
             }
         }
         let total: u64 = count.iter().product();
-        // user types without a fill value read as netCDF-C fills them
+        // user types without a fill value read as netCDF-C fills them; a stored fill
+        // (`Dataset::stored_fill`) is what a writer leaves unwritten regions reading as
         let fill = ds
-            .fill_value(var)
+            .stored_fill(var)
             .or_else(|| Some(ds.default_value(ds.var(var).ty)));
         let v = ds.var(var);
         let data = v.data.as_ref();

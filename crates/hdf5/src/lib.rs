@@ -312,7 +312,8 @@ impl DataSource for Nc4File {
 
 impl Nc4File {
     /// The variable's HDF5 facts when what an unwritten element of it reads as (the HDF5 fill
-    /// value in the file's byte order, or zeros) is its netCDF fill value, bit for bit (a NaN
+    /// value in the file's byte order, or zeros) is its stored fill (`Dataset::stored_fill`:
+    /// `_FillValue`, else the fill value property kept as it, else the default), bit for bit (a NaN
     /// fill included), for a fixed-size atomic type: only then may unwritten regions of it be
     /// left unwritten by a copy.
     fn unwritten_reads_fill(&self, ds: &Dataset, var: VarId) -> Option<&meta::VarInfo> {
@@ -321,7 +322,7 @@ impl Nc4File {
         if !matches!(v.ty, NcType::Atomic(a) if a != AtomicType::String) {
             return None;
         }
-        let want = ds.fill_value(var)?;
+        let want = ds.stored_fill(var)?;
         let big = matches!(
             info.dt,
             hdf5_reader::messages::datatype::Datatype::FixedPoint {

@@ -814,6 +814,8 @@ impl Walker<'_> {
             let var = self.ds.var_mut(v);
             var.atts = atts;
             var.storage = storage;
+            let fill = property_fill(&self.ds, v, info.as_ref());
+            self.ds.var_mut(v).storage.fill_value = fill;
             debug_assert_eq!(v, VarId(infos.len()));
             infos.push(info);
         }
@@ -1431,6 +1433,35 @@ fn netcdf_params(id: u32, stored: &[u32]) -> Vec<u32> {
         (4, [mask, ppb, ..]) => vec![mask & (4 | 32), *ppb],
         _ => stored.to_vec(),
     }
+}
+
+/// The HDF5 fill value property of a variable with no `_FillValue` attribute (h5py's
+/// `fillvalue=`), when it is not netCDF's default fill: its unwritten elements read as it,
+/// so a copy keeps it as the output's stored fill (`Dataset::stored_fill`) and leaves them
+/// unwritten too. Not shown, as netCDF-C shows no attribute for it. Atomic types other than
+/// strings only; not for integers with unused bits (their fill is unpacked when read).
+fn property_fill(ds: &Dataset, v: VarId, info: Option<&VarInfo>) -> Option<Values> {
+    let info = info.filter(|i| i.virt.is_none())?;
+    let var = ds.var(v);
+    let a = match var.ty {
+        NcType::Atomic(a) if a != nc_dataset::AtomicType::String => a,
+        _ => return None,
+    };
+    if var.att("_FillValue").is_some() {
+        return None;
+    }
+    let mut le = info.fill.clone()?;
+    if le.len() != a.size() {
+        return None;
+    }
+    if var.storage.endianness == Some(Endianness::Big) {
+        le.reverse();
+    }
+    let default = crate::write::types::atomic_bytes(&nc_dataset::default_fill(a), false)?;
+    if le == default || info.int_bits().is_some() {
+        return None;
+    }
+    Values::from_le_bytes(a, &le)
 }
 
 fn storage_of(d: &RawDataset, info: &Option<VarInfo>) -> Storage {

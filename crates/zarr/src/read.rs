@@ -957,7 +957,7 @@ impl ZarrFile {
     /// The regions of `var` its stored chunks (of a sharded array: shards) cover, from one
     /// listing of the array's keys: a missing chunk reads as the array's fill value, so a
     /// copy visits only these (see `DataSource::stored_regions`). Only for numeric arrays of
-    /// rank one or more whose stored fill value is the variable's netCDF fill value; `None`
+    /// rank one or more whose stored fill value is the variable's (`Dataset::stored_fill`); `None`
     /// otherwise, or when the store cannot list its keys.
     fn chunk_regions(&self, ds: &Dataset, var: VarId) -> Option<Vec<nc_dataset::Region>> {
         let v = self.vars.get(var.0)?;
@@ -967,7 +967,7 @@ impl ZarrFile {
             return None;
         }
         let mut want = Vec::new();
-        crate::convert::encode(&ds.fill_value(var)?, &v.dtype, &mut want);
+        crate::convert::encode(&ds.stored_fill(var)?, &v.dtype, &mut want);
         if want != v.fill {
             return None;
         }

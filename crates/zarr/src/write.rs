@@ -770,15 +770,7 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         }
     }
     // `_FillValue`, else the stored fill of a pure Zarr input, else netCDF's default
-    let stored_fill = var
-        .storage
-        .fill_value
-        .clone()
-        .filter(|f| f.len() == 1 && f.atomic_type() == Some(t));
-    let fill_vals = match (var.att("_FillValue"), stored_fill) {
-        (None, Some(f)) => f,
-        _ => ds.fill_value(v).unwrap_or_else(|| default_fill(t)),
-    };
+    let fill_vals = ds.stored_fill(v).unwrap_or_else(|| default_fill(t));
     let no_fill = var.storage.no_fill == Some(true);
     let fill_value = if no_fill {
         Value::Null
@@ -873,11 +865,12 @@ fn write_var(cx: &Ctx, prefix: &str, v: VarId) -> Result<(), ZarrError> {
         (Value::Null, Value::Null, None)
     };
 
-    // a region the source never stored reads as the variable's netCDF fill value: it can stay
-    // a missing chunk when that is the store's fill_value too
+    // a region the source never stored reads as the variable's stored fill
+    // (`Dataset::stored_fill`): it can stay a missing chunk when that is the store's
+    // fill_value too
     let unwritten_is_fill = !no_fill && !scalar && {
         let mut nc = Vec::new();
-        if let Some(f) = ds.fill_value(v) {
+        if let Some(f) = ds.stored_fill(v) {
             convert::encode(&f, &dtype, &mut nc);
             nc.resize(dtype.size(), 0);
         }

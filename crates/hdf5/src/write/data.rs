@@ -232,7 +232,7 @@ impl Writer<'_> {
         let fill = if plan.no_fill {
             None
         } else {
-            ds.fill_value(v)
+            ds.stored_fill(v)
                 .and_then(|f| user::value_bytes(ds, var.ty, &f, plan.big))
         }
         .unwrap_or_else(|| vec![0; type_size]);

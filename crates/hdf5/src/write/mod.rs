@@ -506,7 +506,7 @@ impl<'a> Writer<'a> {
                     let fill = if no_fill {
                         None
                     } else {
-                        ds.fill_value(v)
+                        ds.stored_fill(v)
                             .and_then(|x| user::value_bytes(ds, var.ty, &x, false))
                     };
                     f.params = crate::filters::scaleoffset::params_for(
@@ -667,8 +667,9 @@ impl<'a> Writer<'a> {
                 None => vec![0; es],
             }));
         }
+        // `_FillValue`, else the input's stored fill (a pure Zarr `fill_value`), else the default
         let fill = ds
-            .fill_value(v)
+            .stored_fill(v)
             .and_then(|f| user::value_bytes(ds, var.ty, &f, plan.big));
         Ok(match fill {
             Some(f) => Some(f),
