@@ -108,6 +108,51 @@ fn long_dimensions_without_variables_take_no_space() {
     fs::remove_dir_all(&d).unwrap();
 }
 
+/// ncgen leaves a contiguous variable of strings, vlens or compounds holding them that the
+/// CDL gives no data unallocated, as netCDF-C does: reads give the fill value's heap object.
+/// It wrote a heap reference per element before (800 MB and 10 s for the 5e7 strings here).
+/// ncdump 4.9.0 shows the file as ncdump-rs does, and h5py reads the fills.
+#[test]
+fn contiguous_heap_variables_without_data_take_no_space() {
+    let d = tempdir("limits-heap-fill");
+    let cdl = "netcdf s {\ntypes:\n  compound c {\n    string a ;\n    int b ;\n  }; // c\n\
+               \x20 string(*) vs ;\ndimensions:\n\tn = 50000000 ;\n\tm = 2 ;\nvariables:\n\
+               \tstring s(n) ;\n\t\ts:_Storage = \"contiguous\" ;\n\
+               \tstring t(n) ;\n\t\tt:_FillValue = \"zz\" ;\n\t\tt:_Storage = \"contiguous\" ;\n\
+               \tc cc(n) ;\n\t\tcc:_Storage = \"contiguous\" ;\n\
+               \tvs v(n) ;\n\t\tv:_Storage = \"contiguous\" ;\n\
+               \tstring w(m) ;\n\t\tw:_Storage = \"contiguous\" ;\ndata:\n\n w = \"a\", \"b\" ;\n}\n";
+    fs::write(d.join("s.cdl"), cdl).unwrap();
+    let o = run("ncgen-rs", &["-4", "-o", "s.nc", "s.cdl"], &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let size = fs::metadata(d.join("s.nc")).unwrap().len();
+    assert!(size < 1 << 20, "s.nc is {size} bytes");
+    let ours = run("ncdump-rs", &["-h", "s.nc"], &d);
+    if common::have_reference("ncdump") {
+        let o = std::process::Command::new("ncdump")
+            .args(["-h", "s.nc"])
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&ours.stdout)
+        );
+    }
+    let script = "import h5py\n\
+                  f = h5py.File('s.nc', 'r')\n\
+                  print(f['s'][-2:].tolist(), f['t'][:2].tolist(), f['cc'][-1:].tolist(), \
+                  [list(x) for x in f['v'][:1]], f['w'][:].tolist())\n";
+    if let Some(got) = common::python_script(&d, "import h5py", "h5py", script) {
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            "[b'', b''] [b'zz', b'zz'] [(b'', 0)] [[]] [b'a', b'b']\n"
+        );
+    }
+    fs::remove_dir_all(&d).unwrap();
+}
+
 /// A classic file holds every value, fill included: one that cannot fit its file system's
 /// free space (a CDF-5 variable of 2^47 doubles, 1 PiB, from a few bytes of CDL) is refused
 /// before anything is written, naming the sizes and the cures, and leaves nothing behind (it

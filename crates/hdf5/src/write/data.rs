@@ -38,13 +38,8 @@ impl Writer<'_> {
         let shape = ds.shape(v);
         let heap_refs = !user::is_fixed_size(ds, var.ty);
         if !self.gets_data(v) {
-            // netCDF-C leaves such storage unallocated (reads give the fill value); contiguous
-            // strings and vlens of fixed shape get their fill written, as our reader of the
-            // fill value of heap types expects stored elements there
-            let fixed = var.dims.iter().all(|d| !ds.dim(*d).unlimited);
-            if heap_refs && plan.layout != Layout::Chunked && fixed && !shape.contains(&0) {
-                return self.write_heap_var(out, heap, v, plan, &shape, true);
-            }
+            // netCDF-C leaves such storage unallocated, strings, vlens and compounds holding
+            // them included: reads give the fill value (the fill message's heap reference)
             return Ok(UNDEF);
         }
         if shape.contains(&0) {
@@ -55,7 +50,7 @@ impl Writer<'_> {
             return Ok(UNDEF);
         }
         if heap_refs {
-            return self.write_heap_var(out, heap, v, plan, &shape, false);
+            return self.write_heap_var(out, heap, v, plan, &shape);
         }
         match plan.layout {
             Layout::Chunked => self.write_chunked(out, v, plan, &shape),
@@ -136,9 +131,7 @@ impl Writer<'_> {
     }
 
     /// Strings, vlens and compounds holding them: values as heap references, contiguous in
-    /// slabs or chunk by chunk (never filtered), on this thread (the heap is one). With
-    /// `fill_only` (contiguous storage that gets no data), every element is the fill value:
-    /// one heap object shared by all.
+    /// slabs or chunk by chunk (never filtered), on this thread (the heap is one).
     fn write_heap_var(
         &self,
         out: &Out,
@@ -146,24 +139,7 @@ impl Writer<'_> {
         v: VarId,
         plan: &VarPlan,
         shape: &[u64],
-        fill_only: bool,
     ) -> Result<u64, Hdf5Error> {
-        if fill_only {
-            let one = self
-                .fill_bytes(v, plan, heap)?
-                .unwrap_or_else(|| vec![0; plan.datatype.size() as usize]);
-            let n: u64 = shape.iter().product();
-            let addr = out.alloc(n * one.len() as u64);
-            let per = (SLAB_ELEMENTS as usize).min(n as usize).max(1);
-            let run = one.repeat(per);
-            let mut done = 0u64;
-            while done < n {
-                let k = (n - done).min(per as u64) as usize;
-                out.write_at(addr + done * one.len() as u64, &run[..k * one.len()])?;
-                done += k as u64;
-            }
-            return Ok(addr);
-        }
         let ds = self.ds;
         let ty = ds.var(v).ty;
         let es = plan.datatype.size() as u64;
