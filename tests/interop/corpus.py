@@ -273,6 +273,45 @@ def h5py_files(out):
         f["dangling"] = h5py.SoftLink("/nowhere")
         f["ext"] = h5py.ExternalLink("h5py_groups.h5", "/i1")
     add("h5py_unshown.h5", "object reference, dangling soft link, external link")
+
+    # what real writers make (issue 31): chunked compressed compounds with char-array and
+    # float members, a chunked enum dataset, a vlen of fixed-length strings, a fill value
+    # property without _FillValue on a partly written chunked dataset, integers with unused
+    # bits; and current HDF5's virtual dataset encoding (libver latest: one-block selections,
+    # mapping block version 1 with the file's own datasets as sources), which 4.9.0 cannot read
+    with h5py.File(os.path.join(out, "h5py_real_writers.h5"), "w") as f:
+        f["color_t"] = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 2}, basetype="i1")
+        rec = np.dtype([("id", "<i4"), ("tag", "S3"), ("val", "<f8")])
+        f["rec_t"] = rec
+        vals = np.zeros(10, dtype=rec)
+        vals["id"] = np.arange(10) * 7 - 20
+        vals["tag"] = [b"abc", b"de", b"", b"xyz", b"q", b"rs", b"tuv", b"w", b"ab", b"c"]
+        vals["val"] = np.arange(10) / 4
+        f.create_dataset("records", data=vals, dtype=f["rec_t"], chunks=(4,), compression="gzip", shuffle=True)
+        f.create_dataset("colors", data=np.arange(7, dtype="i1") % 3, dtype=f["color_t"], chunks=(3,), compression="gzip")
+        vs = f.create_dataset("vlen_fixed", shape=(3,), dtype=h5py.vlen_dtype(np.dtype("S3")))
+        vs[0] = np.array([b"ab", b"cde"], dtype="S3")
+        vs[1] = np.array([], dtype="S3")
+        vs[2] = np.array([b"x"], dtype="S3")
+        p = f.create_dataset("prop_fill", shape=(6, 8), chunks=(3, 4), dtype="f4", fillvalue=5.0)
+        p[:3, :4] = np.arange(12, dtype="f4").reshape(3, 4)
+        t = h5py.h5t.STD_I32LE.copy()
+        t.set_precision(12)
+        t.set_offset(4)
+        dset = h5py.h5d.create(f.id, b"int12", t, h5py.h5s.create_simple((5,)))
+        dset.write(h5py.h5s.ALL, h5py.h5s.ALL, np.array([-5, 0, 7, 2047, -2048], dtype="<i4"))
+    add("h5py_real_writers.h5", "what real writers make: chunked compressed compounds with char-array members, chunked enums, vlen of fixed strings, fill value property without _FillValue, 12-bit integers")
+    with h5py.File(os.path.join(out, "h5py_vds_latest.h5"), "w", libver="latest") as f:
+        f["a"] = np.arange(4, dtype="i4")
+        f["b"] = np.arange(10, 14, dtype="i4")
+        layout = h5py.VirtualLayout(shape=(2, 4), dtype="i4")
+        layout[0] = h5py.VirtualSource(".", "a", shape=(4,))
+        layout[1] = h5py.VirtualSource(".", "b", shape=(4,))
+        f.create_virtual_dataset("vds", layout, fillvalue=-1)
+        part = h5py.VirtualLayout(shape=(3, 4), dtype="i4")
+        part[0, 1:3] = h5py.VirtualSource(".", "b", shape=(4,))[1:3]
+        f.create_virtual_dataset("vds_partial", part, fillvalue=-7)
+    add("h5py_vds_latest.h5", "virtual datasets in current HDF5's encoding (libver latest: one-block selections, mapping block version 1, the file's own datasets as sources); 4.9.0 cannot read them")
     return files
 
 
