@@ -690,6 +690,13 @@ def zarr_files(out):
     w[...] = [0.5, 1.5, 2.5]
     store.close()
     files.append(entry(name, "zarr", path, "zarr", "zip store, v2", url=zarr_url(path, "zarr", "zip")))
+
+    # a store that is one array (zarr.save): no root group (issue 31)
+    name = "zarr_root_array.zarr"
+    path = os.path.join(out, name)
+    a = zarr.create_array(path, shape=(3, 4), chunks=(2, 2), dtype="<i4", fill_value=-1, zarr_format=2, attributes={"_ARRAY_DIMENSIONS": ["y", "x"], "units": "m"})
+    a[:2, :] = np.arange(8).reshape(2, 4)
+    files.append(entry(name, "zarr", path, "zarr", "directory store, v2, whose root is one array (zarr.save): a dataset of that one variable, named as the store", url=zarr_url(path, "zarr")))
     return files
 
 

@@ -10,6 +10,7 @@ compounds, vlens and array fields as lists.
 """
 
 import base64
+import os
 import re
 import struct
 
@@ -270,6 +271,27 @@ def view_h5py(path):
     return out
 
 
+class OneArray:
+    """A Zarr store whose root is one array, seen as a group holding it under `name`."""
+
+    class _NoAtts:
+        @staticmethod
+        def asdict():
+            return {}
+
+    def __init__(self, array, name):
+        self.array = array
+        self.name = name
+        self.attrs = OneArray._NoAtts()
+        self.metadata = array.metadata
+
+    def keys(self):
+        return [self.name]
+
+    def __getitem__(self, key):
+        return self.array
+
+
 def view_zarr(url):
     import zarr
 
@@ -280,7 +302,13 @@ def view_zarr(url):
     else:
         store = path
     out = {"vars": {}, "atts": {}}
-    root = zarr.open_group(store, mode="r", zarr_format=3 if "v3" in frag.split(",") else 2)
+    fmt = 3 if "v3" in frag.split(",") else 2
+    try:
+        root = zarr.open_group(store, mode="r", zarr_format=fmt)
+    except Exception:
+        # a store that is one array (zarr.save): a dataset holding it as a variable named as
+        # the store (x.zarr -> x), as our tools show it
+        root = None
 
     def walk(g, gp):
         for n, val in g.attrs.asdict().items():
@@ -321,6 +349,8 @@ def view_zarr(url):
             out["vars"][p] = var_entry(obj.shape, vals, fills, {}, char, knd)
             out["vars"][p]["zarr_fill"] = fills[0] if fills else None
 
+    if root is None:
+        root = OneArray(zarr.open_array(store, mode="r", zarr_format=fmt), os.path.basename(path.rstrip("/")).removesuffix(".zarr"))
     walk(root, "")
     out["client"] = "zarr"
     out["zarr_format"] = root.metadata.zarr_format
