@@ -20,7 +20,11 @@ fn client() -> Result<&'static reqwest::blocking::Client, String> {
             reqwest::blocking::Client::builder()
                 .timeout(Duration::from_secs(secs))
                 .connect_timeout(Duration::from_secs(30))
-                .user_agent(concat!("ncdump-rs/", env!("CARGO_PKG_VERSION"), " (OPeNDAP)"))
+                .user_agent(concat!(
+                    "ncdump-rs/",
+                    env!("CARGO_PKG_VERSION"),
+                    " (OPeNDAP)"
+                ))
                 .build()
                 .map_err(|e| e.to_string())
         })

@@ -16,14 +16,14 @@ pub fn cut(ds: &Dataset, var: VarId, all: &Values, slab: Slab) -> Result<Values,
             slab.start.len()
         ));
     }
-    for d in 0..rank {
+    for (d, &len) in shape.iter().enumerate() {
         if slab.start[d]
             .checked_add(slab.count[d])
-            .is_none_or(|e| e > shape[d])
+            .is_none_or(|e| e > len)
         {
             return Err(format!(
-                "variable {name}: hyperslab {}+{} exceeds dimension length {}",
-                slab.start[d], slab.count[d], shape[d]
+                "variable {name}: hyperslab {}+{} exceeds dimension length {len}",
+                slab.start[d], slab.count[d]
             ));
         }
     }

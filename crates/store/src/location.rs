@@ -448,10 +448,30 @@ pub enum DapProtocol {
 /// Client parameters only an OPeNDAP client takes (netCDF-C's `libdap2` and `oc2`): one of
 /// them on an `http(s)://` URL makes it a DAP URL.
 const DAP_PARAMS: [&str; 24] = [
-    "dap2", "dap4", "log", "cache", "nocache", "netcdf3", "show", "fillmismatch",
-    "nofillmismatch", "stringlength", "maxstrlen", "limit", "nolimit", "prefetch",
-    "noprefetch", "fetch", "wholevar", "encode", "cachelimit", "fetchlimit", "smallsizelimit",
-    "cachecount", "noseqdims", "protocol",
+    "dap2",
+    "dap4",
+    "log",
+    "cache",
+    "nocache",
+    "netcdf3",
+    "show",
+    "fillmismatch",
+    "nofillmismatch",
+    "stringlength",
+    "maxstrlen",
+    "limit",
+    "nolimit",
+    "prefetch",
+    "noprefetch",
+    "fetch",
+    "wholevar",
+    "encode",
+    "cachelimit",
+    "fetchlimit",
+    "smallsizelimit",
+    "cachecount",
+    "noseqdims",
+    "protocol",
 ];
 
 impl Location {

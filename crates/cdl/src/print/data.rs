@@ -162,9 +162,7 @@ impl Formatter<'_> {
                     };
                     for &x in &v[range] {
                         match (fill, self.cfmt) {
-                            (Some(f), _) if x == f || (f.is_nan() && x.is_nan()) => {
-                                out.push(b'_')
-                            }
+                            (Some(f), _) if x == f || (f.is_nan() && x.is_nan()) => out.push(b'_'),
                             (_, Some(c)) => c.push(out, f64::from(x)),
                             _ => push_float(out, f64::from(x), self.vf.float_digits, true, false),
                         }
@@ -179,9 +177,7 @@ impl Formatter<'_> {
                     };
                     for &x in &v[range] {
                         match (fill, self.cfmt) {
-                            (Some(f), _) if x == f || (f.is_nan() && x.is_nan()) => {
-                                out.push(b'_')
-                            }
+                            (Some(f), _) if x == f || (f.is_nan() && x.is_nan()) => out.push(b'_'),
                             (_, Some(c)) => c.push(out, x),
                             _ => push_float(out, x, self.vf.double_digits, false, false),
                         }
@@ -625,12 +621,12 @@ impl Printer<'_> {
             split,
             cfmt: match (var.ty, &self.opts.float_digits, &self.opts.double_digits) {
                 (NcType::Atomic(AtomicType::Float), None, _)
-                | (NcType::Atomic(AtomicType::Double), _, None) => var
-                    .att("C_format")
-                    .and_then(|a| match &a.values {
+                | (NcType::Atomic(AtomicType::Double), _, None) => {
+                    var.att("C_format").and_then(|a| match &a.values {
                         Values::Char(t) if !t.is_empty() && t.len() < 100 => CFormat::parse(t),
                         _ => None,
-                    }),
+                    })
+                }
                 _ => None,
             },
         };
@@ -735,5 +731,33 @@ impl Printer<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod cformat_tests {
+    use super::CFormat;
+
+    fn fmt(spec: &str, v: f64) -> String {
+        let mut out = Vec::new();
+        CFormat::parse(spec.as_bytes())
+            .unwrap_or_else(|| panic!("{spec} not taken"))
+            .push(&mut out, v);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn c_format_attributes_format_as_printf() {
+        assert_eq!(fmt("%.2f", 3.0), "3.00");
+        assert_eq!(fmt("%.2f", 2.995_f32 as f64), "2.99");
+        assert_eq!(fmt("%f", 1.5), "1.500000");
+        assert_eq!(fmt("%.3e", 12345.0), "1.234e+04");
+        assert_eq!(fmt("%.3E", 0.0001), "1.000E-04");
+        assert_eq!(fmt("%.6g", 0.5), "0.5");
+        assert_eq!(fmt("%lf", 2.0), "2.000000");
+        // forms ncdump-rs does not take fall back to the default format
+        assert!(CFormat::parse(b"%10.2f").is_none());
+        assert!(CFormat::parse(b"%d").is_none());
+        assert!(CFormat::parse(b"%.2f units").is_none());
     }
 }

@@ -313,3 +313,13 @@ pub(crate) fn push_float(out: &mut Vec<u8>, v: f64, digits: usize, is_float: boo
         out.push(b'f');
     }
 }
+
+#[cfg(test)]
+mod name_tests {
+    #[test]
+    fn names_escape_as_ncdump_does() {
+        let mut out = Vec::new();
+        super::push_name(&mut out, "1a b%2fc/d:e");
+        assert_eq!(out, b"\\1a\\ b%2fc/d\\:e");
+    }
+}

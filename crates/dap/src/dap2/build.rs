@@ -48,7 +48,11 @@ impl MapOptions {
 
     fn number(&self, key: &str) -> Option<usize> {
         let v = self.param(key)?;
-        let digits: String = v.trim().chars().take_while(|c| c.is_ascii_digit()).collect();
+        let digits: String = v
+            .trim()
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
         digits.parse::<usize>().ok().filter(|&n| n > 0)
     }
 }
@@ -336,9 +340,7 @@ fn merge_das(t: &mut Tree, das: &[DasItem]) {
         let name = tb.name.unwrap_or("");
         let mut hit = false;
         for (k, &leaf) in leaves.iter().enumerate() {
-            if tb.fullname == fullnames[k]
-                || name == fullnames[k]
-                || name == t.nodes[leaf].origname
+            if tb.fullname == fullnames[k] || name == fullnames[k] || name == t.nodes[leaf].origname
             {
                 hit = true;
                 for (k, it) in tb.items.iter().enumerate() {
@@ -418,9 +420,8 @@ fn fix_grid(t: &mut Tree, g: usize) {
     if kids.len() - 1 != t.nodes[array].dims0.len() {
         return;
     }
-    for i in 1..kids.len() {
+    for (i, &map) in kids.iter().enumerate().skip(1) {
         let adim = t.nodes[array].dims0[i - 1];
-        let map = kids[i];
         if t.nodes[map].dims0.len() != 1 {
             return;
         }
@@ -521,10 +522,10 @@ pub fn map(
                         .unwrap_or(0)
                 }
                 "DODS.dimName" | "DODS_EXTRA.dimName" => t.nodes[n].dods_dimname = first,
-                "DODS.Unlimited_Dimension" | "DODS_EXTRA.Unlimited_Dimension" => {
-                    if record_name.is_none() {
-                        record_name = first;
-                    }
+                "DODS.Unlimited_Dimension" | "DODS_EXTRA.Unlimited_Dimension"
+                    if record_name.is_none() =>
+                {
+                    record_name = first;
                 }
                 _ => {}
             }
@@ -569,8 +570,7 @@ pub fn map(
     sequence_check(&mut t, 0, None, &varnodes);
     // suppress variables under unusable sequences
     varnodes.retain(|&v| {
-        !t
-            .path(v)
+        !t.path(v)
             .iter()
             .any(|&n| t.nodes[n].kind == Nk::Sequence && !t.nodes[n].usesequence)
     });
@@ -651,8 +651,7 @@ pub fn map(
         }
     }
     varnodes.retain(|&v| {
-        !t
-            .path(v)
+        !t.path(v)
             .iter()
             .any(|&n| t.nodes[n].kind == Nk::Sequence && !t.nodes[n].usesequence)
     });
@@ -765,8 +764,7 @@ pub fn map(
             if t.dims[basedims[j]].name == name {
                 warnings.push(format!(
                     "two dimensions are named \"{name}\" (sizes {} and {}); the second is dropped",
-                    t.dims[basedims[i]].size,
-                    t.dims[basedims[j]].size
+                    t.dims[basedims[i]].size, t.dims[basedims[j]].size
                 ));
                 let gone = basedims.remove(j);
                 let keep = basedims[i];
@@ -922,7 +920,11 @@ fn leaf_path(t: &Tree, v: usize) -> Vec<usize> {
     let mut out = Vec::new();
     let mut at = v;
     while let Some(p) = t.nodes[at].parent {
-        let pos = t.nodes[p].children.iter().position(|&c| c == at).unwrap_or(0);
+        let pos = t.nodes[p]
+            .children
+            .iter()
+            .position(|&c| c == at)
+            .unwrap_or(0);
         out.push(pos);
         at = p;
     }
@@ -1002,7 +1004,9 @@ pub fn expand_escapes(s: &[u8]) -> Vec<u8> {
                 continue;
             }
             b'0'..=b'7' => {
-                let oct = s.get(i..i + 3).filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+                let oct = s
+                    .get(i..i + 3)
+                    .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
                 match oct {
                     Some(d) => {
                         let v = (u32::from(d[0] - b'0') << 6)

@@ -96,12 +96,12 @@ pub fn open(target: &Target, opts: &Options, name: &str) -> Result<Opened, DapEr
     let dds = dds_of(&dds_url, &target.get("dds", None)?)?;
     let das_url = target.url_of("das");
     let das = match target.get_optional("das")? {
-        Some(bytes) => match parse::parse_das(&bytes)
-            .map_err(|e| text_error(&das_url, format!("DAS: {e}")))?
-        {
-            Parsed::Ok(items) => items,
-            Parsed::Error(e) => return Err(server_error(&das_url, e)),
-        },
+        Some(bytes) => {
+            match parse::parse_das(&bytes).map_err(|e| text_error(&das_url, format!("DAS: {e}")))? {
+                Parsed::Ok(items) => items,
+                Parsed::Error(e) => return Err(server_error(&das_url, e)),
+            }
+        }
         None => Vec::new(),
     };
     let has_sequences = has_sequence(&dds.vars);

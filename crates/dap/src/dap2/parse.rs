@@ -134,9 +134,7 @@ enum Tok {
 const DELIMS: &[u8] = b"{}[]:;=,";
 
 fn word_char(c: u8, das: bool) -> bool {
-    c.is_ascii_alphanumeric()
-        || b"-+_/%\\.*!~'\"".contains(&c)
-        || (das && (c == b'#' || c == b':'))
+    c.is_ascii_alphanumeric() || b"-+_/%\\.*!~'\"".contains(&c) || (das && (c == b'#' || c == b':'))
 }
 
 struct Lexer<'a> {
@@ -465,9 +463,7 @@ fn array_decls(p: &mut Parser) -> PResult<Vec<DdsDim>> {
             Some(Tok::Word(w)) => parse_int(&w)
                 .filter(|v| (0..=i64::from(i32::MAX)).contains(v))
                 .ok_or_else(|| p.err(&format!("dimension size \"{w}\" is not an integer")))?,
-            Some(t) => {
-                return Err(p.err(&format!("expected a dimension size, found {}", show(&t))))
-            }
+            Some(t) => return Err(p.err(&format!("expected a dimension size, found {}", show(&t)))),
             None => return Err(p.err("expected a dimension size, found the end")),
         };
         p.expect(b']')?;

@@ -78,7 +78,9 @@ impl Cursor<'_> {
 /// a sequence marker is missing.
 pub fn decode(vars: &[DdsNode], body: &[u8]) -> XResult<Vec<Datum>> {
     let mut c = Cursor { b: body, pos: 0 };
-    vars.iter().map(|v| node(v, &mut c, v.name.as_str())).collect()
+    vars.iter()
+        .map(|v| node(v, &mut c, v.name.as_str()))
+        .collect()
 }
 
 fn declared_count(n: &DdsNode) -> XResult<u64> {
@@ -124,7 +126,7 @@ fn node(n: &DdsNode, c: &mut Cursor, path: &str) -> XResult<Datum> {
                 dims: Vec::new(),
                 ..n.clone()
             });
-            let bound = if per == 0 { 1 << 20 } else { c.left() / per };
+            let bound = c.left().checked_div(per).unwrap_or(1 << 20);
             if count as usize > bound {
                 return Err(format!(
                     "structure \"{path}\": {count} elements declared, the data cannot hold them"
@@ -185,10 +187,7 @@ fn atomic(n: &DdsNode, bt: BaseType, c: &mut Cursor, path: &str) -> XResult<Atom
         BaseType::Float64 => 8,
         _ => 4,
     };
-    if count
-        .checked_mul(unit)
-        .is_none_or(|need| need > c.left())
-    {
+    if count.checked_mul(unit).is_none_or(|need| need > c.left()) {
         return Err(format!(
             "{what}: {count} elements declared, only {} bytes of data are left (response cut short?)",
             c.left()
@@ -266,7 +265,9 @@ mod tests {
     #[test]
     fn sequences_and_structure_arrays() {
         let vars = dds("Dataset { Sequence { Int32 i; } q; Structure { UInt32 u; } s[2]; } x;");
-        let mut body = vec![0x5A, 0, 0, 0, 0, 0, 0, 1, 0x5A, 0, 0, 0, 0, 0, 0, 2, 0xA5, 0, 0, 0];
+        let mut body = vec![
+            0x5A, 0, 0, 0, 0, 0, 0, 1, 0x5A, 0, 0, 0, 0, 0, 0, 2, 0xA5, 0, 0, 0,
+        ];
         body.extend([0, 0, 0, 2, 0, 0, 0, 9, 0, 0, 0, 8]);
         let got = decode(&vars, &body).unwrap();
         assert_eq!(
