@@ -1,7 +1,7 @@
 //! One blocking GET with a timeout (reqwest over rustls, the client object_store already
 //! builds), reporting statuses as netCDF-C's `dap_fetch` maps them.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::DapError;
@@ -32,7 +32,20 @@ fn client() -> Result<&'static reqwest::blocking::Client, String> {
         .map_err(Clone::clone)
 }
 
-/// GET `url`, the whole body.
+/// An answer fetched to decide what a URL is, kept for the one GET of it that follows.
+fn kept() -> &'static Mutex<Option<(String, Vec<u8>)>> {
+    static KEPT: OnceLock<Mutex<Option<(String, Vec<u8>)>>> = OnceLock::new();
+    KEPT.get_or_init(|| Mutex::new(None))
+}
+
+/// Keep `body`, the answer of `url`, for the next [`get`] of `url`.
+pub fn keep(url: String, body: Vec<u8>) {
+    if let Ok(mut k) = kept().lock() {
+        *k = Some((url, body));
+    }
+}
+
+/// GET `url`, the whole body (a kept answer of `url` is used once instead).
 ///
 /// # Errors
 /// No answer (the transport's message), or a status of 400 or more (named, with the start of
@@ -42,6 +55,13 @@ pub fn get(url: &str) -> Result<Vec<u8>, DapError> {
         url: url.to_string(),
         what,
     };
+    if let Ok(mut k) = kept().lock() {
+        if k.as_ref().is_some_and(|(u, _)| u == url) {
+            if let Some((_, body)) = k.take() {
+                return Ok(body);
+            }
+        }
+    }
     let c = client().map_err(|e| fail(format!("cannot start an HTTP client: {e}")))?;
     let resp = c
         .get(url)
@@ -52,7 +72,13 @@ pub fn get(url: &str) -> Result<Vec<u8>, DapError> {
         .bytes()
         .map_err(|e| fail(format!("reading the answer failed: {e}")))?;
     if status.as_u16() >= 400 {
+        // the server's own words, when they are a short text (not an HTML page)
         let text = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
+        let text = if text.trim_start().starts_with('<') {
+            String::new()
+        } else {
+            text.lines().next().unwrap_or("").to_string()
+        };
         let meaning = match status.as_u16() {
             401 => "authorization required",
             403 => "access denied",

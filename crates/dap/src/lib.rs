@@ -197,11 +197,20 @@ impl DataSource for DapFile {
 
 /// True when `loc` is an `http(s)://` URL whose `URL.dds` answers with a DDS: a DAP2
 /// server's dataset (netCDF-C asks for the same when a URL holds no netCDF object).
+///
+/// The DDS is kept, so the open that follows does not ask for it again.
 pub fn answers_dap2(loc: &nc_store::Location) -> bool {
     match fetch::Target::of(loc) {
-        Ok(fetch::Target::Http { base, .. }) => http::get(&format!("{base}.dds"))
-            .ok()
-            .is_some_and(|b| matches!(dap2::parse::parse_dds(&b), Ok(dap2::parse::Parsed::Ok(_)))),
+        Ok(fetch::Target::Http { base, .. }) => {
+            let url = format!("{base}.dds");
+            match http::get(&url) {
+                Ok(b) if matches!(dap2::parse::parse_dds(&b), Ok(dap2::parse::Parsed::Ok(_))) => {
+                    http::keep(url, b);
+                    true
+                }
+                _ => false,
+            }
+        }
         _ => false,
     }
 }

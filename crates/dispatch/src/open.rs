@@ -61,7 +61,7 @@ pub enum DispatchError {
     #[error(transparent)]
     Dap(nc_dap::DapError),
     /// A remote URL with neither an object nor a Zarr store at it.
-    #[error("{url}: no such object, and no Zarr store (.zgroup, zarr.json or .zarray) below it; check the key (the path after the bucket)")]
+    #[error("{url}: no such object, no OPeNDAP dataset (URL.dds), and no Zarr store (.zgroup, zarr.json or .zarray) below it; check the key (the path after the bucket)")]
     RemoteMissing {
         /// the URL as shown (no credentials)
         url: String,
