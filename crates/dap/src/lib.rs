@@ -136,6 +136,8 @@ impl DapFile {
                 let bytes = target.get_dap4()?;
                 let (mut ds, data, warnings) = dap4::open_response(&bytes, &target.display())?;
                 ds.name = loc.dataset_name();
+                // `ncdump -k` says netCDF-4 for DAP4 (4.9.0)
+                ds.format.get_or_insert(nc_dataset::Format::Netcdf4);
                 Ok(DapFile {
                     ds,
                     values: data.values.into_iter().collect(),

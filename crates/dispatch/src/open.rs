@@ -361,7 +361,7 @@ impl Opened {
             FileKind::Hdf5 { .. } => "HDF5 mode=00001000",
             FileKind::Zarr => "NCZarr mode=00004000",
             FileKind::Dap(nc_store::DapProtocol::Dap2) => "DAP2 mode=00000000",
-            FileKind::Dap(nc_store::DapProtocol::Dap4) => "DAP4 mode=00000000",
+            FileKind::Dap(nc_store::DapProtocol::Dap4) => "DAP4 mode=00001000",
         }
     }
 }

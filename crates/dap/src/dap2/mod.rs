@@ -207,3 +207,70 @@ fn encode_name(n: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+
+    #[test]
+    fn local_responses_open_with_values() {
+        let dir = std::env::temp_dir().join(format!("nc-dap-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let dds =
+            b"Dataset {\n    UInt16 u[n = 2];\n    Sequence { Int32 i; String s; } q;\n} t;\n";
+        write(&dir, "t.dds", dds);
+        write(
+            &dir,
+            "t.das",
+            b"Attributes { u { Int32 _FillValue 7; } NC_GLOBAL { String title \"a\\tb\"; } }",
+        );
+        let mut dods = dds.to_vec();
+        dods.extend_from_slice(b"Data:\n");
+        dods.extend([0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0xff, 0xff, 0, 0, 0, 1]);
+        dods.extend([0x5A, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 2, b'h', b'i', 0, 0]);
+        dods.extend([0xA5, 0, 0, 0]);
+        write(&dir, "t.dods", &dods);
+        let target = Target::File(dir.join("t"));
+        let o = open(&target, &Options::default(), "t").unwrap();
+        let ds = &o.dataset;
+        let names: Vec<&str> = ds.vars.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["u", "q.i", "q.s"]);
+        // the Int32 _FillValue of a UInt16 variable becomes a short, as netCDF-C fixes it
+        assert_eq!(ds.vars[0].atts[0].values, Values::Short(vec![7]));
+        assert_eq!(ds.groups[0].atts[0].values, Values::Char(b"a\tb".to_vec()));
+        let get = |v: usize| {
+            o.data
+                .values
+                .iter()
+                .find(|(id, _)| id.0 == v)
+                .map(|(_, x)| x.clone())
+                .unwrap()
+        };
+        assert_eq!(get(0), Values::Short(vec![-1, 1]));
+        assert_eq!(get(1), Values::Int(vec![5]));
+        let Values::Char(s) = get(2) else { panic!() };
+        assert_eq!(&s[..3], b"hi\0");
+        assert_eq!(s.len(), 64);
+        // refused mismatch
+        let opts = Options {
+            map: build::MapOptions {
+                params: vec![("nofillmismatch".into(), String::new())],
+            },
+        };
+        assert!(matches!(
+            open(&target, &opts, "t"),
+            Err(DapError::FillMismatch { .. })
+        ));
+        // a cut body
+        write(&dir, "t.dods", &dods[..dods.len() - 6]);
+        assert!(matches!(
+            open(&target, &Options::default(), "t"),
+            Err(DapError::Malformed { .. })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
