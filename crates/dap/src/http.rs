@@ -32,9 +32,12 @@ fn client() -> Result<&'static reqwest::blocking::Client, String> {
         .map_err(Clone::clone)
 }
 
+/// A URL and its answer.
+type Answer = (String, Vec<u8>);
+
 /// An answer fetched to decide what a URL is, kept for the one GET of it that follows.
-fn kept() -> &'static Mutex<Option<(String, Vec<u8>)>> {
-    static KEPT: OnceLock<Mutex<Option<(String, Vec<u8>)>>> = OnceLock::new();
+fn kept() -> &'static Mutex<Option<Answer>> {
+    static KEPT: OnceLock<Mutex<Option<Answer>>> = OnceLock::new();
     KEPT.get_or_init(|| Mutex::new(None))
 }
 
