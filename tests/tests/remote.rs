@@ -549,7 +549,7 @@ fn http_range_reads() {
     assert!(!o.status.success());
     assert_eq!(
         stderr(&o),
-        format!("ncdump: {url}: no such object, and no Zarr store (.zgroup, zarr.json or .zarray) below it; check the key (the path after the bucket)\n")
+        format!("ncdump: {url}: no such object, no OPeNDAP dataset (URL.dds), and no Zarr store (.zgroup, zarr.json or .zarray) below it; check the key (the path after the bucket)\n")
     );
     let o = tool("nccopy-rs", &["src.nc", &web.url("out.nc")], &dir, "", &[]);
     assert_eq!(o.status.code(), Some(3));

@@ -6,7 +6,7 @@ use nc_dataset::{AtomicType, Dataset, NcType, UserTypeKind, Values};
 use super::fmtnum::{push_g, push_i64, push_u64};
 
 /// Append a CDL name as ncdump escapes it: a backslash before a leading digit and before
-/// characters that are special in CDL.
+/// characters that are special in CDL (netCDF-C's `escaped_name`: not `%` nor `/`).
 pub(crate) fn push_name(out: &mut Vec<u8>, name: &str) {
     for (i, &b) in name.as_bytes().iter().enumerate() {
         let special = matches!(
@@ -15,7 +15,6 @@ pub(crate) fn push_name(out: &mut Vec<u8>, name: &str) {
                 | b'"'
                 | b'#'
                 | b'$'
-                | b'%'
                 | b'&'
                 | b'\''
                 | b'('
@@ -312,5 +311,15 @@ pub(crate) fn push_float(out: &mut Vec<u8>, v: f64, digits: usize, is_float: boo
     }
     if is_float {
         out.push(b'f');
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    #[test]
+    fn names_escape_as_ncdump_does() {
+        let mut out = Vec::new();
+        super::push_name(&mut out, "1a b%2fc/d:e");
+        assert_eq!(out, b"\\1a\\ b%2fc/d\\:e");
     }
 }

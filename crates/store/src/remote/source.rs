@@ -33,7 +33,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use super::connect::{object_path, remote_error};
 use super::runtime::{block_on, permit, spawn};
 use super::stats::{count_read, count_request};
-use super::url::RemoteUrl;
+use super::url::{Cloud, RemoteUrl};
 use crate::error::StoreError;
 use crate::source::{check_range, range_len, ByteSource};
 
@@ -388,6 +388,9 @@ impl ObjectSource {
             count_request();
             match store.head(&path).await {
                 Ok(m) => Ok(m),
+                // a plain web server's 404 says all there is to say (and a DAP2 dataset's
+                // URL is one: the client asks for URL.dds next)
+                Err(e @ object_store::Error::NotFound { .. }) if u.cloud == Cloud::Http => Err(e),
                 // a HEAD answer has no body, so no S3 error code (NoSuchBucket or NoSuchKey,
                 // InvalidAccessKeyId or AccessDenied): ask again with a GET, whose answer says
                 Err(e) => {
