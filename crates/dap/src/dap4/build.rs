@@ -206,6 +206,18 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
             atts.push(Attribute::new("_edu.ucar.maps", Values::String(fqns)));
         }
         b.ds.var_mut(v).atts = atts;
+        // what `ncdump -s` shows of netCDF-C's in-memory substrate: contiguous unless a
+        // dimension is unlimited (then its default chunks), no fill for atomic non-string types
+        let unlimited = b.ds.var(v).dims.iter().any(|&d| b.ds.dim(d).unlimited);
+        let chunks = unlimited.then(|| nc_dataset::chunking::default_var_chunk_sizes(&b.ds, v));
+        let st = &mut b.ds.var_mut(v).storage;
+        st.layout = Some(if unlimited {
+            nc_dataset::Layout::Chunked
+        } else {
+            nc_dataset::Layout::Contiguous
+        });
+        st.chunk_sizes = chunks;
+        st.no_fill = matches!(ty, NcType::Atomic(a) if a != AtomicType::String).then_some(true);
         b.var_ids.insert(x, v);
     }
     Ok(Built {
