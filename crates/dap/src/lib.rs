@@ -1,13 +1,30 @@
-//! OPeNDAP client backend (temporary skeleton of the dap4 branch: the crate, `DapData` and
-//! `DapError` are the dap2 branch's; this copy only lets `dap4` build until it is merged).
+//! OPeNDAP client backend: a DAP2 or DAP4 response mapped to the netCDF classic data model as
+//! netCDF-C 4.9.0 maps it (`libdap2/`, `oc2/`; `libdap4/`).
+//!
+//! [`DapFile::open`] takes a location nc-store parsed and the protocol it chose
+//! ([`nc_store::DapProtocol`]): for `file://` it reads `PATH.dds`, `PATH.das` and `PATH.dods`
+//! (DAP2) or `PATH.dap` (DAP4) once and keeps every variable's values; for `http(s)://` it
+//! fetches `URL.dds` and `URL.das` at open and `URL.dods?VAR` when a variable is first read.
+//! The result is a [`Dataset`] and a [`DataSource`].
 
+pub mod dap2;
 pub mod dap4;
+pub mod fetch;
+mod http;
+mod slab;
 
-use nc_dataset::{Values, VarId};
+use std::collections::HashMap;
+use std::sync::Mutex;
 
-/// The decoded values of a response's variables, in the dataset returned with it: one entry
-/// per variable that has data, every element row-major, as the [`Values`] variant of the
-/// variable's type.
+use nc_dataset::{DataError, DataSource, Dataset, Slab, Values, VarId};
+
+/// The decoded values of a response's variables, in the dataset returned with it.
+///
+/// `values` holds one entry per variable that has data, keyed by its [`VarId`] in that
+/// dataset: every element of the variable in row-major order (the last dimension fastest),
+/// exactly `Dataset::num_elements(var)` of them, as the [`Values`] variant of the variable's
+/// type (`char` variables: `Values::Char`, one byte per element). A variable without an
+/// entry reads as its fill value.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DapData {
     /// (variable, all its values row-major), at most one entry per variable.
@@ -18,7 +35,8 @@ pub struct DapData {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DapError {
-    /// The response text or bytes are not what the protocol says.
+    /// The response text or bytes are not what the protocol says (a DDS, DAS or DMR that does
+    /// not parse, a data body cut short or inconsistent with its description).
     #[error("{url}: malformed DAP response: {what}")]
     Malformed {
         /// the URL (or file) of the response
@@ -34,7 +52,7 @@ pub enum DapError {
         /// the variable whose checksum failed
         variable: String,
     },
-    /// The server answered with an error response.
+    /// The server answered with a DAP `Error { code = ...; message = ...; }` response.
     #[error("{url}: the server answered with an error: code {code}: {message}")]
     Server {
         /// the URL asked
@@ -44,6 +62,31 @@ pub enum DapError {
         /// the server's message
         message: String,
     },
+    /// An HTTP request failed (status 4xx/5xx, or no answer).
+    #[error("{url}: {what}")]
+    Http {
+        /// the URL asked
+        url: String,
+        /// the status or transport failure
+        what: String,
+    },
+    /// A local response file could not be read.
+    #[error("{url}")]
+    Io {
+        /// the file
+        url: String,
+        /// the OS error
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `_FillValue` of another type than its variable, with `[nofillmismatch]` asked.
+    #[error("{url}: variable \"{variable}\": NetCDF: Not a valid data type or _FillValue type mismatch (the _FillValue attribute's type differs from the variable's; drop [nofillmismatch] to convert it as netCDF-C does by default)")]
+    FillMismatch {
+        /// the dataset's URL
+        url: String,
+        /// the variable
+        variable: String,
+    },
     /// Something this reader does not do (yet).
     #[error("{url}: {what}")]
     Unsupported {
@@ -52,4 +95,112 @@ pub enum DapError {
         /// what is missing
         what: String,
     },
+}
+
+/// Fetching variables lazily over HTTP: the data URL's base and the DAP2 decoding context.
+struct Lazy {
+    remote: dap2::Remote,
+    cache: Mutex<HashMap<VarId, Values>>,
+}
+
+/// An open OPeNDAP dataset: its metadata, the values read so far, and what the reader left out.
+pub struct DapFile {
+    ds: Dataset,
+    values: HashMap<VarId, Values>,
+    lazy: Option<Lazy>,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for DapFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DapFile")
+            .field("name", &self.ds.name)
+            .field("vars", &self.ds.vars.len())
+            .finish()
+    }
+}
+
+impl DapFile {
+    /// Open the OPeNDAP dataset at `loc` with `protocol` (as [`nc_store::Location::dap`] chose).
+    ///
+    /// # Errors
+    /// A response that cannot be fetched or read, a server error response, a malformed
+    /// response, a `_FillValue` type mismatch with `[nofillmismatch]`.
+    pub fn open(
+        loc: &nc_store::Location,
+        protocol: nc_store::DapProtocol,
+    ) -> Result<DapFile, DapError> {
+        let target = fetch::Target::of(loc)?;
+        match protocol {
+            nc_store::DapProtocol::Dap4 => {
+                let bytes = target.get_dap4()?;
+                let (mut ds, data, warnings) = dap4::open_response(&bytes, &target.display())?;
+                ds.name = loc.dataset_name();
+                Ok(DapFile {
+                    ds,
+                    values: data.values.into_iter().collect(),
+                    lazy: None,
+                    warnings,
+                })
+            }
+            nc_store::DapProtocol::Dap2 => {
+                let opts = dap2::Options::from_location(loc);
+                let opened = dap2::open(&target, &opts, &loc.dataset_name())?;
+                let lazy = opened.remote.map(|remote| Lazy {
+                    remote,
+                    cache: Mutex::new(HashMap::new()),
+                });
+                Ok(DapFile {
+                    ds: opened.dataset,
+                    values: opened.data.values.into_iter().collect(),
+                    lazy,
+                    warnings: opened.warnings,
+                })
+            }
+        }
+    }
+
+    /// The dataset's metadata.
+    pub fn dataset(&self) -> &Dataset {
+        &self.ds
+    }
+
+    /// What the reader left out or shows differently, one sentence each.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+impl DataSource for DapFile {
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        if let Some(all) = self.values.get(&var) {
+            return Ok(slab::cut(ds, var, all, slab)?);
+        }
+        if let Some(lazy) = &self.lazy {
+            let mut cache = lazy
+                .cache
+                .lock()
+                .map_err(|_| "a thread reading DAP data panicked")?;
+            if !cache.contains_key(&var) {
+                let v = lazy.remote.fetch_var(ds, var)?;
+                cache.insert(var, v);
+            }
+            if let Some(all) = cache.get(&var) {
+                return Ok(slab::cut(ds, var, all, slab)?);
+            }
+        }
+        // no data: the fill value everywhere
+        Ok(nc_dataset::InMemory.read(ds, var, slab)?)
+    }
+}
+
+/// True when `loc` is an `http(s)://` URL whose `URL.dds` answers with a DDS: a DAP2
+/// server's dataset (netCDF-C asks for the same when a URL holds no netCDF object).
+pub fn answers_dap2(loc: &nc_store::Location) -> bool {
+    match fetch::Target::of(loc) {
+        Ok(fetch::Target::Http { base, .. }) => http::get(&format!("{base}.dds"))
+            .ok()
+            .is_some_and(|b| matches!(dap2::parse::parse_dds(&b), Ok(dap2::parse::Parsed::Ok(_)))),
+        _ => false,
+    }
 }

@@ -57,6 +57,9 @@ pub enum DispatchError {
     /// A byte source or store failed (its errors name the file or URL, the cause and cure).
     #[error(transparent)]
     Store(nc_store::StoreError),
+    /// The OPeNDAP client failed (its errors name the URL or file).
+    #[error(transparent)]
+    Dap(nc_dap::DapError),
     /// A remote URL with neither an object nor a Zarr store at it.
     #[error("{url}: no such object, and no Zarr store (.zgroup, zarr.json or .zarray) below it; check the key (the path after the bucket)")]
     RemoteMissing {
@@ -85,6 +88,8 @@ pub enum FileKind {
     },
     /// A Zarr / NCZarr store (directory, zip, or objects below a prefix).
     Zarr,
+    /// An OPeNDAP dataset (DAP2 or DAP4 responses, local `file://` or from a server).
+    Dap(nc_store::DapProtocol),
 }
 
 const HDF5_MAGIC: [u8; 8] = [0x89, b'H', b'D', b'F', b'\r', b'\n', 0x1a, b'\n'];
@@ -113,6 +118,8 @@ enum Found {
     File(Arc<dyn nc_store::ByteSource>, FileKind),
     /// A Zarr store, opened, and how to read it.
     Store(Box<dyn nc_store::Store>, nc_zarr::ZarrModes),
+    /// An OPeNDAP dataset, by this protocol.
+    Dap(nc_store::DapProtocol),
 }
 
 /// The mode words of `loc` as the Zarr backend's options.
@@ -126,6 +133,9 @@ fn zarr_modes(loc: &Location) -> nc_zarr::ZarrModes {
 /// the file (HDF5 signatures are also searched at 512, 1024, ... as the format allows a user
 /// block).
 fn probe(loc: &Location) -> Result<Found, DispatchError> {
+    if let Some(p) = loc.dap() {
+        return Ok(Found::Dap(p));
+    }
     if loc.names_store() {
         let store = loc.open_store().map_err(nc_zarr::ZarrError::from);
         return Ok(Found::Store(
@@ -171,13 +181,25 @@ fn probe(loc: &Location) -> Result<Found, DispatchError> {
             Err(nc_store::StoreError::Remote { cause, .. })
                 if cause == "no such object" && !u.wants_bytes() =>
             {
+                // no object: a DAP2 server's dataset (URL.dds answers), else a Zarr store
+                if nc_dap::answers_dap2(loc) {
+                    return Ok(Found::Dap(nc_store::DapProtocol::Dap2));
+                }
                 return remote_store(loc, u);
             }
             Err(e) => return Err(DispatchError::Store(e)),
         },
         None => loc.open_source().map_err(store_err)?,
     };
-    let kind = file_kind(src.as_ref(), loc)?;
+    let kind = match file_kind(src.as_ref(), loc) {
+        // a web page or other object that is not netCDF, where URL.dds is a DAP2 dataset
+        Err(DispatchError::UnknownFormat { .. })
+            if loc.is_remote() && nc_dap::answers_dap2(loc) =>
+        {
+            return Ok(Found::Dap(nc_store::DapProtocol::Dap2));
+        }
+        k => k?,
+    };
     Ok(Found::File(src, kind))
 }
 
@@ -270,6 +292,7 @@ pub fn detect(at: &Location) -> Result<FileKind, DispatchError> {
     Ok(match probe(at)? {
         Found::File(_, kind) => kind,
         Found::Store(..) => FileKind::Zarr,
+        Found::Dap(p) => FileKind::Dap(p),
     })
 }
 
@@ -277,6 +300,7 @@ enum Backend {
     Classic(ClassicFile),
     Nc4(nc_hdf5::Nc4File),
     Zarr(nc_zarr::ZarrFile),
+    Dap(nc_dap::DapFile),
 }
 
 /// An open dataset: its metadata and a source for its data.
@@ -298,6 +322,7 @@ impl Opened {
             Backend::Classic(c) => c.dataset(),
             Backend::Nc4(h) => h.dataset(),
             Backend::Zarr(z) => z.dataset(),
+            Backend::Dap(d) => d.dataset(),
         }
     }
 
@@ -307,6 +332,7 @@ impl Opened {
             Backend::Classic(c) => c,
             Backend::Nc4(h) => h,
             Backend::Zarr(z) => z,
+            Backend::Dap(d) => d,
         }
     }
 
@@ -316,6 +342,7 @@ impl Opened {
         match &self.backend {
             Backend::Nc4(h) => h.warnings(),
             Backend::Zarr(z) => z.warnings(),
+            Backend::Dap(d) => d.warnings(),
             Backend::Classic(_) => &[],
         }
     }
@@ -333,6 +360,8 @@ impl Opened {
             FileKind::Classic(_) => "64-bit data mode=00000020",
             FileKind::Hdf5 { .. } => "HDF5 mode=00001000",
             FileKind::Zarr => "NCZarr mode=00004000",
+            FileKind::Dap(nc_store::DapProtocol::Dap2) => "DAP2 mode=00000000",
+            FileKind::Dap(nc_store::DapProtocol::Dap4) => "DAP4 mode=00000000",
         }
     }
 }
@@ -352,6 +381,13 @@ pub fn open(loc: &Location) -> Result<Opened, DispatchError> {
             });
         }
         Found::File(src, kind) => (src, kind),
+        Found::Dap(p) => {
+            let d = nc_dap::DapFile::open(loc, p).map_err(DispatchError::Dap)?;
+            return Ok(Opened {
+                backend: Backend::Dap(d),
+                kind: FileKind::Dap(p),
+            });
+        }
     };
     let shown = shown_path(loc, src.as_ref());
     let backend = match kind {
@@ -370,8 +406,8 @@ pub fn open(loc: &Location) -> Result<Opened, DispatchError> {
                     .map_err(DispatchError::Hdf5)?,
             )
         }
-        // probe finds stores as stores: a file is never Zarr
-        FileKind::Zarr => {
+        // probe finds stores as stores and DAP datasets as such: a file is neither
+        FileKind::Zarr | FileKind::Dap(_) => {
             return Err(DispatchError::UnknownFormat {
                 path: shown,
                 found: Vec::new(),

@@ -436,6 +436,77 @@ impl Location {
     }
 }
 
+/// The OPeNDAP protocol a location asks for ([`Location::dap`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DapProtocol {
+    /// DAP2: `.dds`, `.das`, `.dods`
+    Dap2,
+    /// DAP4: `.dmr`, `.dap`
+    Dap4,
+}
+
+/// Client parameters only an OPeNDAP client takes (netCDF-C's `libdap2` and `oc2`): one of
+/// them on an `http(s)://` URL makes it a DAP URL.
+const DAP_PARAMS: [&str; 24] = [
+    "dap2", "dap4", "log", "cache", "nocache", "netcdf3", "show", "fillmismatch",
+    "nofillmismatch", "stringlength", "maxstrlen", "limit", "nolimit", "prefetch",
+    "noprefetch", "fetch", "wholevar", "encode", "cachelimit", "fetchlimit", "smallsizelimit",
+    "cachecount", "noseqdims", "protocol",
+];
+
+impl Location {
+    /// Client parameters: `[k=v]` prefixes, then the fragment's `k=v` parts (keys lower
+    /// case, a bare word has an empty value), in order.
+    pub fn params(&self) -> &[(String, String)] {
+        &self.params
+    }
+
+    /// Whether this location is an OPeNDAP dataset, and which protocol, by netCDF-C 4.9.0's
+    /// rules (`libdispatch/dinfermodel.c`): DAP4 when `[dap4]`, `#dap4`, `mode=dap4` or a
+    /// `dap4://` / `dap4s://` scheme asks for it; DAP2 when `[dap2]`, `#dap2` or
+    /// `mode=dap2` does; a `file://` URL whose path plus `.dds` exists is DAP2; an
+    /// `http(s)://` URL with DAP client parameters (`[log]`, `[cache]`, ...) or a constraint
+    /// (`?...`) is DAP2. `None` otherwise (a plain `http://host/x` may still be DAP2 when it
+    /// holds no netCDF object and `x.dds` answers: nc-dispatch looks).
+    pub fn dap(&self) -> Option<DapProtocol> {
+        let lower = self.base.to_ascii_lowercase();
+        let has = |k: &str| self.params.iter().any(|(p, _)| p == k);
+        if has("dap4")
+            || self.mode("dap4")
+            || lower.starts_with("dap4://")
+            || lower.starts_with("dap4s://")
+        {
+            return Some(DapProtocol::Dap4);
+        }
+        if has("dap2") || self.mode("dap2") {
+            return Some(DapProtocol::Dap2);
+        }
+        if self.store {
+            return None;
+        }
+        if lower.starts_with("file://") {
+            let p = self.local_path()?;
+            let with = |ext: &str| {
+                let mut s = p.as_os_str().to_owned();
+                s.push(ext);
+                PathBuf::from(s)
+            };
+            return with(".dds").is_file().then_some(DapProtocol::Dap2);
+        }
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            let dap_param = self.params.iter().any(|(k, _)| {
+                DAP_PARAMS.contains(&k.as_str())
+                    || k.starts_with("stringlength_")
+                    || k.starts_with("maxstrlen_")
+            });
+            if dap_param || self.base.contains('?') {
+                return Some(DapProtocol::Dap2);
+            }
+        }
+        None
+    }
+}
+
 impl std::fmt::Display for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)

@@ -1,0 +1,210 @@
+//! DAP2: the DDS and DAS parsers, the `.dods` decoder and the mapping to the netCDF classic
+//! model.
+
+pub mod build;
+pub mod parse;
+pub mod xdr;
+
+use nc_dataset::{Dataset, Values, VarId};
+
+use crate::fetch::Target;
+use crate::{DapData, DapError};
+use parse::{Dds, Parsed};
+
+/// What the client parameters ask.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// the mapping's parameters (string lengths, fill mismatches)
+    pub map: build::MapOptions,
+}
+
+impl Options {
+    /// The options a location's parameters ask for.
+    pub fn from_location(loc: &nc_store::Location) -> Options {
+        Options {
+            map: build::MapOptions {
+                params: loc.params().to_vec(),
+            },
+        }
+    }
+}
+
+/// A DAP2 dataset opened: its netCDF view, the values read at open, and how to read the rest.
+pub struct Opened {
+    /// the netCDF view
+    pub dataset: Dataset,
+    /// values read at open (all of them for `file://`)
+    pub data: DapData,
+    /// the server to fetch each variable's values from, for `http(s)://`
+    pub remote: Option<Remote>,
+    /// what the reader left out, one sentence each
+    pub warnings: Vec<String>,
+}
+
+/// Fetching one variable's values from a DAP2 server: `URL.dods?PROJECTION`.
+pub struct Remote {
+    target: Target,
+    leaves: Vec<(VarId, Vec<usize>)>,
+    dds: Dds,
+}
+
+fn text_error(url: &str, what: String) -> DapError {
+    DapError::Malformed {
+        url: url.to_string(),
+        what,
+    }
+}
+
+fn server_error(url: &str, e: parse::DapErrorBody) -> DapError {
+    DapError::Server {
+        url: url.to_string(),
+        code: e.code,
+        message: e.message,
+    }
+}
+
+fn dds_of(url: &str, bytes: &[u8]) -> Result<Dds, DapError> {
+    match parse::parse_dds(bytes).map_err(|e| text_error(url, format!("DDS: {e}")))? {
+        Parsed::Ok(d) => Ok(d),
+        Parsed::Error(e) => Err(server_error(url, e)),
+    }
+}
+
+/// Decode a `.dods` response: its DDS and the values of its declarations.
+fn decode_dods(url: &str, bytes: &[u8]) -> Result<(Dds, Vec<xdr::Datum>), DapError> {
+    let Some((text, body)) = parse::split_dods(bytes) else {
+        // an Error body instead of data
+        if let Ok(Parsed::Error(e)) = parse::parse_dds(bytes) {
+            return Err(server_error(url, e));
+        }
+        return Err(text_error(
+            url,
+            "no \"Data:\" line: not a DAP2 data response".to_string(),
+        ));
+    };
+    let dds = dds_of(url, text)?;
+    let data = xdr::decode(&dds.vars, body).map_err(|e| text_error(url, e))?;
+    Ok((dds, data))
+}
+
+/// Open a DAP2 dataset.
+///
+/// # Errors
+/// See [`DapError`].
+pub fn open(target: &Target, opts: &Options, name: &str) -> Result<Opened, DapError> {
+    let dds_url = target.url_of("dds");
+    let dds = dds_of(&dds_url, &target.get("dds", None)?)?;
+    let das_url = target.url_of("das");
+    let das = match target.get_optional("das")? {
+        Some(bytes) => match parse::parse_das(&bytes)
+            .map_err(|e| text_error(&das_url, format!("DAS: {e}")))?
+        {
+            Parsed::Ok(items) => items,
+            Parsed::Error(e) => return Err(server_error(&das_url, e)),
+        },
+        None => Vec::new(),
+    };
+    let has_sequences = has_sequence(&dds.vars);
+    // local responses are read whole at once; a server is asked for everything only when
+    // sequences need counting (netCDF-C asks for their records the same way)
+    let decoded = if target.is_local() || has_sequences {
+        let url = target.url_of("dods");
+        let bytes = target.get("dods", None)?;
+        Some(decode_dods(&url, &bytes)?)
+    } else {
+        None
+    };
+    let mapped = build::map(
+        &dds,
+        &das,
+        decoded.as_ref().map(|(_, d)| d.as_slice()),
+        &opts.map,
+        name,
+    )
+    .map_err(|e| match e {
+        build::MapError::FillMismatch(variable) => DapError::FillMismatch {
+            url: target.display(),
+            variable,
+        },
+        build::MapError::Bad(what) => text_error(&dds_url, what),
+    })?;
+    let mut data = DapData::default();
+    if let Some((ddds, values)) = &decoded {
+        data.values = build::gather(&mapped.dataset, ddds, values, &mapped.leaves)
+            .map_err(|e| text_error(&target.url_of("dods"), e))?;
+    }
+    let remote = (!target.is_local()).then(|| Remote {
+        target: target.clone(),
+        leaves: mapped.leaves.clone(),
+        dds: dds.clone(),
+    });
+    Ok(Opened {
+        dataset: mapped.dataset,
+        data,
+        remote,
+        warnings: mapped.warnings,
+    })
+}
+
+fn has_sequence(nodes: &[parse::DdsNode]) -> bool {
+    nodes
+        .iter()
+        .any(|n| n.kind == parse::DdsKind::Sequence || has_sequence(&n.fields))
+}
+
+impl Remote {
+    /// Fetch every value of `var`: `URL.dods?PATH` (the DDS path of its leaf), decoded from
+    /// the answer's own DDS.
+    ///
+    /// # Errors
+    /// The request fails, or the answer is not the variable's data.
+    pub fn fetch_var(&self, ds: &Dataset, var: VarId) -> Result<Values, DapError> {
+        let url = self.target.url_of("dods");
+        let Some((_, path)) = self.leaves.iter().find(|(v, _)| *v == var) else {
+            return Ok(Values::empty(nc_dataset::AtomicType::Char));
+        };
+        let mut names = Vec::new();
+        let mut nodes = &self.dds.vars;
+        for &i in path {
+            let Some(n) = nodes.get(i) else { break };
+            names.push(n.name.clone());
+            nodes = &n.fields;
+        }
+        let projection: Vec<String> = names.iter().map(|n| encode_name(n)).collect();
+        let bytes = self.target.get("dods", Some(&projection.join(".")))?;
+        let (dds, data) = decode_dods(&url, &bytes)?;
+        // the answer holds the variable inside its containers, found by name (a server that
+        // ignores constraints, a static one, answers with everything)
+        let mut here = Vec::new();
+        let mut nodes = &dds.vars;
+        for n in &names {
+            let Some(i) = nodes.iter().position(|x| x.name == *n) else {
+                return Err(text_error(
+                    &url,
+                    format!("the answer does not hold \"{}\"", names.join(".")),
+                ));
+            };
+            here.push(i);
+            nodes = &nodes[i].fields;
+        }
+        let got = build::gather(ds, &dds, &data, &[(var, here)])
+        .map_err(|e| text_error(&url, e))?;
+        got.into_iter()
+            .next()
+            .map(|(_, v)| v)
+            .ok_or_else(|| text_error(&url, format!("no values for \"{}\"", ds.var(var).name)))
+    }
+}
+
+/// A DAP2 name in a constraint: characters outside the DAP2 identifier set as `%XX`.
+fn encode_name(n: &str) -> String {
+    let mut out = String::new();
+    for b in n.bytes() {
+        if b.is_ascii_alphanumeric() || b"_!~*'-\"".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

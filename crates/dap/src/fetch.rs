@@ -1,0 +1,170 @@
+//! Getting a DAP response: for `file://`, the files `PATH.dds`, `PATH.das`, `PATH.dods`
+//! (DAP2) and `PATH.dap` (DAP4); for `http(s)://`, a GET of `URL.dds`, `URL.das` and
+//! `URL.dods?PROJECTION`.
+
+use std::path::PathBuf;
+
+use crate::DapError;
+
+/// Where a dataset's responses come from.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// local files next to each other: `base.dds`, `base.das`, ...
+    File(PathBuf),
+    /// a server: `base.dds`, ... with the URL's own constraint (`?...`) kept
+    Http {
+        /// the URL without query and fragment
+        base: String,
+        /// the URL's constraint, without the `?`
+        query: Option<String>,
+    },
+}
+
+impl Target {
+    /// The target of a location: its local path, or its URL.
+    ///
+    /// # Errors
+    /// A location that is neither a local path nor an `http(s)://` URL.
+    pub fn of(loc: &nc_store::Location) -> Result<Target, DapError> {
+        let url = loc.without_parameters();
+        let lower = url.to_ascii_lowercase();
+        let dap4_scheme = lower.starts_with("dap4://") || lower.starts_with("dap4s://");
+        if let (Some(p), false) = (loc.local_path(), dap4_scheme) {
+            return Ok(Target::File(p.to_path_buf()));
+        }
+        let url = if let Some(rest) = lower.strip_prefix("dap4s://") {
+            format!("https://{}", &url[url.len() - rest.len()..])
+        } else if let Some(rest) = lower.strip_prefix("dap4://") {
+            format!("http://{}", &url[url.len() - rest.len()..])
+        } else {
+            url.to_string()
+        };
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(DapError::Unsupported {
+                url,
+                what: "OPeNDAP is read from file:// and http(s):// URLs only".to_string(),
+            });
+        }
+        let (base, query) = match url.split_once('?') {
+            Some((b, q)) => (b.to_string(), Some(q.to_string())),
+            None => (url.clone(), None),
+        };
+        Ok(Target::Http { base, query })
+    }
+
+    /// True for local files.
+    pub fn is_local(&self) -> bool {
+        matches!(self, Target::File(_))
+    }
+
+    /// The name to show in messages.
+    pub fn display(&self) -> String {
+        match self {
+            Target::File(p) => format!("file://{}", p.display()),
+            Target::Http { base, .. } => base.clone(),
+        }
+    }
+
+    /// The URL (or path) of the response with extension `ext`.
+    pub fn url_of(&self, ext: &str) -> String {
+        match self {
+            Target::File(p) => format!("{}.{ext}", p.display()),
+            Target::Http { base, .. } => format!("{base}.{ext}"),
+        }
+    }
+
+    /// The response `ext` (`dds`, `das`, `dods`), with `projection` added to the URL's
+    /// constraint for a server (a local file takes none).
+    ///
+    /// # Errors
+    /// A missing or unreadable file; a failed request.
+    pub fn get(&self, ext: &str, projection: Option<&str>) -> Result<Vec<u8>, DapError> {
+        match self {
+            Target::File(_) => {
+                let path = self.url_of(ext);
+                std::fs::read(&path).map_err(|source| DapError::Io { url: path, source })
+            }
+            Target::Http { base, query } => {
+                let mut url = format!("{base}.{ext}");
+                if ext == "dods" {
+                    let ce = merge_constraint(query.as_deref(), projection);
+                    if !ce.is_empty() {
+                        url.push('?');
+                        url.push_str(&ce);
+                    }
+                }
+                crate::http::get(&url)
+            }
+        }
+    }
+
+    /// The response `ext`, or `None` when there is none (a missing DAS is no error).
+    ///
+    /// # Errors
+    /// A file or answer that exists but cannot be read.
+    pub fn get_optional(&self, ext: &str) -> Result<Option<Vec<u8>>, DapError> {
+        match self.get(ext, None) {
+            Ok(b) => Ok(Some(b)),
+            Err(DapError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                Ok(None)
+            }
+            Err(DapError::Http { what, .. }) if what.starts_with("HTTP 404") => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The DAP4 response: `PATH.dap`, or `URL.dap`.
+    ///
+    /// # Errors
+    /// A missing file, a failed request.
+    pub fn get_dap4(&self) -> Result<Vec<u8>, DapError> {
+        match self {
+            Target::File(_) => self.get("dap", None),
+            Target::Http { base, query } => {
+                let mut url = format!("{base}.dap");
+                if let Some(q) = query {
+                    url.push('?');
+                    url.push_str(q);
+                }
+                crate::http::get(&url)
+            }
+        }
+    }
+}
+
+/// The URL's constraint with one more projection: `proj` alone, the URL's projections
+/// replaced by it (its selections kept), as netCDF-C merges a variable's fetch with the
+/// user's constraint.
+fn merge_constraint(query: Option<&str>, proj: Option<&str>) -> String {
+    let (uproj, usel) = match query {
+        Some(q) => match q.find('&') {
+            Some(i) => (&q[..i], &q[i..]),
+            None => (q, ""),
+        },
+        None => ("", ""),
+    };
+    match proj {
+        Some(p) => {
+            // keep the user's slicing of the same variable when it names it
+            let chosen = uproj
+                .split(',')
+                .find(|u| u.split('[').next() == Some(p))
+                .unwrap_or(p);
+            format!("{chosen}{usel}")
+        }
+        None => format!("{uproj}{usel}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constraints_merge() {
+        assert_eq!(merge_constraint(None, Some("a.b")), "a.b");
+        assert_eq!(merge_constraint(Some("x[0:2],y"), Some("x")), "x[0:2]");
+        assert_eq!(merge_constraint(Some("x,y&x>1"), Some("y")), "y&x>1");
+        assert_eq!(merge_constraint(Some("x"), None), "x");
+    }
+}
