@@ -111,7 +111,10 @@ fn dap4_responses_dump_as_netcdf_c_does() {
             Ok(got) if got == expected => Ok("pass-exact"),
             Ok(got) => {
                 let drop_blank = c.normalisation.contains('B');
-                let (g, e) = (normalise(&got, drop_blank), normalise(&expected, drop_blank));
+                let (g, e) = (
+                    normalise(&got, drop_blank),
+                    normalise(&expected, drop_blank),
+                );
                 if g == e {
                     Ok("pass-normalised")
                 } else {
@@ -181,7 +184,8 @@ fn dap4_responses_dump_exactly_as_reference_ncdump() {
             if got == want {
                 println!("{name}: identical");
             } else {
-                let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
+                let (g, w): (Vec<&str>, Vec<&str>) =
+                    (got.lines().collect(), want.lines().collect());
                 let i = g.iter().zip(&w).take_while(|(a, b)| a == b).count();
                 println!(
                     "{name}: DIFFERS at line {}: got {:?}, reference {:?}",

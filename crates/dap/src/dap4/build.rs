@@ -120,7 +120,12 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
         let n = &dmr.nodes[x];
         if n.sort == Sort::Dim {
             let g = b.group_of(x);
-            if b.ds.group(g).dims.iter().any(|&d| b.ds.dim(d).name == n.name) {
+            if b.ds
+                .group(g)
+                .dims
+                .iter()
+                .any(|&d| b.ds.dim(d).name == n.name)
+            {
                 return fail(format!("dimension {} is defined twice", n.name));
             }
             let d = b.ds.add_dim(g, n.name.clone(), n.dim_size, n.unlimited);
@@ -132,7 +137,12 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
         if n.sort == Sort::Type && n.sub == Sub::Enum {
             let base = match n.basetype.map(|t| dmr.nodes[t].sub) {
                 Some(Sub::Atomic(t)) if t.is_integer() => t,
-                _ => return fail(format!("enumeration {}: the base type is not an integer type", n.name)),
+                _ => {
+                    return fail(format!(
+                        "enumeration {}: the base type is not an integer type",
+                        n.name
+                    ))
+                }
             };
             let members = n
                 .econsts
@@ -148,7 +158,13 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
     for &x in &sorted {
         let n = &dmr.nodes[x];
         if n.sort == Sort::Type && n.sub == Sub::Opaque && n.opaque_size > 0 {
-            b.add_type(x, n.name.clone(), UserTypeKind::Opaque { size: n.opaque_size })?;
+            b.add_type(
+                x,
+                n.name.clone(),
+                UserTypeKind::Opaque {
+                    size: n.opaque_size,
+                },
+            )?;
         }
     }
     for &x in &sorted {
@@ -181,9 +197,7 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
     }
     for &x in &sorted {
         let n = &dmr.nodes[x];
-        let top = n
-            .container
-            .is_none_or(|c| dmr.nodes[c].sort == Sort::Group);
+        let top = n.container.is_none_or(|c| dmr.nodes[c].sort == Sort::Group);
         if n.sort != Sort::Var || !top {
             continue;
         }
@@ -194,7 +208,11 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
         if b.ds.find_var(g, &n.name).is_some() {
             return fail(format!("variable {} is defined twice in its group", n.name));
         }
-        let dims: Vec<DimId> = n.dims.iter().filter_map(|d| b.dims.get(d).copied()).collect();
+        let dims: Vec<DimId> = n
+            .dims
+            .iter()
+            .filter_map(|d| b.dims.get(d).copied())
+            .collect();
         let v = b.ds.add_var(g, n.name.clone(), ty, dims);
         let mut atts = b.attributes(x)?;
         if !n.maps.is_empty() {
@@ -264,7 +282,13 @@ impl Builder<'_> {
 
     fn add_type(&mut self, x: usize, name: String, kind: UserTypeKind) -> R<()> {
         let g = self.group_of(x);
-        if self.ds.group(g).types.iter().any(|&t| self.ds.user_type(t).name == name) {
+        if self
+            .ds
+            .group(g)
+            .types
+            .iter()
+            .any(|&t| self.ds.user_type(t).name == name)
+        {
             return fail(format!("inferred type name conflict: {name}"));
         }
         let t = self.ds.add_type(g, name, kind);
@@ -291,7 +315,7 @@ impl Builder<'_> {
             };
             let (size, align) = self.size_align(ty);
             largest = largest.max(align);
-            if align > 0 && offset % align != 0 {
+            if align > 0 && !offset.is_multiple_of(align) {
                 offset += align - offset % align;
             }
             let dims: Vec<usize> = node
@@ -369,12 +393,7 @@ impl Builder<'_> {
         Ok(out)
     }
 
-    fn attribute_values(
-        &self,
-        owner: &str,
-        attr: &super::dmr::Node,
-        base: usize,
-    ) -> R<Attribute> {
+    fn attribute_values(&self, owner: &str, attr: &super::dmr::Node, base: usize) -> R<Attribute> {
         let tnode = &self.dmr.nodes[base];
         let bad = || {
             BuildError(format!(

@@ -191,18 +191,33 @@ pub(crate) mod tests {
         let r = chunk(4, b"<Dataset/>\n");
         assert!(matches!(
             dechunk(&r[..8]),
-            Err(ChunkError::Truncated { chunk: 0, wanted: 11, left: 4, .. })
+            Err(ChunkError::Truncated {
+                chunk: 0,
+                wanted: 11,
+                left: 4,
+                ..
+            })
         ));
         // data part missing
         assert!(matches!(
             dechunk(&r),
-            Err(ChunkError::Truncated { chunk: 1, wanted: 4, left: 0, .. })
+            Err(ChunkError::Truncated {
+                chunk: 1,
+                wanted: 4,
+                left: 0,
+                ..
+            })
         ));
         let mut r2 = r.clone();
         r2.extend(chunk(LAST_CHUNK, &[1, 2, 3]));
         assert!(matches!(
             dechunk(&r2[..r2.len() - 1]),
-            Err(ChunkError::Truncated { chunk: 1, wanted: 3, left: 2, .. })
+            Err(ChunkError::Truncated {
+                chunk: 1,
+                wanted: 3,
+                left: 2,
+                ..
+            })
         ));
         let mut r3 = r.clone();
         r3.extend(chunk(ERROR_CHUNK | LAST_CHUNK, b"<Error/>"));

@@ -131,11 +131,30 @@ pub(crate) fn decode(dmr: &Dmr, data: &[u8], layout: DataLayout) -> R<Vec<Decode
         let next = c.pos;
         // the values, element by element from the start
         c.pos = pos;
-        let mut values = c.empty(ty)?;
-        for _ in 0..n {
-            let one = c.fill(ty)?;
-            values.extend_from(&one);
-        }
+        let values = match c.fixed_atomic(ty) {
+            // numbers, chars and enums in one piece
+            Some(a) => {
+                let b = c.take(
+                    usize::try_from(n)
+                        .unwrap_or(usize::MAX)
+                        .saturating_mul(a.size()),
+                )?;
+                let v = if layout.little_endian {
+                    Values::from_le_bytes(a, b)
+                } else {
+                    Values::from_be_bytes(a, b)
+                };
+                v.ok_or_else(|| c.type_err("unreadable atomic type"))?
+            }
+            None => {
+                let mut values = c.empty(ty)?;
+                for _ in 0..n {
+                    let one = c.fill(ty)?;
+                    values.extend_from(&one);
+                }
+                values
+            }
+        };
         out.push(Decoded {
             var: v,
             values,
@@ -209,6 +228,17 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The fixed-size atomic type behind `t` (an enum's base), if it is one.
+    fn fixed_atomic(&self, t: usize) -> Option<AtomicType> {
+        let node = &self.dmr.nodes[t];
+        match node.sub {
+            Sub::Atomic(AtomicType::String) => None,
+            Sub::Atomic(a) => Some(a),
+            Sub::Enum => node.basetype.and_then(|b| self.fixed_atomic(b)),
+            _ => None,
+        }
+    }
+
     fn basetype(&self, v: usize) -> R<usize> {
         self.dmr.nodes[v]
             .basetype
@@ -279,7 +309,9 @@ impl<'a> Cursor<'a> {
                 self.take(usize::try_from(bytes).unwrap_or(usize::MAX))?;
             }
             Sub::Enum => {
-                let b = node.basetype.ok_or_else(|| self.type_err("enum without base"))?;
+                let b = node
+                    .basetype
+                    .ok_or_else(|| self.type_err("enum without base"))?;
                 self.skip(b, n)?;
             }
             Sub::Struct => {
@@ -293,7 +325,9 @@ impl<'a> Cursor<'a> {
                 }
             }
             Sub::Seq => {
-                let rec = node.basetype.ok_or_else(|| self.type_err("sequence without records"))?;
+                let rec = node
+                    .basetype
+                    .ok_or_else(|| self.type_err("sequence without records"))?;
                 for _ in 0..n {
                     let c = self.counter()?;
                     self.check_count(rec, c, "record count")?;
@@ -311,7 +345,9 @@ impl<'a> Cursor<'a> {
         Ok(match node.sub {
             Sub::Atomic(a) => Values::empty(a),
             Sub::Enum => {
-                let b = node.basetype.ok_or_else(|| self.type_err("enum without base"))?;
+                let b = node
+                    .basetype
+                    .ok_or_else(|| self.type_err("enum without base"))?;
                 self.empty(b)?
             }
             Sub::Opaque => Values::Opaque {
@@ -336,7 +372,9 @@ impl<'a> Cursor<'a> {
                 Values::from_le_bytes(a, &vec![0u8; a.size()]).unwrap_or(Values::empty(a))
             }
             Sub::Enum => {
-                let b = node.basetype.ok_or_else(|| self.type_err("enum without base"))?;
+                let b = node
+                    .basetype
+                    .ok_or_else(|| self.type_err("enum without base"))?;
                 self.zero(b, depth + 1)?
             }
             Sub::Opaque => Values::Opaque {
@@ -355,7 +393,9 @@ impl<'a> Cursor<'a> {
                 Values::Compound(vec![rec])
             }
             Sub::Seq => {
-                let rec = node.basetype.ok_or_else(|| self.type_err("sequence without records"))?;
+                let rec = node
+                    .basetype
+                    .ok_or_else(|| self.type_err("sequence without records"))?;
                 Values::Vlen(vec![self.empty(rec)?])
             }
             Sub::None => return Err(self.type_err("not a type")),
@@ -381,7 +421,9 @@ impl<'a> Cursor<'a> {
                 v.ok_or_else(|| self.type_err("unreadable atomic type"))?
             }
             Sub::Enum => {
-                let b = node.basetype.ok_or_else(|| self.type_err("enum without base"))?;
+                let b = node
+                    .basetype
+                    .ok_or_else(|| self.type_err("enum without base"))?;
                 self.fill(b)?
             }
             Sub::Opaque => {
@@ -419,7 +461,9 @@ impl<'a> Cursor<'a> {
                 Values::Compound(vec![rec])
             }
             Sub::Seq => {
-                let rec = node.basetype.ok_or_else(|| self.type_err("sequence without records"))?;
+                let rec = node
+                    .basetype
+                    .ok_or_else(|| self.type_err("sequence without records"))?;
                 let c = self.counter()?;
                 self.check_count(rec, c, "record count")?;
                 let mut records = self.empty(rec)?;

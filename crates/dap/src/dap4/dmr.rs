@@ -321,7 +321,9 @@ fn scan_magnitude(s: &str) -> Option<(bool, u64)> {
     }
     let mag = digits
         .bytes()
-        .try_fold(0u64, |a, d| a.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+        .try_fold(0u64, |a, d| {
+            a.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
         .unwrap_or(u64::MAX);
     Some((neg, mag))
 }
@@ -395,7 +397,10 @@ struct Parser<'o> {
 /// Build the DMR tree from a parsed `<Dataset>` element.
 pub(crate) fn build_tree(root: &Element, opts: &ParseOptions) -> R<Dmr> {
     if root.name != "Dataset" {
-        return fail(format!("the root element is <{}>, not <Dataset>", root.name));
+        return fail(format!(
+            "the root element is <{}>, not <Dataset>",
+            root.name
+        ));
     }
     let mut p = Parser {
         dmr: Dmr {
@@ -520,7 +525,12 @@ impl Parser<'_> {
         self.dmr.nodes[id].basetype = Some(base);
         let base_t = match self.dmr.nodes[base].sub {
             Sub::Atomic(t) => t,
-            _ => return fail(format!("enumeration {}: base type is not atomic", x.attr("name").unwrap_or(""))),
+            _ => {
+                return fail(format!(
+                    "enumeration {}: base type is not atomic",
+                    x.attr("name").unwrap_or("")
+                ))
+            }
         };
         let mut consts = Vec::new();
         for c in x.children_named("EnumConst") {
@@ -616,9 +626,7 @@ impl Parser<'_> {
     fn atomic_var(&mut self, container: usize, x: &Element, sub: Sub) -> R<usize> {
         let g = self.group_for(container);
         let base = match sub {
-            Sub::Enum => x
-                .attr("enum")
-                .and_then(|e| self.lookup_fqn(e, Sort::Type)),
+            Sub::Enum => x.attr("enum").and_then(|e| self.lookup_fqn(e, Sort::Type)),
             Sub::Opaque => Some(self.opaque_type(g)),
             Sub::Atomic(t) => self
                 .dmr
@@ -692,7 +700,9 @@ impl Parser<'_> {
 
     fn anonymous_dim(&mut self, size: &str) -> R<usize> {
         let Some(n) = scan_i64(size).filter(|&n| n > i64::MIN && n < i64::MAX) else {
-            return fail(format!("cannot make an anonymous dimension of size \"{size}\""));
+            return fail(format!(
+                "cannot make an anonymous dimension of size \"{size}\""
+            ));
         };
         let name = format!("_Anonymous{n}");
         if let Some(d) = self.lookup_fqn(&format!("/{name}"), Sort::Dim) {
@@ -882,7 +892,11 @@ mod tests {
         )
         .unwrap();
         let root = &d.nodes[d.root];
-        let dims: Vec<&str> = root.dims.iter().map(|&x| d.nodes[x].name.as_str()).collect();
+        let dims: Vec<&str> = root
+            .dims
+            .iter()
+            .map(|&x| d.nodes[x].name.as_str())
+            .collect();
         assert_eq!(dims, ["_Anonymous3", "_Anonymous2"]);
     }
 
@@ -890,14 +904,29 @@ mod tests {
     fn refusals() {
         for (doc, why) in [
             (r#"<Error/>"#, "not <Dataset>"),
-            (r#"<Dataset><Int32 name="a"><Dim name="/nod"/></Int32></Dataset>"#, "nod"),
+            (
+                r#"<Dataset><Int32 name="a"><Dim name="/nod"/></Int32></Dataset>"#,
+                "nod",
+            ),
             (r#"<Dataset><Bogus name="a"/></Dataset>"#, "Bogus"),
             (r#"<Dataset><Dimension name="d"/></Dataset>"#, "no size"),
-            (r#"<Dataset><Int32 name="a"><Map name="/zz"/></Int32></Dataset>"#, "zz"),
-            (r#"<Dataset><Enum name="e" enum="/nope"/></Dataset>"#, "unknown type"),
-            (r#"<Dataset><Enumeration name="e" basetype="Int8"/></Dataset>"#, "no values"),
+            (
+                r#"<Dataset><Int32 name="a"><Map name="/zz"/></Int32></Dataset>"#,
+                "zz",
+            ),
+            (
+                r#"<Dataset><Enum name="e" enum="/nope"/></Dataset>"#,
+                "unknown type",
+            ),
+            (
+                r#"<Dataset><Enumeration name="e" basetype="Int8"/></Dataset>"#,
+                "no values",
+            ),
             (r#"<Dataset><Int32/></Dataset>"#, "no name"),
-            (r#"<Dataset><Attribute name="a" type="Foo"/></Dataset>"#, "unknown type"),
+            (
+                r#"<Dataset><Attribute name="a" type="Foo"/></Dataset>"#,
+                "unknown type",
+            ),
         ] {
             let e = tree(doc).unwrap_err();
             assert!(e.0.contains(why), "{doc}: {}", e.0);

@@ -166,7 +166,11 @@ fn dataset_name(display: &str) -> String {
 
 /// An `<Error>` document: `httpcode`, `<Message>`, `<Context>`, `<OtherInformation>`.
 fn server_error(display_name: &str, e: &xml::Element) -> DapError {
-    let text = |n: &str| e.children_named(n).next().map(|c| c.text.trim().to_string());
+    let text = |n: &str| {
+        e.children_named(n)
+            .next()
+            .map(|c| c.text.trim().to_string())
+    };
     let mut message = text("Message").unwrap_or_default();
     for extra in ["Context", "OtherInformation"] {
         if let Some(t) = text(extra).filter(|t| !t.is_empty()) {
@@ -179,3 +183,6 @@ fn server_error(display_name: &str, e: &xml::Element) -> DapError {
         message,
     }
 }
+
+#[cfg(test)]
+mod tests;
