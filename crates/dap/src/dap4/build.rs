@@ -14,7 +14,7 @@
 //! A `_FillValue` of another type than its variable takes the variable's type (netCDF-C's
 //! default `[fillmismatch]`; its `[nofillmismatch]` does not turn it off in 4.9.0).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use nc_dataset::{
     AtomicType, Attribute, CompoundField, Dataset, DimId, EnumMember, Format, GroupId, NcString,
@@ -113,6 +113,7 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
         dims: HashMap::new(),
         types: HashMap::new(),
         var_ids: HashMap::new(),
+        names: HashSet::new(),
     };
     b.groups.insert(dmr.root, ROOT);
     b.define_groups(dmr.root)?;
@@ -205,7 +206,7 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
         let Some(ty) = n.basetype.and_then(|t| b.nc_type(t)) else {
             return fail(format!("variable {} has no type", n.name));
         };
-        if b.ds.find_var(g, &n.name).is_some() {
+        if !b.names.insert((g, 2, n.name.clone())) {
             return fail(format!("variable {} is defined twice in its group", n.name));
         }
         let dims: Vec<DimId> = n
@@ -251,6 +252,8 @@ struct Builder<'a> {
     dims: HashMap<usize, DimId>,
     types: HashMap<usize, TypeId>,
     var_ids: HashMap<usize, VarId>,
+    /// (group, 0 dimension / 1 type / 2 variable / 3 subgroup, name) defined so far
+    names: HashSet<(GroupId, u8, String)>,
 }
 
 impl Builder<'_> {
@@ -258,7 +261,7 @@ impl Builder<'_> {
         let pid = self.groups[&parent];
         for &g in &self.dmr.nodes[parent].groups {
             let name = &self.dmr.nodes[g].name;
-            if self.ds.find_group(pid, name).is_some() {
+            if !self.names.insert((pid, 3, name.clone())) {
                 return fail(format!("group {name} is defined twice"));
             }
             let id = self.ds.add_group(pid, name.clone());
@@ -282,13 +285,7 @@ impl Builder<'_> {
 
     fn add_type(&mut self, x: usize, name: String, kind: UserTypeKind) -> R<()> {
         let g = self.group_of(x);
-        if self
-            .ds
-            .group(g)
-            .types
-            .iter()
-            .any(|&t| self.ds.user_type(t).name == name)
-        {
+        if !self.names.insert((g, 1, name.clone())) {
             return fail(format!("inferred type name conflict: {name}"));
         }
         let t = self.ds.add_type(g, name, kind);

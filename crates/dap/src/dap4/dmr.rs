@@ -13,12 +13,14 @@
 //! - element names are matched without regard to case; names in `name=` references are
 //!   fully qualified (`/g/d`; a leading `/` is optional), `\` escapes a character.
 
+use std::collections::HashMap;
+
 use nc_dataset::AtomicType;
 
 use super::xml::Element;
 
 /// What a node is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Sort {
     Group,
     Dim,
@@ -392,6 +394,8 @@ pub(crate) struct ParseOptions {
 struct Parser<'o> {
     dmr: Dmr,
     opts: &'o ParseOptions,
+    /// the first element of each (group, sort, name), as netCDF-C's linear `lookFor` finds it
+    index: HashMap<(usize, Sort, String), usize>,
 }
 
 /// Build the DMR tree from a parsed `<Dataset>` element.
@@ -413,6 +417,7 @@ pub(crate) fn build_tree(root: &Element, opts: &ParseOptions) -> R<Dmr> {
             all_types: Vec::new(),
         },
         opts,
+        index: HashMap::new(),
     };
     for (name, t) in ATOMIC_NAMES {
         let mut n = Node::new(Sort::Type, Sub::Atomic(t), None);
@@ -456,7 +461,10 @@ impl Parser<'_> {
         let c = &mut self.dmr.nodes[container];
         if c.sort == Sort::Group {
             c.elements.push(node);
+            let name = self.dmr.nodes[node].name.clone();
+            self.index.entry((container, sort, name)).or_insert(node);
         }
+        let c = &mut self.dmr.nodes[container];
         match sort {
             Sort::Group => c.groups.push(node),
             Sort::Dim => c.dims.push(node),
@@ -764,11 +772,8 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn look_for(&self, elements: &[usize], name: &str, sort: Sort) -> Option<usize> {
-        elements
-            .iter()
-            .copied()
-            .find(|&e| self.dmr.nodes[e].sort == sort && self.dmr.nodes[e].name == name)
+    fn look_for(&self, group: usize, name: &str, sort: Sort) -> Option<usize> {
+        self.index.get(&(group, sort, name.to_string())).copied()
     }
 
     /// netCDF-C's `lookupFQN`: atomic type names first (for types), then the groups of the
@@ -789,7 +794,7 @@ impl Parser<'_> {
         let mut current = self.dmr.root;
         let mut i = 1;
         while i < n {
-            match self.look_for(&self.dmr.nodes[current].elements, &pieces[i], Sort::Group) {
+            match self.look_for(current, &pieces[i], Sort::Group) {
                 Some(g) => current = g,
                 None => break,
             }
@@ -799,9 +804,9 @@ impl Parser<'_> {
             return None;
         }
         if i == n - 1 {
-            return self.look_for(&self.dmr.nodes[current].elements, &pieces[i], sort);
+            return self.look_for(current, &pieces[i], sort);
         }
-        let var = self.look_for(&self.dmr.nodes[current].elements, &pieces[i], Sort::Var)?;
+        let var = self.look_for(current, &pieces[i], Sort::Var)?;
         let mut ty = self.dmr.nodes[var].basetype?;
         if !matches!(self.dmr.nodes[ty].sub, Sub::Struct | Sub::Seq) {
             return None;

@@ -351,3 +351,19 @@ fn truncated_and_corrupted_responses_never_panic() {
         }
     }
 }
+
+#[test]
+fn many_variables_are_read_in_linear_time() {
+    let n = 20_000;
+    let mut body = String::from(r#"<Dimension name="d" size="1"/>"#);
+    for i in 0..n {
+        body.push_str(&format!(r#"<Int8 name="v{i}"><Dim name="/d"/></Int8>"#));
+    }
+    let mut r = Response::new(NO_CHECKSUM_CHUNK, &body);
+    r.data = vec![5; n];
+    let t = std::time::Instant::now();
+    let (ds, data, _) = open_response(&r.bytes(), "u").unwrap();
+    assert_eq!(ds.vars.len(), n);
+    assert_eq!(data.values.len(), n);
+    assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
+}
