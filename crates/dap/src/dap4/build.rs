@@ -458,7 +458,7 @@ impl Builder<'_> {
                 AtomicType::Float => {
                     let f = scan_f64(s).ok_or_else(bad_value)?;
                     if let Values::Float(v) = &mut values {
-                        v.push(f as f32);
+                        v.push(float_as_netcdf_c_converts(f));
                     }
                 }
                 AtomicType::Double => {
@@ -486,6 +486,16 @@ impl Builder<'_> {
     }
 }
 
+/// A `float` attribute value as netCDF-C 4.9.0 computes it (`d4meta.c`): the text is read as a
+/// double, cast to float into the low four bytes of the same 8-byte union (x86, little-endian),
+/// and then the cast is done a second time from the union's double, whose low 32 bits are now
+/// the float's. So `-1.5` becomes `-1.500001f`, as its ncdump prints.
+pub(crate) fn float_as_netcdf_c_converts(d: f64) -> f32 {
+    let once = d as f32;
+    let mixed = (d.to_bits() & 0xFFFF_FFFF_0000_0000) | u64::from(once.to_bits());
+    f64::from_bits(mixed) as f32
+}
+
 fn atomic_is_unsigned(t: AtomicType) -> bool {
     matches!(
         t,
@@ -505,5 +515,15 @@ fn push_int(values: &mut Values, n: i128) {
         Values::Int64(v) => v.push(n as i64),
         Values::UInt64(v) => v.push(n as u64),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn float_attributes_take_netcdf_c_s_double_conversion() {
+        let f = super::float_as_netcdf_c_converts(-1.5);
+        assert_eq!(format!("{f:.6}"), "-1.500001");
+        assert_eq!(super::float_as_netcdf_c_converts(0.0), 0.0);
     }
 }

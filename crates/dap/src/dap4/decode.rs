@@ -5,7 +5,9 @@
 //! sequence an 8-byte record count and its records; a structure its fields in order.
 //!
 //! Values are read as netCDF-C 4.9.0 (`d4data.c`) reads them into memory, including two of its
-//! ways: an opaque value is cut or zero-padded to the one opaque size (16), and a structure
+//! ways: an opaque value is cut or zero-padded to the one opaque size (16) — and the reading
+//! goes on after the bytes kept, so the tail of a longer one is read as the next field of a
+//! structure record —, and a structure
 //! field with dimensions gets only its first element from the data (the rest are zero or
 //! empty), the following fields being read from the bytes after that first element. (Where a
 //! structure array element starts, netCDF-C computes from its in-memory size for structures
@@ -147,10 +149,17 @@ pub(crate) fn decode(dmr: &Dmr, data: &[u8], layout: DataLayout) -> R<Vec<Decode
                 v.ok_or_else(|| c.type_err("unreadable atomic type"))?
             }
             None => {
+                // each element from where the data puts it (netCDF-C walks to it), since
+                // reading one may stop short of its end or run past it
                 let mut values = c.empty(ty)?;
+                let mut start = pos;
                 for _ in 0..n {
+                    c.pos = start;
                     let one = c.fill(ty)?;
                     values.extend_from(&one);
+                    c.pos = start;
+                    c.skip(ty, 1)?;
+                    start = c.pos;
                 }
                 values
             }
@@ -428,11 +437,13 @@ impl<'a> Cursor<'a> {
             }
             Sub::Opaque => {
                 let size = node.opaque_size;
-                let c = self.counter()?;
-                let b = self.take(usize::try_from(c).unwrap_or(usize::MAX))?;
-                if b.len() != size {
+                let c = usize::try_from(self.counter()?).unwrap_or(usize::MAX);
+                if c != size {
                     self.resized += 1;
                 }
+                // netCDF-C moves past only the bytes it copies: a longer value leaves its
+                // tail to be read as what follows it (inside a structure record)
+                let b = self.take(c.min(size))?;
                 let mut bytes = vec![0u8; size];
                 let n = b.len().min(size);
                 bytes[..n].copy_from_slice(&b[..n]);

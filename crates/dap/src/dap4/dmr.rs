@@ -731,8 +731,12 @@ impl Parser<'_> {
             let Some(name) = a.attr("name") else {
                 return fail("<Attribute> has no name");
             };
-            // an attribute container: netCDF-C does not show them
-            let Some(tname) = a.attr("type") else {
+            // an attribute container (no type, or Hyrax's `type="Container"`): netCDF-C
+            // does not show them
+            let Some(tname) = a
+                .attr("type")
+                .filter(|t| !matches!(*t, "container" | "Container"))
+            else {
                 continue;
             };
             let Some(base) = self.lookup_fqn(tname, Sort::Type) else {

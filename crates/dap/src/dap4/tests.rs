@@ -367,3 +367,46 @@ fn many_variables_are_read_in_linear_time() {
     assert_eq!(data.values.len(), n);
     assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
 }
+
+#[test]
+fn structure_array_elements_start_where_the_data_puts_them() {
+    // netCDF-C 4.9.0 prints s = {{1, 0}, 2}, {{4, 0}, 5}, {{7, 0}, 8}
+    let d: Vec<u8> = (1i16..=9).flat_map(i16::to_le_bytes).collect();
+    let r = Response::new(
+        LITTLE_ENDIAN_CHUNK,
+        r#"<Structure name="s"><Int16 name="a"><Dim size="2"/></Int16><Int16 name="b"/><Dim size="3"/></Structure>"#,
+    )
+    .var(&d);
+    let (ds, data, _) = open_response(&r.bytes(), "u").unwrap();
+    let rec = |a: i16, b: i16| vec![Values::Short(vec![a, 0]), Values::Short(vec![b])];
+    assert_eq!(
+        values_of(&ds, &data, "s"),
+        Values::Compound(vec![rec(1, 2), rec(4, 5), rec(7, 8)])
+    );
+}
+
+#[test]
+fn a_long_opaque_leaves_its_tail_to_the_next_field() {
+    // netCDF-C 4.9.0 prints s = {1, 0X000102..0F, 4368}: b is read from the opaque's bytes 16, 17
+    let mut d = 1i32.to_le_bytes().to_vec();
+    d.extend_from_slice(&le_count(18));
+    d.extend((0u8..18).collect::<Vec<_>>());
+    d.extend_from_slice(&5i16.to_le_bytes());
+    let r = Response::new(
+        LITTLE_ENDIAN_CHUNK,
+        r#"<Structure name="s"><Int32 name="i"/><Opaque name="o"/><Int16 name="b"/></Structure>"#,
+    )
+    .var(&d);
+    let (ds, data, _) = open_response(&r.bytes(), "u").unwrap();
+    assert_eq!(
+        values_of(&ds, &data, "s"),
+        Values::Compound(vec![vec![
+            Values::Int(vec![1]),
+            Values::Opaque {
+                size: 16,
+                bytes: (0u8..16).collect()
+            },
+            Values::Short(vec![0x1110]),
+        ]])
+    );
+}
