@@ -129,7 +129,9 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
             {
                 return fail(format!("dimension {} is defined twice", n.name));
             }
-            let d = b.ds.add_dim(g, n.name.clone(), n.dim_size, n.unlimited);
+            // size 0 is NC_UNLIMITED to nc_def_dim, so an empty dimension is unlimited
+            let unlimited = n.unlimited || n.dim_size == 0;
+            let d = b.ds.add_dim(g, n.name.clone(), n.dim_size, unlimited);
             b.dims.insert(x, d);
         }
     }
@@ -187,8 +189,7 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
             _ => {}
         }
     }
-    // group attributes once every type exists (netCDF-C defines them first, so an
-    // enumeration-typed group attribute fails there)
+    // group attributes (netCDF-C defines them before the types: see `attribute_values`)
     let mut gs = vec![dmr.root];
     while let Some(g) = gs.pop() {
         let gid = b.groups[&g];
@@ -400,6 +401,13 @@ impl Builder<'_> {
         };
         let (ty, atomic) = match tnode.sub {
             Sub::Atomic(t) => (NcType::Atomic(t), t),
+            // netCDF-C defines group attributes before any type, so it refuses these
+            Sub::Enum if self.dmr.nodes[attr.container.unwrap_or(0)].sort == Sort::Group => {
+                return Err(BuildError(format!(
+                    "group attribute {}: netCDF-C 4.9.0 cannot define a group attribute of enumeration type {} (NetCDF: Not a valid data type)",
+                    attr.name, tnode.name
+                )))
+            }
             Sub::Enum => {
                 let t = match tnode.basetype.map(|b| self.dmr.nodes[b].sub) {
                     Some(Sub::Atomic(t)) => t,

@@ -410,3 +410,24 @@ fn a_long_opaque_leaves_its_tail_to_the_next_field() {
         ]])
     );
 }
+
+#[test]
+fn empty_dimensions_are_unlimited_and_enum_group_attributes_refused() {
+    let r = Response::new(
+        LITTLE_ENDIAN_CHUNK,
+        r#"<Int8 name="z"><Dim size="0"/></Int8>"#,
+    )
+    .var(&[]);
+    let (ds, data, _) = open_response(&r.bytes(), "u").unwrap();
+    assert_eq!(ds.dims[0].name, "_Anonymous0");
+    assert!(ds.dims[0].unlimited);
+    assert_eq!(values_of(&ds, &data, "z"), Values::Byte(vec![]));
+    let r = Response::new(
+        LITTLE_ENDIAN_CHUNK,
+        r#"<Enumeration name="e" basetype="Int8"><EnumConst name="a" value="1"/></Enumeration><Attribute name="ge" type="/e" value="a"/>"#,
+    );
+    match open_response(&r.bytes(), "u") {
+        Err(DapError::Malformed { what, .. }) => assert!(what.contains("ge"), "{what}"),
+        other => panic!("{other:?}"),
+    }
+}
