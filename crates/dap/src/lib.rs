@@ -182,8 +182,9 @@ impl DataSource for DapFile {
                 .lock()
                 .map_err(|_| "a thread reading DAP data panicked")?;
             if !cache.contains_key(&var) {
-                let v = lazy.remote.fetch_var(ds, var)?;
-                cache.insert(var, v);
+                for (v, values) in lazy.remote.fetch_var(ds, var)? {
+                    cache.entry(v).or_insert(values);
+                }
             }
             if let Some(all) = cache.get(&var) {
                 return Ok(slab::cut(ds, var, all, slab)?);

@@ -704,4 +704,30 @@ mod tests {
         assert!(moved.names_store() && moved.store_modes().pure_zarr);
         std::fs::remove_dir_all(&d).unwrap();
     }
+
+    #[test]
+    fn dap_protocols_by_netcdf_c_rules() {
+        use super::DapProtocol::{Dap2, Dap4};
+        let d = std::env::temp_dir().join(format!("nc-store-dap-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("t.01.dds"), "Dataset { Int32 i; } t;").unwrap();
+        let base = format!("file://{}", d.join("t.01").display());
+        assert_eq!(parse(&base).dap(), Some(Dap2));
+        assert_eq!(parse(&format!("[log]{base}")).dap(), Some(Dap2));
+        assert_eq!(parse(&format!("[dap4]{base}")).dap(), Some(Dap4));
+        assert_eq!(parse(&format!("{base}#dap4")).dap(), Some(Dap4));
+        assert_eq!(parse(&format!("{base}#mode=dap4")).dap(), Some(Dap4));
+        // no .dds beside it: not DAP
+        let other = format!("file://{}", d.join("x").display());
+        assert_eq!(parse(&other).dap(), None);
+        assert_eq!(parse(&format!("{other}#dap2")).dap(), Some(Dap2));
+        assert_eq!(parse("http://h/x?a,b").dap(), Some(Dap2));
+        assert_eq!(parse("[cache]http://h/x").dap(), Some(Dap2));
+        assert_eq!(parse("http://h/x#stringlength_a=3").dap(), Some(Dap2));
+        // a plain URL is left to what answers there
+        assert_eq!(parse("http://h/x.nc").dap(), None);
+        assert_eq!(parse("dap4://h/x").dap(), Some(Dap4));
+        assert_eq!(parse("in.nc").dap(), None);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

@@ -69,6 +69,78 @@ struct Formatter<'a> {
     char_len: Option<usize>,
     /// Indentation of continuation lines of strings split at newlines.
     split: Vec<u8>,
+    /// The variable's `C_format` attribute, for float and double data (ncdump's `get_fmt`;
+    /// `-p` overrides it).
+    cfmt: Option<CFormat>,
+}
+
+/// A `C_format` attribute ncdump formats float and double data with: `%[#][.P](f|e|E|g|G)`
+/// (other forms are ignored: the default format is used).
+#[derive(Debug, Clone, Copy)]
+struct CFormat {
+    conv: u8,
+    prec: usize,
+    alt: bool,
+}
+
+impl CFormat {
+    fn parse(text: &[u8]) -> Option<CFormat> {
+        let t = std::str::from_utf8(text).ok()?;
+        let t = t.trim_end_matches('\0');
+        let rest = t.strip_prefix('%')?;
+        let (alt, rest) = match rest.strip_prefix('#') {
+            Some(r) => (true, r),
+            None => (false, rest),
+        };
+        let (prec, rest) = match rest.strip_prefix('.') {
+            Some(r) => {
+                let n = r.bytes().take_while(u8::is_ascii_digit).count();
+                (r[..n].parse::<usize>().unwrap_or(0), &r[n..])
+            }
+            None => (6, rest),
+        };
+        let rest = rest.strip_prefix('l').unwrap_or(rest);
+        match rest.as_bytes() {
+            [c @ (b'f' | b'e' | b'E' | b'g' | b'G')] => Some(CFormat {
+                conv: *c,
+                prec: prec.min(100),
+                alt,
+            }),
+            _ => None,
+        }
+    }
+
+    fn push(&self, out: &mut Vec<u8>, v: f64) {
+        if !v.is_finite() {
+            let s: &[u8] = if v.is_nan() {
+                b"nan"
+            } else if v < 0.0 {
+                b"-inf"
+            } else {
+                b"inf"
+            };
+            out.extend_from_slice(s);
+            return;
+        }
+        match self.conv {
+            b'f' => out.extend_from_slice(format!("{v:.*}", self.prec).as_bytes()),
+            b'e' | b'E' => {
+                let s = format!("{v:.*e}", self.prec);
+                let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+                let e: i32 = e.parse().unwrap_or(0);
+                let sign = if e < 0 { '-' } else { '+' };
+                let mark = if self.conv == b'E' { 'E' } else { 'e' };
+                out.extend_from_slice(format!("{m}{mark}{sign}{:02}", e.abs()).as_bytes());
+            }
+            _ => {
+                let at = out.len();
+                super::fmtnum::push_g(out, v, self.prec, self.alt);
+                if self.conv == b'G' {
+                    out[at..].make_ascii_uppercase();
+                }
+            }
+        }
+    }
 }
 
 impl Formatter<'_> {
@@ -89,8 +161,11 @@ impl Formatter<'_> {
                         _ => None,
                     };
                     for &x in &v[range] {
-                        match fill {
-                            Some(f) if x == f || (f.is_nan() && x.is_nan()) => out.push(b'_'),
+                        match (fill, self.cfmt) {
+                            (Some(f), _) if x == f || (f.is_nan() && x.is_nan()) => {
+                                out.push(b'_')
+                            }
+                            (_, Some(c)) => c.push(out, f64::from(x)),
                             _ => push_float(out, f64::from(x), self.vf.float_digits, true, false),
                         }
                         ends.push(out.len() as u32);
@@ -103,8 +178,11 @@ impl Formatter<'_> {
                         _ => None,
                     };
                     for &x in &v[range] {
-                        match fill {
-                            Some(f) if x == f || (f.is_nan() && x.is_nan()) => out.push(b'_'),
+                        match (fill, self.cfmt) {
+                            (Some(f), _) if x == f || (f.is_nan() && x.is_nan()) => {
+                                out.push(b'_')
+                            }
+                            (_, Some(c)) => c.push(out, x),
                             _ => push_float(out, x, self.vf.double_digits, false, false),
                         }
                         ends.push(out.len() as u32);
@@ -545,6 +623,16 @@ impl Printer<'_> {
             time,
             char_len: char_len.map(|c| c as usize),
             split,
+            cfmt: match (var.ty, &self.opts.float_digits, &self.opts.double_digits) {
+                (NcType::Atomic(AtomicType::Float), None, _)
+                | (NcType::Atomic(AtomicType::Double), _, None) => var
+                    .att("C_format")
+                    .and_then(|a| match &a.values {
+                        Values::Char(t) if !t.is_empty() && t.len() < 100 => CFormat::parse(t),
+                        _ => None,
+                    }),
+                _ => None,
+            },
         };
 
         let esize = (ds.type_size(var.ty).max(1)) as u64;

@@ -6,7 +6,7 @@ use nc_dataset::{AtomicType, Dataset, NcType, UserTypeKind, Values};
 use super::fmtnum::{push_g, push_i64, push_u64};
 
 /// Append a CDL name as ncdump escapes it: a backslash before a leading digit and before
-/// characters that are special in CDL.
+/// characters that are special in CDL (netCDF-C's `escaped_name`: not `%` nor `/`).
 pub(crate) fn push_name(out: &mut Vec<u8>, name: &str) {
     for (i, &b) in name.as_bytes().iter().enumerate() {
         let special = matches!(
@@ -15,7 +15,6 @@ pub(crate) fn push_name(out: &mut Vec<u8>, name: &str) {
                 | b'"'
                 | b'#'
                 | b'$'
-                | b'%'
                 | b'&'
                 | b'\''
                 | b'('

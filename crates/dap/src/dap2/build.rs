@@ -236,29 +236,46 @@ impl Tree {
 /// A DAS table flattened: its path name, its own name, its direct attributes and nested
 /// tables (for orphan attributes).
 struct Table<'a> {
+    /// its position in the list of tables
+    id: usize,
+    /// the table holding it (None for the outer one) and its item index there
+    parent: Option<usize>,
+    child: Option<usize>,
     fullname: String,
     name: Option<&'a str>,
     items: &'a [DasItem],
     prefix: String,
 }
 
-fn tables<'a>(items: &'a [DasItem], prefix: &str, out: &mut Vec<Table<'a>>) {
-    for it in items {
+/// The tables below `items` in the order netCDF-C's parser creates them (each after the
+/// tables it holds), appended to `out`; returns the ids of the tables directly in `items`.
+fn tables<'a>(items: &'a [DasItem], prefix: &str, out: &mut Vec<Table<'a>>) -> Vec<usize> {
+    let mut mine = Vec::new();
+    for (k, it) in items.iter().enumerate() {
         if let DasItem::Table { name, items } = it {
             let full = if prefix.is_empty() {
                 name.clone()
             } else {
                 format!("{prefix}.{name}")
             };
-            tables(items, &full, out);
+            let kids = tables(items, &full, out);
+            let id = out.len();
+            for kid in kids {
+                out[kid].parent = Some(id);
+            }
             out.push(Table {
+                id,
+                parent: None,
+                child: Some(k),
                 fullname: full.clone(),
                 name: Some(name),
                 items,
                 prefix: full,
             });
+            mine.push(id);
         }
     }
+    mine
 }
 
 fn direct_attrs(items: &[DasItem]) -> impl Iterator<Item = &DasAttr> {
@@ -278,9 +295,16 @@ fn put(attrs: &mut Vec<DasAttr>, a: DasAttr) {
 /// `ocddsdasmerge`: attach the DAS's attributes to the DDS leaves and the root.
 fn merge_das(t: &mut Tree, das: &[DasItem]) {
     let mut all = Vec::new();
-    tables(das, "", &mut all);
+    let top = tables(das, "", &mut all);
     // the unnamed outer table comes last, as netCDF-C's parser creates it last
+    let outer = all.len();
+    for id in top {
+        all[id].parent = Some(outer);
+    }
     all.push(Table {
+        id: outer,
+        parent: None,
+        child: None,
         fullname: String::new(),
         name: None,
         items: das,
@@ -304,8 +328,8 @@ fn merge_das(t: &mut Tree, das: &[DasItem]) {
         .filter(|&i| matches!(t.nodes[i].kind, Nk::Atomic(_)))
         .collect();
     let fullnames: Vec<String> = leaves.iter().map(|&i| t.oc_fullname(i)).collect();
-    // attributes given to a variable (by address), so orphans skip them
-    let mut merged: Vec<*const DasAttr> = Vec::new();
+    // attributes given to a variable, so orphans skip them: (table, item) positions
+    let mut merged: Vec<(usize, usize)> = Vec::new();
     let mut unmatched = Vec::new();
     for &ti in &vars {
         let tb = &all[ti];
@@ -317,11 +341,11 @@ fn merge_das(t: &mut Tree, das: &[DasItem]) {
                 || name == t.nodes[leaf].origname
             {
                 hit = true;
-                for a in direct_attrs(tb.items) {
-                    merged.push(a as *const DasAttr);
-                    let mut attrs = std::mem::take(&mut t.nodes[leaf].attrs);
-                    attrs.push(a.clone());
-                    t.nodes[leaf].attrs = attrs;
+                for (k, it) in tb.items.iter().enumerate() {
+                    if let DasItem::Attr(a) = it {
+                        merged.push((tb.id, k));
+                        t.nodes[leaf].attrs.push(a.clone());
+                    }
                 }
             }
         }
@@ -347,11 +371,17 @@ fn merge_das(t: &mut Tree, das: &[DasItem]) {
             );
         }
     }
-    fn orphans(items: &[DasItem], prefix: &str, merged: &[*const DasAttr], root: &mut Vec<DasAttr>) {
-        for it in items {
+    fn orphans(
+        tb: &Table,
+        all: &[Table],
+        prefix: &str,
+        merged: &[(usize, usize)],
+        root: &mut Vec<DasAttr>,
+    ) {
+        for (k, it) in tb.items.iter().enumerate() {
             match it {
                 DasItem::Attr(a) => {
-                    if merged.contains(&(a as *const DasAttr)) {
+                    if merged.contains(&(tb.id, k)) {
                         continue;
                     }
                     put(
@@ -362,14 +392,20 @@ fn merge_das(t: &mut Tree, das: &[DasItem]) {
                         },
                     );
                 }
-                DasItem::Table { name, items } => {
-                    orphans(items, &format!("{prefix}.{name}"), merged, root)
+                DasItem::Table { name, .. } => {
+                    // the nested table's own entry (its id) tells which items were merged
+                    if let Some(sub) = all
+                        .iter()
+                        .find(|s| s.parent == Some(tb.id) && s.child == Some(k))
+                    {
+                        orphans(sub, all, &format!("{prefix}.{name}"), merged, root);
+                    }
                 }
             }
         }
     }
     for &ti in &unmatched {
-        orphans(all[ti].items, &all[ti].prefix, &merged, &mut root);
+        orphans(&all[ti], &all, &all[ti].prefix, &merged, &mut root);
     }
     t.nodes[0].attrs = root;
 }
@@ -820,9 +856,8 @@ pub fn map(
         dim_ids.insert(d, id);
     }
 
-    for (a, _) in t.nodes[0].attrs.clone().iter().map(|a| (a, ())) {
-        let att = attribute(a, a.ty, None);
-        put_att(&mut ds.groups[0].atts, att);
+    for a in &t.nodes[0].attrs {
+        put_att(&mut ds.groups[0].atts, attribute(a, a.ty));
     }
 
     let mut leaves = Vec::new();
@@ -839,37 +874,23 @@ pub fn map(
             .filter_map(|d| dim_ids.get(d).copied())
             .collect();
         let vid = ds.add_var(ROOT, name.clone(), NcType::Atomic(nc_type(bt)), dims);
-        // _Unsigned = false on a Byte variable with an Int16 _FillValue: a signed byte fill
-        let unsigned_false = node
-            .attrs
-            .iter()
-            .find(|a| a.name == "_Unsigned")
-            .and_then(|a| a.values.first())
-            .is_some_and(|s| s.eq_ignore_ascii_case("false") || s == "0");
-        let has_unsigned = node.attrs.iter().any(|a| a.name == "_Unsigned");
+        // a Byte variable with an Int16 _FillValue and `_Unsigned = false` passes a signed
+        // byte through DAP2: its fill becomes a byte and `_Unsigned` reads "false"
+        let signed_fill = signed_byte_case(node, bt);
         let mut atts = Vec::new();
         for a in &node.attrs {
-            let mut ty = a.ty;
-            let mut signed_byte = false;
-            if a.name == "_FillValue" {
-                if bt == BaseType::Byte && a.ty == BaseType::Int16 && has_unsigned && unsigned_false
-                {
-                    signed_byte = true;
-                } else if dap_etype(a.ty) != dap_etype(bt) {
-                    if opts.fill_mismatch() {
-                        ty = bt;
-                    } else {
-                        return Err(MapError::FillMismatch(name));
-                    }
+            let att = if signed_fill && a.name == "_FillValue" && a.ty == BaseType::Int16 {
+                attribute(a, BaseType::Byte)
+            } else if signed_fill && a.name == "_Unsigned" {
+                Attribute::text("_Unsigned", "false")
+            } else if a.name == "_FillValue" && dap_etype(a.ty) != dap_etype(bt) {
+                if !opts.fill_mismatch() {
+                    return Err(MapError::FillMismatch(name));
                 }
-            }
-            let mut att = attribute(a, ty, None);
-            if signed_byte {
-                att = attribute(a, BaseType::Byte, None);
-            }
-            if a.name == "_Unsigned" && signed_byte_case(node, bt) {
-                att = Attribute::text("_Unsigned", "false");
-            }
+                attribute(a, bt)
+            } else {
+                attribute(a, a.ty)
+            };
             put_att(&mut atts, att);
         }
         ds.var_mut(vid).atts = atts;
@@ -1032,7 +1053,7 @@ fn num(s: &str) -> Num {
 }
 
 /// A DAS attribute as a netCDF attribute, its values converted to `ty` as netCDF-C does.
-fn attribute(a: &DasAttr, ty: BaseType, _unused: Option<()>) -> Attribute {
+fn attribute(a: &DasAttr, ty: BaseType) -> Attribute {
     if ty.is_string() {
         let mut text = Vec::new();
         for (i, v) in a.values.iter().enumerate() {
@@ -1236,12 +1257,12 @@ mod tests {
             ty: BaseType::Byte,
             values: vec!["200".into(), "1.5".into()],
         };
-        assert_eq!(attribute(&a, a.ty, None).values, Values::Byte(vec![-56, 1]));
+        assert_eq!(attribute(&a, a.ty).values, Values::Byte(vec![-56, 1]));
         let a = DasAttr {
             name: "x".into(),
             ty: BaseType::Float32,
             values: vec!["3".into()],
         };
-        assert_eq!(attribute(&a, a.ty, None).values, Values::Float(vec![3.0]));
+        assert_eq!(attribute(&a, a.ty).values, Values::Float(vec![3.0]));
     }
 }

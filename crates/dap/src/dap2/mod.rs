@@ -154,14 +154,16 @@ fn has_sequence(nodes: &[parse::DdsNode]) -> bool {
 
 impl Remote {
     /// Fetch every value of `var`: `URL.dods?PATH` (the DDS path of its leaf), decoded from
-    /// the answer's own DDS.
+    /// the answer's own DDS. A server that ignores the constraint (a static one) answers
+    /// with the whole dataset: then every variable's values are returned, so the caller
+    /// keeps them and asks no more.
     ///
     /// # Errors
     /// The request fails, or the answer is not the variable's data.
-    pub fn fetch_var(&self, ds: &Dataset, var: VarId) -> Result<Values, DapError> {
+    pub fn fetch_var(&self, ds: &Dataset, var: VarId) -> Result<Vec<(VarId, Values)>, DapError> {
         let url = self.target.url_of("dods");
         let Some((_, path)) = self.leaves.iter().find(|(v, _)| *v == var) else {
-            return Ok(Values::empty(nc_dataset::AtomicType::Char));
+            return Ok(Vec::new());
         };
         let mut names = Vec::new();
         let mut nodes = &self.dds.vars;
@@ -173,8 +175,10 @@ impl Remote {
         let projection: Vec<String> = names.iter().map(|n| encode_name(n)).collect();
         let bytes = self.target.get("dods", Some(&projection.join(".")))?;
         let (dds, data) = decode_dods(&url, &bytes)?;
-        // the answer holds the variable inside its containers, found by name (a server that
-        // ignores constraints, a static one, answers with everything)
+        if dds == self.dds {
+            return build::gather(ds, &dds, &data, &self.leaves).map_err(|e| text_error(&url, e));
+        }
+        // the variable inside its containers, found by name
         let mut here = Vec::new();
         let mut nodes = &dds.vars;
         for n in &names {
@@ -187,12 +191,7 @@ impl Remote {
             here.push(i);
             nodes = &nodes[i].fields;
         }
-        let got = build::gather(ds, &dds, &data, &[(var, here)])
-        .map_err(|e| text_error(&url, e))?;
-        got.into_iter()
-            .next()
-            .map(|(_, v)| v)
-            .ok_or_else(|| text_error(&url, format!("no values for \"{}\"", ds.var(var).name)))
+        build::gather(ds, &dds, &data, &[(var, here)]).map_err(|e| text_error(&url, e))
     }
 }
 
