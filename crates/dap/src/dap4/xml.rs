@@ -51,8 +51,21 @@ struct Reader<'a> {
     pos: usize,
 }
 
-/// Parse a document and return its root element.
+/// Parse a document and return its root element. A document whose XML declaration says
+/// `encoding="ISO-8859-1"` (or `latin1`) is read as Latin-1; any other as UTF-8 (invalid
+/// sequences replaced).
 pub(crate) fn parse(doc: &[u8]) -> Result<Element, XmlError> {
+    let latin1;
+    let doc = if declares_latin1(doc) {
+        latin1 = doc
+            .iter()
+            .map(|&b| char::from(b))
+            .collect::<String>()
+            .into_bytes();
+        &latin1[..]
+    } else {
+        doc
+    };
     let mut r = Reader { s: doc, pos: 0 };
     // a byte order mark
     if r.s.starts_with(&[0xef, 0xbb, 0xbf]) {
@@ -231,6 +244,19 @@ impl<'a> Reader<'a> {
     }
 }
 
+fn declares_latin1(doc: &[u8]) -> bool {
+    if !doc.starts_with(b"<?xml") {
+        return false;
+    }
+    let end = find(doc, b"?>").unwrap_or(0);
+    let decl = String::from_utf8_lossy(&doc[..end]).to_ascii_lowercase();
+    ["iso-8859-1", "iso8859-1", "latin1", "latin-1"]
+        .iter()
+        .any(|e| {
+            decl.contains(&format!("encoding=\"{e}\"")) || decl.contains(&format!("encoding='{e}'"))
+        })
+}
+
 fn local(qname: &str) -> &str {
     qname.rsplit(':').next().unwrap_or(qname)
 }
@@ -310,6 +336,14 @@ mod tests {
             parse("<a>&#233;&#x41;</a>".as_bytes()).unwrap().text,
             "\u{e9}A"
         );
+    }
+
+    #[test]
+    fn latin1_documents_are_transcoded() {
+        let doc = b"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><a n=\"\xe9\">\xe8</a>";
+        let e = parse(doc).unwrap();
+        assert_eq!(e.attr("n"), Some("\u{e9}"));
+        assert_eq!(e.text, "\u{e8}");
     }
 
     #[test]
