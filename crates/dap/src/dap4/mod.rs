@@ -1,10 +1,10 @@
 //! DAP4: a `.dap` response (DMR and chunked data, DAP4 Volume 1) or a `.dmr` alone, mapped to
 //! the netCDF enhanced data model as netCDF-C 4.9.0's `libdap4` maps it.
 //!
-//! - [`chunk`] splits the chunked framing; [`xml`] parses the DMR text; [`dmr`] builds the
+//! - `chunk` splits the chunked framing; `xml` parses the DMR text; `dmr` builds the
 //!   DMR tree as netCDF-C's parser does (names of anonymous dimensions and of the types made
-//!   for structures, sequences and opaques); [`build`] defines the netCDF view in netCDF-C's
-//!   order; [`decode`] reads the data (byte order, checksums, strings, opaques, structures,
+//!   for structures, sequences and opaques); `build` defines the netCDF view in netCDF-C's
+//!   order; `decode` reads the data (byte order, checksums, strings, opaques, structures,
 //!   sequences).
 //!
 //! Checked byte for byte against netCDF-C 4.9.0's ncdump on the corpus's 42 responses and on
