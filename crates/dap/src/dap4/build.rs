@@ -106,6 +106,10 @@ pub(crate) fn build(dmr: &Dmr, name: &str) -> R<Built> {
     let sorted = toposort(dmr);
     let mut ds = Dataset::new(name);
     ds.format = Some(Format::Netcdf4);
+    // netCDF-C's in-memory netCDF-4 substrate, as `ncdump -s` shows it (its `_NCProperties`
+    // is unset memory there, printed as garbage or not at all: left out)
+    ds.info.superblock_version = Some(2);
+    ds.info.is_netcdf4 = Some(true);
     let mut b = Builder {
         dmr,
         ds,
