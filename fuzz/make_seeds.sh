@@ -94,4 +94,31 @@ for k, data in enumerate(datas):
         open(f"{d}/lzo{k}_{name}_trailer", "wb").write(head + stream + trailer)
 PY
 fi
+# OPeNDAP responses (dap_response): netCDF-C's DAP2 and DAP4 test responses from the
+# conformance corpus (SHARED, default ../shared), framed as the target reads them: byte 0 odd
+# for DAP2 (u32 LE length + DDS, u32 LE length + DAS, then the .dods), even for DAP4 (.dap)
+DAP=${SHARED:-../shared}/conformance/cases
+if [ -d "$DAP/dap2/testdata3" ]; then
+    mkdir -p "$C/dap_response"
+    python3 - "$DAP" "$C/dap_response" <<'PY'
+import glob, os, struct, sys
+cases, out = sys.argv[1], sys.argv[2]
+n = 0
+for dds in sorted(glob.glob(f"{cases}/dap2/testdata3/*.dds")):
+    base = dds[:-4]
+    parts = [open(base + ext, "rb").read() if os.path.exists(base + ext) else b"" for ext in (".dds", ".das", ".dods")]
+    if len(parts[2]) > 100_000:
+        continue
+    blob = b"\x01" + struct.pack("<I", len(parts[0])) + parts[0] + struct.pack("<I", len(parts[1])) + parts[1] + parts[2]
+    open(f"{out}/dap2_{os.path.basename(base)}", "wb").write(blob)
+    n += 1
+for dap in sorted(glob.glob(f"{cases}/dap4/*/*.dap")):
+    body = open(dap, "rb").read()
+    if len(body) > 100_000:
+        continue
+    open(f"{out}/dap4_{os.path.basename(dap)}", "wb").write(b"\x00" + body)
+    n += 1
+print(f"dap_response: {n} responses")
+PY
+fi
 echo "seeds in $C"

@@ -157,6 +157,13 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// `file:PATH` without the `//` of a URL (`[dap4]file:/abs/x`, as netCDF-C's tests write it).
+fn short_file_url(s: &str) -> bool {
+    s.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("file:"))
+        && !s[5..].starts_with("//")
+        && s.len() > 5
+}
+
 /// ncdump's dataset name of a path or URL path: its last component without the last
 /// extension (`/x/tmp_misc.file` → `tmp_misc`; a leading dot is not an extension).
 fn dataset_name_of(s: &str) -> String {
@@ -177,8 +184,16 @@ impl Location {
     pub fn parse(text: &str) -> Result<Location, StoreError> {
         // client parameters in brackets come before a URL only
         let (mut params, rest) = match bracket_prefixes(text) {
-            Some((p, rest)) if rest.contains("://") => (p, rest),
+            Some((p, rest)) if rest.contains("://") || short_file_url(rest) => (p, rest),
             _ => (Vec::new(), text),
+        };
+        // netCDF-C's `file:PATH` (no `//`): `file:/abs/x` is `file:///abs/x`
+        let long;
+        let rest = if short_file_url(rest) {
+            long = format!("file://{}", &rest[5..]);
+            long.as_str()
+        } else {
+            rest
         };
         let (base, fragment) = match rest.split_once('#') {
             Some((b, f)) => (b, Some(f)),
@@ -603,6 +618,12 @@ mod tests {
         assert_eq!(l.local_path(), Some(Path::new("a b.file")));
         assert_eq!(l.param("log"), Some(""));
         assert_eq!(l.store_modes().layout.as_deref(), Some("4.9"));
+        let l = parse("[dap4]file:/abs/t.nc");
+        assert_eq!(l.place(), &Place::Local(PathBuf::from("/abs/t.nc")));
+        assert_eq!(l.dap(), Some(DapProtocol::Dap4));
+        assert_eq!(l.dataset_name(), "t");
+        let l = parse("file:/abs/u.nc");
+        assert_eq!(l.place(), &Place::Local(PathBuf::from("/abs/u.nc")));
         let l = parse("file://localhost/abs/z.nc");
         assert_eq!(l.local_path(), Some(Path::new("/abs/z.nc")));
         assert!(!l.names_store(), "a file URL without store words is a file");
