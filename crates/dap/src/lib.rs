@@ -120,6 +120,30 @@ impl std::fmt::Debug for DapFile {
     }
 }
 
+/// The DAP4 choices a location's client parameters make, as netCDF-C reads them:
+/// `checksummode=ignore` (or `none`) skips the CRC-32 checks, `opaquesize=N` sizes the one
+/// opaque type.
+fn dap4_options(loc: &nc_store::Location) -> dap4::Dap4Options {
+    let mut opts = dap4::Dap4Options::default();
+    for (k, v) in loc.params() {
+        match k.as_str() {
+            "checksummode" => {
+                opts.verify_checksums =
+                    !(v.eq_ignore_ascii_case("ignore") || v.eq_ignore_ascii_case("none"));
+            }
+            "opaquesize" => {
+                if let Ok(n) = v.parse::<usize>() {
+                    if n > 0 {
+                        opts.opaque_size = n;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    opts
+}
+
 impl DapFile {
     /// Open the OPeNDAP dataset at `loc` with `protocol` (as [`nc_store::Location::dap`] chose).
     ///
@@ -134,7 +158,9 @@ impl DapFile {
         match protocol {
             nc_store::DapProtocol::Dap4 => {
                 let bytes = target.get_dap4()?;
-                let (mut ds, data, warnings) = dap4::open_response(&bytes, &target.display())?;
+                let opts = dap4_options(loc);
+                let (mut ds, data, warnings) =
+                    dap4::open_response_with(&bytes, &target.display(), &opts)?;
                 ds.name = loc.dataset_name();
                 // `ncdump -k` says netCDF-4 for DAP4 (4.9.0)
                 ds.format.get_or_insert(nc_dataset::Format::Netcdf4);
