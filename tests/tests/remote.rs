@@ -22,16 +22,8 @@ const SECRET: &str = "s3cr3t-Never-Shown-42";
 
 /// Run a tool with the S3 settings of `endpoint` (and no profile files, no instance metadata).
 fn tool(name: &str, args: &[&str], dir: &Path, endpoint: &str, extra: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(bin(name));
-    c.args(args)
-        .current_dir(dir)
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", SECRET)
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_ENDPOINT_URL", endpoint)
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("HOME", dir)
-        .env("NC_STORE_RETRIES", "4")
+    let mut c = s3_command(name, args, dir, endpoint);
+    c.env("NC_STORE_RETRIES", "4")
         .env("NC_STORE_RETRY_TIMEOUT", "20")
         .env("NC_STORE_TIMEOUT", "10")
         .env_remove("AWS_PROFILE")
@@ -45,6 +37,20 @@ fn tool(name: &str, args: &[&str], dir: &Path, endpoint: &str, extra: &[(&str, &
         eprintln!("SLOW {name} {args:?}: {:?}", t0.elapsed());
     }
     o
+}
+
+/// A tool run in `dir` with the S3 settings of `endpoint` and `HOME` there.
+fn s3_command(name: &str, args: &[&str], dir: &Path, endpoint: &str) -> Command {
+    let mut c = Command::new(bin(name));
+    c.args(args)
+        .current_dir(dir)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ENDPOINT_URL", endpoint)
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("HOME", dir);
+    c
 }
 
 fn ok(o: &Output, what: &str) -> String {
@@ -1026,17 +1032,8 @@ fn an_interrupt_leaves_nothing_that_looks_complete() {
     source(&dir);
     let proxy = FaultProxy::start(m.port, Faults::Slow { ms: 2000 });
     for url in ["s3://faults/int.nc", "s3://faults/int.zarr#mode=nczarr"] {
-        let mut c = Command::new(bin("nccopy-rs"));
-        c.args(["src.nc", url])
-            .current_dir(&dir)
-            .env("AWS_ACCESS_KEY_ID", "testing")
-            .env("AWS_SECRET_ACCESS_KEY", SECRET)
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_ENDPOINT_URL", proxy.endpoint())
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env("HOME", &dir)
-            .env("TMPDIR", &dir)
-            .stderr(std::process::Stdio::piped());
+        let mut c = s3_command("nccopy-rs", &["src.nc", url], &dir, &proxy.endpoint());
+        c.env("TMPDIR", &dir).stderr(std::process::Stdio::piped());
         let child = c.spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(1000));
         let st = Command::new("kill")
@@ -1084,16 +1081,13 @@ fn a_killed_upload_leaves_no_staging_file() {
     let staging = dir.join("tmp");
     std::fs::create_dir(&staging).unwrap();
     let proxy = FaultProxy::start(m.port, Faults::Slow { ms: 2000 });
-    let mut c = Command::new(bin("nccopy-rs"));
-    c.args(["-k", "nc4", "src.nc", "s3://faults/killed.nc"])
-        .current_dir(&dir)
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", SECRET)
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_ENDPOINT_URL", proxy.endpoint())
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("HOME", &dir)
-        .env("TMPDIR", &staging)
+    let mut c = s3_command(
+        "nccopy-rs",
+        &["-k", "nc4", "src.nc", "s3://faults/killed.nc"],
+        &dir,
+        &proxy.endpoint(),
+    );
+    c.env("TMPDIR", &staging)
         .stderr(std::process::Stdio::null());
     let mut child = c.spawn().unwrap();
     // the file is written in milliseconds; the slow proxy holds the upload's first request

@@ -157,6 +157,17 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The value of `key` among client parameters (keys lower case, as [`Location::params`]
+/// gives them): the last one wins; a bare word has an empty value.
+pub fn param_in<'a>(params: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    let key = key.to_ascii_lowercase();
+    params
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.as_str())
+}
+
 /// `file:PATH` without the `//` of a URL (`[dap4]file:/abs/x`, as netCDF-C's tests write it).
 fn short_file_url(s: &str) -> bool {
     s.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("file:"))
@@ -347,12 +358,7 @@ impl Location {
     /// The value of client parameter `key` (from `[key=value]` prefixes or the fragment; the
     /// last one wins; a bare word has an empty value).
     pub fn param(&self, key: &str) -> Option<&str> {
-        let key = key.to_ascii_lowercase();
-        self.params
-            .iter()
-            .rev()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.as_str())
+        param_in(&self.params, key)
     }
 
     /// True when the mode words name a key → bytes store (a Zarr / NCZarr store), rather than

@@ -33,12 +33,7 @@ pub struct MapOptions {
 
 impl MapOptions {
     fn param(&self, key: &str) -> Option<&str> {
-        let key = key.to_ascii_lowercase();
-        self.params
-            .iter()
-            .rev()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.as_str())
+        nc_store::param_in(&self.params, key)
     }
 
     fn fill_mismatch(&self) -> bool {

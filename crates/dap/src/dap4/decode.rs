@@ -122,7 +122,7 @@ pub(crate) fn decode(dmr: &Dmr, data: &[u8], layout: DataLayout) -> R<Vec<Decode
                 u32::from_be_bytes([b[0], b[1], b[2], b[3]])
             };
             if layout.verify {
-                if super::crc32::crc32(&data[pos..end]) != sent {
+                if super::crc32(&data[pos..end]) != sent {
                     return Err(DecodeError::Checksum { var: name });
                 }
                 if attr_sum.is_some_and(|a| a != sent) {

@@ -23,12 +23,19 @@
 
 mod build;
 mod chunk;
-mod crc32;
 mod decode;
 mod dmr;
 mod xml;
 
 use crate::{DapData, DapError};
+
+/// CRC-32 (IEEE 802.3, zlib's `crc32(0, buf, len)`): the checksum a DAP4 server appends to
+/// each top-level variable's data (DAP4 Volume 1, "Checksums"; netCDF-C uses zlib's).
+pub(crate) fn crc32(bytes: &[u8]) -> u32 {
+    let mut c = flate2::Crc::new();
+    c.update(bytes);
+    c.sum()
+}
 
 /// Choices netCDF-C takes from URL parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use nc_dataset::{AtomicType, NcString, NcType, UserTypeKind, Values};
 
 use super::chunk::{LAST_CHUNK, LITTLE_ENDIAN_CHUNK, NO_CHECKSUM_CHUNK};
-use super::crc32::crc32;
+use super::crc32;
 use super::{open_response, open_response_with, Dap4Options};
 use crate::{DapData, DapError};
 
@@ -430,4 +430,12 @@ fn empty_dimensions_are_unlimited_and_enum_group_attributes_refused() {
         Err(DapError::Malformed { what, .. }) => assert!(what.contains("ge"), "{what}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn crc32_known_values() {
+    assert_eq!(crc32(b""), 0);
+    assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    // one 0xff byte: the checksum test_atomic_types.nc.dap carries for vu8
+    assert_eq!(crc32(&[0xff]), 0xFF00_0000);
 }
