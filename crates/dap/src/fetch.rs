@@ -26,30 +26,14 @@ impl Target {
     /// # Errors
     /// A location that is neither a local path nor an `http(s)://` URL.
     pub fn of(loc: &nc_store::Location) -> Result<Target, DapError> {
-        let url = loc.without_parameters();
-        let lower = url.to_ascii_lowercase();
-        let dap4_scheme = lower.starts_with("dap4://") || lower.starts_with("dap4s://");
-        if let (Some(p), false) = (loc.local_path(), dap4_scheme) {
-            return Ok(Target::File(p.to_path_buf()));
-        }
-        let url = if let Some(rest) = lower.strip_prefix("dap4s://") {
-            format!("https://{}", &url[url.len() - rest.len()..])
-        } else if let Some(rest) = lower.strip_prefix("dap4://") {
-            format!("http://{}", &url[url.len() - rest.len()..])
-        } else {
-            url.to_string()
-        };
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(DapError::Unsupported {
-                url,
+        match loc.dap_place() {
+            Some(nc_store::DapPlace::Files(p)) => Ok(Target::File(p)),
+            Some(nc_store::DapPlace::Server { base, query }) => Ok(Target::Http { base, query }),
+            None => Err(DapError::Unsupported {
+                url: loc.without_parameters().to_string(),
                 what: "OPeNDAP is read from file:// and http(s):// URLs only".to_string(),
-            });
+            }),
         }
-        let (base, query) = match url.split_once('?') {
-            Some((b, q)) => (b.to_string(), Some(q.to_string())),
-            None => (url.clone(), None),
-        };
-        Ok(Target::Http { base, query })
     }
 
     /// True for local files.

@@ -33,7 +33,7 @@ pub use kv::{
     check_key, copy_store, DirStore, MemStore, ObjectWriter, Store, ZipStore, MAX_OBJECT_SIZE,
 };
 pub use location::{
-    param_in, DapProtocol, Location, Place, StorageKind, StoreModes, KNOWN_MODE_WORDS,
+    param_in, DapPlace, DapProtocol, Location, Place, StorageKind, StoreModes, KNOWN_MODE_WORDS,
 };
 pub use source::{range_len, ByteSource, BytesSource, FileSource};
 pub use temp::{free_bytes, hold_lock, remove_stale, OutputFile, NAMED_TEMPS_ENV};

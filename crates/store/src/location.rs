@@ -74,6 +74,21 @@ pub struct StoreModes {
     pub layout: Option<String>,
 }
 
+/// Where an OPeNDAP dataset's responses are ([`Location::dap_place`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DapPlace {
+    /// Local responses beside each other: `PATH.dds`, `PATH.das`, `PATH.dods`, `PATH.dap`.
+    Files(PathBuf),
+    /// A server: `BASE.dds`, `BASE.dods?...`, with the URL's own constraint (its query,
+    /// without the `?`) kept apart.
+    Server {
+        /// The `http(s)://` URL without query and fragment.
+        base: String,
+        /// The constraint.
+        query: Option<String>,
+    },
+}
+
 /// A name given to a tool, parsed once: where its bytes are, what its mode words and client
 /// parameters ask, the name to show and the dataset name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -546,6 +561,33 @@ impl Location {
         }
         None
     }
+    /// Where this location's OPeNDAP responses are (for a location [`Location::dap`] takes
+    /// for DAP): the files beside a local path, or the server URL (`dap4://` and `dap4s://`
+    /// are `http://` and `https://`) apart from its constraint. `None` for another kind of
+    /// place (object storage).
+    pub fn dap_place(&self) -> Option<DapPlace> {
+        let url = self.base.as_str();
+        let lower = url.to_ascii_lowercase();
+        let scheme = ["dap4s://", "dap4://"]
+            .into_iter()
+            .find(|s| lower.starts_with(s));
+        if let (Some(p), None) = (self.local_path(), scheme) {
+            return Some(DapPlace::Files(p.to_path_buf()));
+        }
+        let url = match scheme {
+            Some("dap4s://") => format!("https://{}", &url["dap4s://".len()..]),
+            Some(_) => format!("http://{}", &url["dap4://".len()..]),
+            None => url.to_string(),
+        };
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return None;
+        }
+        let (base, query) = match url.split_once('?') {
+            Some((b, q)) => (b.to_string(), Some(q.to_string())),
+            None => (url, None),
+        };
+        Some(DapPlace::Server { base, query })
+    }
 }
 
 impl std::fmt::Display for Location {
@@ -624,8 +666,27 @@ mod tests {
         assert_eq!(l.local_path(), Some(Path::new("a b.file")));
         assert_eq!(l.param("log"), Some(""));
         assert_eq!(l.store_modes().layout.as_deref(), Some("4.9"));
+        assert_eq!(
+            parse("dap4s://h/x.nc?dap4.ce=/v").dap_place(),
+            Some(DapPlace::Server {
+                base: "https://h/x.nc".into(),
+                query: Some("dap4.ce=/v".into())
+            })
+        );
+        assert_eq!(
+            parse("[dap2]http://h/y#log").dap_place(),
+            Some(DapPlace::Server {
+                base: "http://h/y".into(),
+                query: None
+            })
+        );
+        assert_eq!(parse("s3://b/k#dap2").dap_place(), None);
         let l = parse("[dap4]file:/abs/t.nc");
         assert_eq!(l.place(), &Place::Local(PathBuf::from("/abs/t.nc")));
+        assert_eq!(
+            l.dap_place(),
+            Some(DapPlace::Files(PathBuf::from("/abs/t.nc")))
+        );
         assert_eq!(l.dap(), Some(DapProtocol::Dap4));
         assert_eq!(l.dataset_name(), "t");
         let l = parse("file:/abs/u.nc");
