@@ -109,8 +109,22 @@ data:
 /// holds it until our end of its stdin closes).
 struct Pydap {
     port: u16,
+    /// the port of tests/tests/servers/dap2_numpy.py over the same files: pydap's responses
+    /// with data that slices right, for constrained URLs
+    numpy_port: u16,
     dir: PathBuf,
     _child: Mutex<Child>,
+}
+
+impl Pydap {
+    /// The requests the numpy server has logged so far, one `PATH?QUERY` each.
+    fn numpy_requests(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join("requests.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
 }
 
 fn free_port() -> u16 {
@@ -131,11 +145,13 @@ fn pydap() -> Option<&'static Pydap> {
             return None;
         }
         let has_pydap = Command::new("python3")
-            .args(["-c", "import pydap.wsgi.app"])
+            .args(["-c", "import pydap.wsgi.app, netCDF4"])
             .output()
             .is_ok_and(|o| o.status.success());
         if !has_pydap {
-            eprintln!("SKIP: pydap's server is not installed (pip install \"pydap[server]\")");
+            eprintln!(
+                "SKIP: pydap's server or netCDF4 is not installed (pip install \"pydap[server]\" netCDF4)"
+            );
             return None;
         }
         let dir = tempdir("dap-pydap");
@@ -149,16 +165,20 @@ fn pydap() -> Option<&'static Pydap> {
             assert!(o.status.success(), "ncgen {name}");
         }
         let port = free_port();
-        // the server is stopped (SIGINT: gunicorn's quick shutdown) when our end of its
+        let numpy_port = free_port();
+        let numpy = common::root().join("tests/tests/servers/dap2_numpy.py");
+        // the servers are stopped (SIGINT: gunicorn's quick shutdown) when our end of their
         // shell's stdin closes (this process ended, however it ended: statics are never
         // dropped) or after ten minutes
         let script = format!(
             "pydap -b 127.0.0.1 -p {port} -d \"$0\" 2>&1 & p=$!; \
-             timeout 600 cat >/dev/null; kill -INT $p; wait $p"
+             python3 \"$1\" \"$0\" {numpy_port} \"$0/requests.log\" 2>&1 & q=$!; \
+             timeout 600 cat >/dev/null; kill -INT $p; kill $q; wait $p $q"
         );
         let mut child = Command::new("sh")
             .args(["-c", &script])
             .arg(&dir)
+            .arg(&numpy)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -178,9 +198,12 @@ fn pydap() -> Option<&'static Pydap> {
         // keep draining its log so that it never blocks on a full pipe
         std::thread::spawn(move || for _ in lines {});
         while std::time::Instant::now() < deadline {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+                && std::net::TcpStream::connect(("127.0.0.1", numpy_port)).is_ok()
+            {
                 return Some(Pydap {
                     port,
+                    numpy_port,
                     dir,
                     _child: Mutex::new(child),
                 });
@@ -278,6 +301,104 @@ fn pydap_copies_equal_netcdf_c() {
     assert!(t.contains(" i = 7, _, -2147483647 ;"), "{t}");
     assert!(t.contains(" d = 0.1, -1e+300, 3.5, 1e-300 ;"), "{t}");
     assert!(p.dir.join("types.nc").exists());
+}
+
+/// Constrained URLs (`URL?var[start:stride:stop],...`), `-v`, `-w` and the requests they
+/// make, on a server that slices (pydap's responses over numpy data): the same dumps and
+/// copies as netCDF-C 4.9.0 on the same URLs; `-v x` asks the server for `x` alone; a
+/// constrained URL asks for its constraint; `-w` asks for all data in one request.
+#[test]
+fn constrained_urls_and_projections_ask_the_server_for_just_that() {
+    let Some(p) = pydap() else { return };
+    let d = tempdir("dap-constraints");
+    let base = |name: &str| format!("http://127.0.0.1:{}/{name}.nc", p.numpy_port);
+    let constrained = [
+        ("grid", "sst[0:1:1][1:2:4],lat"),
+        ("grid", "lat,lon[1:3],sst[2][0:2:4]"),
+        ("grid", "lon[0:2:4]"),
+        ("types", "time[1:2],temp[1:1:2][1:3]"),
+        ("types", "b,s[2:3],i"),
+        ("types", "code[1:2],d[1:3]"),
+    ];
+    for (name, ce) in constrained {
+        let url = format!("{}?{ce}", base(name));
+        let before = p.numpy_requests().len();
+        let dump = same_dump(&[&url], &d);
+        let asked = p.numpy_requests()[before..].to_vec();
+        // the constraint goes to the server: its DDS, and each variable's slice
+        assert!(asked.contains(&format!("/{name}.nc.dds?{ce}")), "{asked:?}");
+        for clause in ce.split(',') {
+            assert!(
+                asked.contains(&format!("/{name}.nc.dods?{clause}")),
+                "{clause}: {asked:?}"
+            );
+        }
+        // only the variables the constraint names
+        let declared = dump.lines().filter(|l| l.ends_with(") ;")).count();
+        assert_eq!(declared, ce.split(',').count(), "{dump}");
+        for (k, kind) in [("c", "classic"), ("4", "nc4")] {
+            let ours = format!("{name}-{k}-ours.nc");
+            let theirs = format!("{name}-{k}-ref.nc");
+            let o = run(&bin("nccopy-rs"), &["-k", kind, &url, &ours], &d);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let o = run(Path::new("nccopy"), &["-k", kind, &url, &theirs], &d);
+            assert!(o.status.success(), "nccopy {url}");
+            let a = text(&run(Path::new("ncdump"), &[&ours], &d));
+            let b = text(&run(Path::new("ncdump"), &[&theirs], &d));
+            assert_eq!(
+                a.split_once('\n').map(|x| x.1),
+                b.split_once('\n').map(|x| x.1),
+                "{url} {kind}"
+            );
+        }
+    }
+    // the values are the file's: sst rows 0-1, columns 1 and 3
+    let url = format!("{}?sst[0:1:1][1:2:4]", base("grid"));
+    let t = same_dump(&[&url], &d);
+    assert!(t.contains(" sst =\n  2, 4,\n  7, 9 ;"), "{t}");
+    // strides netCDF-C 4.9.0 gets wrong (it asks for d[0] and one column: compat.md) and an
+    // order it crashes on (an array of unnamed dimensions first)
+    let url = format!("{}?d[0:3:3],temp[1:1:2][1:2:3]", base("types"));
+    let o = run(&bin("ncdump-rs"), &[&url], &d);
+    assert!(o.status.success());
+    let t = text(&o);
+    assert!(
+        t.ends_with(" d = 0.1, 1e-300 ;\n\n temp =\n  6, _,\n  10, 12 ;\n}\n"),
+        "{t}"
+    );
+
+    // -v x: the metadata, then x's data alone
+    let url = format!("{}#dap2", base("grid"));
+    let before = p.numpy_requests().len();
+    let o = run(&bin("ncdump-rs"), &["-v", "lon", &url], &d);
+    assert!(o.status.success());
+    assert!(
+        text(&o).contains(" lon = 0, 90, 180, 270, 359.5 ;"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        p.numpy_requests()[before..],
+        ["/grid.nc.dds", "/grid.nc.das", "/grid.nc.dods?lon"]
+    );
+    // nccopy -v lon: lon's data alone
+    let before = p.numpy_requests().len();
+    let o = run(&bin("nccopy-rs"), &["-v", "lon", &url, "v.nc"], &d);
+    assert!(o.status.success());
+    let data: Vec<String> = p.numpy_requests()[before..]
+        .iter()
+        .filter(|r| r.contains(".dods"))
+        .cloned()
+        .collect();
+    assert_eq!(data, ["/grid.nc.dods?lon"]);
+    // -w (netCDF-C's [cache]): every variable in one request, the same text
+    let before = p.numpy_requests().len();
+    let all = same_dump(&["-w", &url], &d);
+    assert_eq!(all, same_dump(&[&url], &d));
+    assert_eq!(
+        p.numpy_requests()[before..before + 3],
+        ["/grid.nc.dds", "/grid.nc.das", "/grid.nc.dods"]
+    );
 }
 
 /// netCDF-C's own DAP2 test responses served by a static web server (which ignores

@@ -100,7 +100,7 @@ pub struct Args {
     /// As -t, with an ISO-8601 'T' between date and time
     #[arg(short = 'i', help_heading = LAYOUT)]
     pub iso_time: bool,
-    /// Client-side caching of variables for DAP URLs (accepted; no DAP access here)
+    /// Client-side caching of variables for DAP URLs (netCDF-C's [cache]: one request for all)
     #[arg(short = 'w', help_heading = ACCESS)]
     pub cache: bool,
     /// netCDF-C log level (accepted, no effect)

@@ -70,15 +70,35 @@ impl Target {
             }
             Target::Http { base, query } => {
                 let mut url = format!("{base}.{ext}");
-                if ext == "dods" {
-                    let ce = merge_constraint(query.as_deref(), projection);
-                    if !ce.is_empty() {
-                        url.push('?');
-                        url.push_str(&ce);
-                    }
+                // the DDS of a constrained URL describes what the constraint selects, as
+                // netCDF-C asks for it; the DAS is the whole dataset's
+                let ce = match ext {
+                    "dods" => merge_constraint(query.as_deref(), projection),
+                    "dds" => query.clone().unwrap_or_default(),
+                    _ => String::new(),
+                };
+                if !ce.is_empty() {
+                    url.push('?');
+                    url.push_str(&ce);
                 }
                 crate::http::get(&url)
             }
+        }
+    }
+
+    /// True for a server URL with a constraint (`?...`).
+    pub fn constrained(&self) -> bool {
+        matches!(self, Target::Http { query: Some(q), .. } if !q.is_empty())
+    }
+
+    /// The response `ext` without the URL's constraint (the whole dataset's DDS).
+    ///
+    /// # Errors
+    /// As [`Target::get`].
+    pub fn get_whole(&self, ext: &str) -> Result<Vec<u8>, DapError> {
+        match self {
+            Target::File(_) => self.get(ext, None),
+            Target::Http { base, .. } => crate::http::get(&format!("{base}.{ext}")),
         }
     }
 
@@ -129,10 +149,16 @@ fn merge_constraint(query: Option<&str>, proj: Option<&str>) -> String {
     };
     match proj {
         Some(p) => {
-            // keep the user's slicing of the same variable when it names it
+            // keep the user's slicing of the same variable, or of the Grid or Structure
+            // that holds it, when the constraint names it
             let chosen = uproj
                 .split(',')
-                .find(|u| u.split('[').next() == Some(p))
+                .find(|u| {
+                    let name = u.split('[').next().unwrap_or("");
+                    name == p
+                        || p.strip_prefix(name)
+                            .is_some_and(|rest| rest.starts_with('.'))
+                })
                 .unwrap_or(p);
             format!("{chosen}{usel}")
         }
@@ -150,5 +176,11 @@ mod tests {
         assert_eq!(merge_constraint(Some("x[0:2],y"), Some("x")), "x[0:2]");
         assert_eq!(merge_constraint(Some("x,y&x>1"), Some("y")), "y&x>1");
         assert_eq!(merge_constraint(Some("x"), None), "x");
+        // a Grid's map fetched with the Grid's slicing
+        assert_eq!(
+            merge_constraint(Some("g[0:1][2],y"), Some("g.lat")),
+            "g[0:1][2]"
+        );
+        assert_eq!(merge_constraint(Some("gg[0:1],y"), Some("g.lat")), "g.lat");
     }
 }

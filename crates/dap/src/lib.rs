@@ -101,6 +101,8 @@ pub enum DapError {
 struct Lazy {
     remote: dap2::Remote,
     cache: Mutex<HashMap<VarId, Values>>,
+    /// `[cache]` (ncdump `-w`): the first read fetches every variable in one request
+    whole: std::sync::atomic::AtomicBool,
 }
 
 /// An open OPeNDAP dataset: its metadata, the values read so far, and what the reader left out.
@@ -174,9 +176,11 @@ impl DapFile {
             nc_store::DapProtocol::Dap2 => {
                 let opts = dap2::Options::from_location(loc);
                 let opened = dap2::open(&target, &opts, &loc.dataset_name())?;
+                let whole = loc.param("cache").is_some();
                 let lazy = opened.remote.map(|remote| Lazy {
                     remote,
                     cache: Mutex::new(HashMap::new()),
+                    whole: whole.into(),
                 });
                 Ok(DapFile {
                     ds: opened.dataset,
@@ -209,6 +213,11 @@ impl DataSource for DapFile {
                 .cache
                 .lock()
                 .map_err(|_| "a thread reading DAP data panicked")?;
+            if lazy.whole.swap(false, std::sync::atomic::Ordering::Relaxed) {
+                for (v, values) in lazy.remote.fetch_all(ds)?.unwrap_or_default() {
+                    cache.entry(v).or_insert(values);
+                }
+            }
             if !cache.contains_key(&var) {
                 for (v, values) in lazy.remote.fetch_var(ds, var)? {
                     cache.entry(v).or_insert(values);

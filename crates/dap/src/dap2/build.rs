@@ -29,6 +29,10 @@ use super::xdr::{Atoms, Datum};
 pub struct MapOptions {
     /// Client parameters (keys lower case), `[k=v]` prefixes and fragment.
     pub params: Vec<(String, String)>,
+    /// For a constrained DDS: the whole dataset's DDS. A DAS table of one of its variables
+    /// that the constraint left out is dropped, not made global attributes (netCDF-C merges
+    /// the DAS with the whole DDS first).
+    pub whole: Option<Dds>,
 }
 
 impl MapOptions {
@@ -291,8 +295,30 @@ fn put(attrs: &mut Vec<DasAttr>, a: DasAttr) {
     }
 }
 
-/// `ocddsdasmerge`: attach the DAS's attributes to the DDS leaves and the root.
-fn merge_das(t: &mut Tree, das: &[DasItem]) {
+/// The names a DAS table may give a leaf of `dds`: its full name and its own name.
+fn leaf_names(dds: &Dds) -> Vec<String> {
+    let mut t = Tree {
+        nodes: Vec::new(),
+        dims: Vec::new(),
+    };
+    let root = t.push_node(&dds.name, Nk::Dataset, None);
+    for v in &dds.vars {
+        let c = t.add(v, Some(root));
+        t.nodes[root].children.push(c);
+    }
+    let mut names = Vec::new();
+    for i in 0..t.nodes.len() {
+        if matches!(t.nodes[i].kind, Nk::Atomic(_)) {
+            names.push(t.oc_fullname(i));
+            names.push(t.nodes[i].origname.clone());
+        }
+    }
+    names
+}
+
+/// `ocddsdasmerge`: attach the DAS's attributes to the DDS leaves and the root; a table
+/// naming one of `elsewhere` (variables a constraint left out) is dropped.
+fn merge_das(t: &mut Tree, das: &[DasItem], elsewhere: &[String]) {
     let mut all = Vec::new();
     let top = tables(das, "", &mut all);
     // the unnamed outer table comes last, as netCDF-C's parser creates it last
@@ -346,7 +372,7 @@ fn merge_das(t: &mut Tree, das: &[DasItem]) {
                 }
             }
         }
-        if !hit {
+        if !hit && !elsewhere.iter().any(|n| *n == tb.fullname || n == name) {
             unmatched.push(ti);
         }
     }
@@ -502,7 +528,8 @@ pub fn map(
         let c = t.add(v, Some(root));
         t.nodes[root].children.push(c);
     }
-    merge_das(&mut t, das);
+    let elsewhere = opts.whole.as_ref().map(leaf_names).unwrap_or_default();
+    merge_das(&mut t, das, &elsewhere);
     let mut warnings = Vec::new();
 
     // special DODS attributes

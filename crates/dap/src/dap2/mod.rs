@@ -24,6 +24,7 @@ impl Options {
         Options {
             map: build::MapOptions {
                 params: loc.params().to_vec(),
+                whole: None,
             },
         }
     }
@@ -94,6 +95,12 @@ fn decode_dods(url: &str, bytes: &[u8]) -> Result<(Dds, Vec<xdr::Datum>), DapErr
 pub fn open(target: &Target, opts: &Options, name: &str) -> Result<Opened, DapError> {
     let dds_url = target.url_of("dds");
     let dds = dds_of(&dds_url, &target.get("dds", None)?)?;
+    // a constrained URL's DDS holds what the constraint selects; the whole one tells which
+    // DAS tables belong to variables left out
+    let mut map_opts = opts.map.clone();
+    if target.constrained() {
+        map_opts.whole = Some(dds_of(&dds_url, &target.get_whole("dds")?)?);
+    }
     let das_url = target.url_of("das");
     let das = match target.get_optional("das")? {
         Some(bytes) => {
@@ -118,7 +125,7 @@ pub fn open(target: &Target, opts: &Options, name: &str) -> Result<Opened, DapEr
         &dds,
         &das,
         decoded.as_ref().map(|(_, d)| d.as_slice()),
-        &opts.map,
+        &map_opts,
         name,
     )
     .map_err(|e| match e {
@@ -195,6 +202,26 @@ impl Remote {
     }
 }
 
+impl Remote {
+    /// Fetch every variable at once: `URL.dods` with the URL's own constraint, as netCDF-C's
+    /// `[cache]` (ncdump `-w`) keeps whole variables on the client. `None` when the answer
+    /// does not describe the dataset as opened (then each variable is asked for alone).
+    ///
+    /// # Errors
+    /// The request fails, or the answer is not DAP2 data.
+    pub fn fetch_all(&self, ds: &Dataset) -> Result<Option<Vec<(VarId, Values)>>, DapError> {
+        let url = self.target.url_of("dods");
+        let bytes = self.target.get("dods", None)?;
+        let (dds, data) = decode_dods(&url, &bytes)?;
+        if dds != self.dds {
+            return Ok(None);
+        }
+        build::gather(ds, &dds, &data, &self.leaves)
+            .map(Some)
+            .map_err(|e| text_error(&url, e))
+    }
+}
+
 /// A DAP2 name in a constraint: characters outside the DAP2 identifier set as `%XX`.
 fn encode_name(n: &str) -> String {
     let mut out = String::new();
@@ -259,6 +286,7 @@ mod tests {
         let opts = Options {
             map: build::MapOptions {
                 params: vec![("nofillmismatch".into(), String::new())],
+                whole: None,
             },
         };
         assert!(matches!(
