@@ -121,6 +121,7 @@ fn settings(rc: &Rc, url: &Url) -> Settings {
         cookiejar: text("HTTP.COOKIEJAR")
             .or_else(|| text("HTTP.COOKIEFILE"))
             .or_else(|| text("HTTP.COOKIE_JAR"))
+            .or_else(|| text("HTTP.COOKIE_FILE"))
             .map(PathBuf::from),
     }
 }

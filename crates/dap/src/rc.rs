@@ -88,8 +88,6 @@ pub struct Found<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rc {
     entries: Vec<Entry>,
-    /// the files read, in order (for messages)
-    pub files: Vec<PathBuf>,
 }
 
 impl Rc {
@@ -158,7 +156,6 @@ impl Rc {
         for f in files {
             if let Ok(text) = std::fs::read_to_string(&f) {
                 rc.add(&text);
-                rc.files.push(f);
             }
         }
         rc

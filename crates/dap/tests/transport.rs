@@ -396,3 +396,17 @@ fn too_many_redirects_is_a_login_loop() {
     assert!(what.starts_with("more than 10 redirects"), "{what}");
     assert_eq!(s.requests().len(), 11);
 }
+
+#[test]
+fn a_bearer_token_from_the_rc_file() {
+    let _g = serial();
+    let s = Server::start(|r| match r.header("authorization") {
+        Some("Bearer tok-123") => answer(200, &[], b"yes"),
+        _ => answer(401, &[], b""),
+    });
+    add_rc(&format!(
+        "[127.0.0.1:{}]HTTP.BEARER_TOKEN=tok-123\n",
+        s.port
+    ));
+    assert_eq!(get(&s.base()).unwrap(), b"yes");
+}
