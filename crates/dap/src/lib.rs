@@ -7,10 +7,13 @@
 //! fetches `URL.dds` and `URL.das` at open and `URL.dods?VAR` when a variable is first read.
 //! The result is a [`Dataset`] and a [`DataSource`].
 
+mod cookies;
 pub mod dap2;
 pub mod dap4;
 pub mod fetch;
 mod http;
+mod netrc;
+mod rc;
 mod slab;
 
 use std::collections::HashMap;

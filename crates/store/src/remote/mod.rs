@@ -22,7 +22,7 @@ pub use connect::{RETRIES_ENV, RETRY_TIMEOUT_ENV, TIMEOUT_ENV};
 pub use creds::redact;
 pub use kv::{MetadataRank, ObjectKvStore};
 pub use source::{ObjectSource, BLOCK};
-pub use stats::{io_stats, IoStats};
+pub use stats::{io_stats, record_request, IoStats};
 pub use upload::abort_uploads;
 pub use url::{mode_words, parse_remote, Cloud, RemoteUrl};
 

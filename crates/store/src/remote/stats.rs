@@ -38,6 +38,13 @@ pub fn io_stats() -> IoStats {
     }
 }
 
+/// Count one request made outside nc-store (the OPeNDAP client's GETs: each redirect hop
+/// and each retry is one), with the bytes of its answer's body as received.
+pub fn record_request(bytes_read: u64) {
+    count_request();
+    count_read(bytes_read);
+}
+
 pub(crate) fn count_request() {
     REQUESTS.fetch_add(1, Ordering::Relaxed);
 }
