@@ -381,6 +381,17 @@ fn constrained_urls_and_projections_ask_the_server_for_just_that() {
         p.numpy_requests()[before..],
         ["/grid.nc.dds", "/grid.nc.das", "/grid.nc.dods?lon"]
     );
+    // NC_IO_STATS counts the DAP requests
+    let o = Command::new(bin("ncdump-rs"))
+        .args(["-v", "lon", &url])
+        .current_dir(&d)
+        .env("no_proxy", "127.0.0.1")
+        .env("HOME", &d)
+        .env("NC_IO_STATS", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("remote I/O: 3 requests, "), "{err}");
     // nccopy -v lon: lon's data alone
     let before = p.numpy_requests().len();
     let o = run(&bin("nccopy-rs"), &["-v", "lon", &url, "v.nc"], &d);
@@ -436,6 +447,115 @@ fn static_server_responses_dump_as_netcdf_c_with_no_more_requests() {
         );
         same_dump(&[&url], &d);
     }
+}
+
+/// Bad servers and answers: a malformed DDS, a DAP `Error {...}` answer, a data answer cut
+/// short, a 404 and a server that never answers each fail with exit 1 and a message naming
+/// the URL and what was wrong; nccopy-rs leaves no output behind.
+#[test]
+fn bad_servers_and_answers_fail_clearly_and_leave_nothing() {
+    let d = tempdir("dap-bad");
+    let www = d.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    let dds = "Dataset {\n    Int32 x[n = 3];\n} good;\n";
+    std::fs::write(www.join("good.dds"), dds).unwrap();
+    let mut dods = format!("{dds}Data:\n").into_bytes();
+    dods.extend([0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3]);
+    std::fs::write(www.join("good.dods"), &dods).unwrap();
+    std::fs::write(www.join("cut.dds"), dds).unwrap();
+    std::fs::write(www.join("cut.dods"), &dods[..dods.len() - 5]).unwrap();
+    std::fs::write(
+        www.join("bad.dds"),
+        "Dataset {\n    Int32 x[n = ];\n} bad;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        www.join("err.dds"),
+        "Error {\n    code = 1005;\n    message = \"no such dataset: err\";\n};\n",
+    )
+    .unwrap();
+    let web = RangeServer::start(&www);
+    let good = run(
+        &bin("ncdump-rs"),
+        &[&format!("{}#dap2", web.url("good"))],
+        &d,
+    );
+    assert!(text(&good).contains(" x = 1, 2, 3 ;"), "{}", text(&good));
+    let fails = |name: &str, tool: &str, expect: &str| {
+        let url = format!("{}#dap2", web.url(name));
+        let args: Vec<&str> = if tool == "nccopy-rs" {
+            vec![&url, "out.nc"]
+        } else {
+            vec![&url]
+        };
+        let o = Command::new(bin(tool))
+            .args(&args)
+            .current_dir(&d)
+            .env("no_proxy", "127.0.0.1")
+            .env("HOME", &d)
+            .env("NC_DAP_TIMEOUT", "2")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains(expect), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        err
+    };
+    let base = web.url("");
+    fails(
+        "bad",
+        "ncdump-rs",
+        &format!("{base}bad.dds: malformed DAP response: DDS"),
+    );
+    fails(
+        "err",
+        "ncdump-rs",
+        &format!(
+            "{base}err.dds: the server answered with an error: code 1005: no such dataset: err"
+        ),
+    );
+    fails(
+        "cut",
+        "ncdump-rs",
+        &format!("{base}cut.dods: malformed DAP response"),
+    );
+    fails(
+        "cut",
+        "nccopy-rs",
+        &format!("{base}cut.dods: malformed DAP response"),
+    );
+    fails("gone", "nccopy-rs", &format!("{base}gone.dds: HTTP 404"));
+    // nothing partial, not even a temporary
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "www")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // a server that accepts and never answers: the timeout, not a hang
+    let silent = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let hold = std::thread::spawn(move || {
+        let conns: Vec<_> = silent.incoming().take(4).collect();
+        std::thread::sleep(std::time::Duration::from_secs(20));
+        drop(conns);
+    });
+    let started = std::time::Instant::now();
+    let o = Command::new(bin("nccopy-rs"))
+        .args([&format!("http://127.0.0.1:{port}/x#dap2"), "out.nc"])
+        .current_dir(&d)
+        .env("no_proxy", "127.0.0.1")
+        .env("HOME", &d)
+        .env("NC_DAP_TIMEOUT", "2")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("timed out after 2 s"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    assert!(!d.join("out.nc").exists());
+    drop(hold);
 }
 
 /// A DAP4 response whose checksum does not match its data fails naming the variable;

@@ -121,6 +121,10 @@ const FORMATS: &[(&str, &str)] = &[
         "Zarr v3",
         "read, write (directory, zip, sharding; #mode=zarr,v3)",
     ),
+    (
+        "OPeNDAP DAP2, DAP4",
+        "read (http(s):// servers, file:// responses; #dap2, #dap4)",
+    ),
 ];
 
 /// Environment variable: when set (not empty, not `0`), the tools print their remote request
