@@ -558,6 +558,62 @@ fn bad_servers_and_answers_fail_clearly_and_leave_nothing() {
     drop(hold);
 }
 
+/// DAP4 over HTTP: pydap serves no `.dap` data, so netCDF-C's own DAP4 test responses are
+/// served by a static web server (with the `.dmr.xml` netCDF-C asks for first, cut from each
+/// response): the same dumps as ncdump 4.9.0 on the same URLs, in fewer requests (one).
+#[test]
+fn dap4_responses_over_http_dump_as_netcdf_c() {
+    if !have_reference("ncdump") {
+        eprintln!("SKIP: netCDF-C's ncdump is not installed");
+        return;
+    }
+    let cases = common::root().join("../shared/conformance/cases/dap4/daptestfiles");
+    let Ok(entries) = std::fs::read_dir(&cases) else {
+        eprintln!("SKIP: {} is missing", cases.display());
+        return;
+    };
+    let d = tempdir("dap4-http");
+    let www = d.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    let mut names = Vec::new();
+    for e in entries {
+        let path = e.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(name) = file.strip_suffix(".dap") else {
+            continue;
+        };
+        let bytes = std::fs::read(&path).unwrap();
+        // the first chunk is the DMR: a 4-byte header (flags, 24-bit length), then the XML
+        let n = u32::from_be_bytes([0, bytes[1], bytes[2], bytes[3]]) as usize;
+        std::fs::write(www.join(format!("{name}.dmr.xml")), &bytes[4..4 + n]).unwrap();
+        std::fs::write(www.join(&file), &bytes).unwrap();
+        names.push(name.to_string());
+    }
+    names.sort();
+    assert!(names.len() >= 40, "{names:?}");
+    let web = RangeServer::start(&www);
+    let count = || web.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let (mut ours, mut theirs) = (0, 0);
+    for name in &names {
+        let url = format!("{}#dap4", web.url(name));
+        let before = count();
+        let o = run(&bin("ncdump-rs"), &[&url], &d);
+        let mid = count();
+        let r = run(Path::new("ncdump"), &[&url], &d);
+        ours += mid - before;
+        theirs += count() - mid;
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(r.status.success(), "ncdump {name}");
+        assert_eq!(text(&o), text(&r), "{name}");
+    }
+    assert_eq!(ours, names.len(), "one request per dataset");
+    assert!(ours < theirs, "ours {ours}, netCDF-C {theirs}");
+}
+
 /// A DAP4 response whose checksum does not match its data fails naming the variable;
 /// `[checksummode=ignore]` reads it anyway, as netCDF-C's parameter says.
 #[test]
