@@ -356,6 +356,27 @@ fn constrained_urls_and_projections_ask_the_server_for_just_that() {
     let url = format!("{}?sst[0:1:1][1:2:4]", base("grid"));
     let t = same_dump(&[&url], &d);
     assert!(t.contains(" sst =\n  2, 4,\n  7, 9 ;"), "{t}");
+    // the subset copied to netCDF-4 with a filter, and to Zarr v3 by parts
+    let o = run(
+        &bin("nccopy-rs"),
+        &["-F", "sst,32015,3", &url, "sub.nc"],
+        &d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = text(&run(&bin("ncdump-rs"), &["-s", "-v", "sst", "sub.nc"], &d));
+    assert!(t.contains("sst:_Filter = \"32015,3\" ;"), "{t}");
+    assert!(t.contains(" sst =\n  2, 4,\n  7, 9 ;"), "{t}");
+    let z = format!("file://{}/sub.zarr#mode=zarr,v3,file", d.display());
+    for step in ["init", "1/2", "0/2", "finish"] {
+        let o = run(&bin("nccopy-rs"), &["--part", step, &url, &z], &d);
+        assert!(
+            o.status.success(),
+            "{step}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let t = text(&run(&bin("ncdump-rs"), &["-v", "sst", &z], &d));
+    assert!(t.contains(" sst =\n  2, 4,\n  7, 9 ;"), "{t}");
     // strides netCDF-C 4.9.0 gets wrong (it asks for d[0] and one column: compat.md) and an
     // order it crashes on (an array of unnamed dimensions first)
     let url = format!("{}?d[0:3:3],temp[1:1:2][1:2:3]", base("types"));
