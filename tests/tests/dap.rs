@@ -333,6 +333,19 @@ fn constrained_urls_and_projections_ask_the_server_for_just_that() {
                 "{clause}: {asked:?}"
             );
         }
+        // a header: no more requests than netCDF-C makes
+        let at = p.numpy_requests().len();
+        let o = run(&bin("ncdump-rs"), &["-h", &url], &d);
+        let mid = p.numpy_requests().len();
+        let r = run(Path::new("ncdump"), &["-h", &url], &d);
+        let end = p.numpy_requests().len();
+        assert_eq!(text(&o), text(&r), "-h {url}");
+        assert!(
+            mid - at <= end - mid,
+            "{url}: {} vs {}",
+            mid - at,
+            end - mid
+        );
         // only the variables the constraint names
         let declared = dump.lines().filter(|l| l.ends_with(") ;")).count();
         assert_eq!(declared, ce.split(',').count(), "{dump}");
