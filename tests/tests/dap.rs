@@ -369,6 +369,9 @@ fn constrained_urls_and_projections_ask_the_server_for_just_that() {
     let url = format!("{}?sst[0:1:1][1:2:4]", base("grid"));
     let t = same_dump(&[&url], &d);
     assert!(t.contains(" sst =\n  2, 4,\n  7, 9 ;"), "{t}");
+    // the same constraint escaped, as browsers write it
+    let escaped = format!("{}?sst%5B0:1:1%5D%5B1:2:4%5D", base("grid"));
+    assert_eq!(same_dump(&[&escaped], &d), t);
     // the subset copied to netCDF-4 with a filter, and to Zarr v3 by parts
     let o = run(
         &bin("nccopy-rs"),
