@@ -39,6 +39,8 @@ const MAX_REDIRECTS: usize = 10;
 const TRIES: u32 = 4;
 /// The longest wait a `Retry-After` answer may impose, seconds.
 const RETRY_AFTER_CAP: u64 = 5;
+/// The most bytes reserved for a body before it arrives, from its `Content-Length`.
+const BODY_RESERVE_CAP: u64 = 1 << 30;
 /// The default limits, seconds.
 const DEFAULT_TIMEOUT: u64 = 120;
 const DEFAULT_CONNECT_TIMEOUT: u64 = 30;
@@ -416,10 +418,16 @@ fn send(s: &Settings, hop: &Url, auth: Option<&Auth>) -> Result<Reply, String> {
         if let Some(ck) = cookie {
             rb = rb.header(COOKIE, ck);
         }
-        let result = rb.send().and_then(|resp| {
+        let result = rb.send().and_then(|mut resp| {
             let status = resp.status();
             let headers = resp.headers().clone();
-            let body = resp.bytes()?.to_vec();
+            // the body read once, into one buffer sized by Content-Length (bounded: a length
+            // the server only claims must not reserve more than BODY_RESERVE_CAP)
+            let reserve = resp
+                .content_length()
+                .map_or(0, |n| n.min(BODY_RESERVE_CAP) as usize);
+            let mut body = Vec::with_capacity(reserve);
+            resp.copy_to(&mut body)?;
             Ok(Reply {
                 status,
                 headers,

@@ -226,6 +226,19 @@ impl DataSource for DapFile {
                     cache.entry(v).or_insert(values);
                 }
             }
+            // a read of the whole variable takes its values out of the cache: no copy, and
+            // the memory is the caller's (nccopy reads each variable once, whole). A later
+            // read of the same variable asks the server again; reads of parts (ncdump's rows,
+            // nccopy's smaller buffers) cut copies and keep the values for the next part.
+            let whole = slab::covers(ds, var, slab)
+                && cache
+                    .get(&var)
+                    .is_some_and(|all| Some(all.len() as u64) == ds.num_elements(var));
+            if whole {
+                if let Some(all) = cache.remove(&var) {
+                    return Ok(all);
+                }
+            }
             if let Some(all) = cache.get(&var) {
                 return Ok(slab::cut(ds, var, all, slab)?);
             }

@@ -41,23 +41,55 @@ pub fn cut(ds: &Dataset, var: VarId, all: &Values, slab: Slab) -> Result<Values,
     if slab.count.contains(&0) {
         return Ok(out);
     }
+    // the trailing dimensions the slab takes whole, and the one before them, make runs that
+    // lie contiguous in `all`: each is copied in one piece
+    let mut split = rank - 1;
+    while split > 0 && slab.start[split] == 0 && slab.count[split] == shape[split] {
+        split -= 1;
+    }
     let mut strides = vec![1u64; rank];
     for d in (0..rank - 1).rev() {
         strides[d] = strides[d + 1] * shape[d + 1];
     }
-    let inner = slab.count[rank - 1] as usize;
-    let mut idx = vec![0u64; rank - 1];
+    let run = (slab.count[split] * strides[split]) as usize;
+    let mut idx = vec![0u64; split];
     loop {
-        let mut off = slab.start[rank - 1];
+        let mut off = slab.start[split] * strides[split];
         for (d, &k) in idx.iter().enumerate() {
             off += (slab.start[d] + k) * strides[d];
         }
-        out.extend_from(&all.slice(off as usize, inner));
-        if !next_index(&mut idx, slab.count) {
+        extend_range(&mut out, all, off as usize, run);
+        if !next_index(&mut idx, &slab.count[..split]) {
             break;
         }
     }
     Ok(out)
+}
+
+/// True when `slab` is every element of `var`.
+pub fn covers(ds: &Dataset, var: VarId, slab: Slab) -> bool {
+    slab.start.iter().all(|&s| s == 0) && slab.count == ds.shape(var).as_slice()
+}
+
+/// Append `count` elements of `all` from `start` to `out` (of the same variant), in one copy.
+fn extend_range(out: &mut Values, all: &Values, start: usize, count: usize) {
+    let r = start..start + count;
+    match (out, all) {
+        (Values::Byte(a), Values::Byte(b)) => a.extend_from_slice(&b[r]),
+        (Values::Char(a), Values::Char(b)) => a.extend_from_slice(&b[r]),
+        (Values::Short(a), Values::Short(b)) => a.extend_from_slice(&b[r]),
+        (Values::Int(a), Values::Int(b)) => a.extend_from_slice(&b[r]),
+        (Values::Float(a), Values::Float(b)) => a.extend_from_slice(&b[r]),
+        (Values::Double(a), Values::Double(b)) => a.extend_from_slice(&b[r]),
+        (Values::UByte(a), Values::UByte(b)) => a.extend_from_slice(&b[r]),
+        (Values::UShort(a), Values::UShort(b)) => a.extend_from_slice(&b[r]),
+        (Values::UInt(a), Values::UInt(b)) => a.extend_from_slice(&b[r]),
+        (Values::Int64(a), Values::Int64(b)) => a.extend_from_slice(&b[r]),
+        (Values::UInt64(a), Values::UInt64(b)) => a.extend_from_slice(&b[r]),
+        (out, all) => {
+            out.extend_from(&all.slice(start, count));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -75,5 +107,34 @@ mod tests {
         let got = cut(&ds, v, &all, Slab::new(&[0, 1], &[2, 2])).unwrap();
         assert_eq!(got, Values::Int(vec![1, 2, 11, 12]));
         assert!(cut(&ds, v, &all, Slab::new(&[1, 2], &[1, 2])).is_err());
+        assert!(!covers(&ds, v, Slab::new(&[0, 1], &[2, 2])));
+        assert!(covers(&ds, v, Slab::new(&[0, 0], &[2, 3])));
+    }
+
+    #[test]
+    fn cuts_contiguous_runs() {
+        let mut ds = Dataset::new("t");
+        let a = ds.add_dim(ROOT, "a", 3, false);
+        let b = ds.add_dim(ROOT, "b", 2, false);
+        let c = ds.add_dim(ROOT, "c", 2, false);
+        let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Int), vec![a, b, c]);
+        let all = Values::Int((0..12).collect());
+        let got = |s: &[u64], n: &[u64]| cut(&ds, v, &all, Slab::new(s, n)).unwrap();
+        assert_eq!(got(&[1, 0, 0], &[2, 2, 2]), Values::Int((4..12).collect()));
+        assert_eq!(
+            got(&[0, 1, 0], &[3, 1, 2]),
+            Values::Int(vec![2, 3, 6, 7, 10, 11])
+        );
+        assert_eq!(got(&[0, 0, 1], &[2, 2, 1]), Values::Int(vec![1, 3, 5, 7]));
+        assert_eq!(got(&[0, 0, 0], &[3, 2, 2]), all);
+        let s = Values::String(vec![
+            None, None, None, None, None, None, None, None, None, None, None, None,
+        ]);
+        assert_eq!(
+            cut(&ds, v, &s, Slab::new(&[2, 0, 0], &[1, 2, 2]))
+                .unwrap()
+                .len(),
+            4
+        );
     }
 }

@@ -1136,25 +1136,31 @@ fn attribute(a: &DasAttr, ty: BaseType) -> Attribute {
 /// The values of every variable, gathered from the decoded data: each leaf's instances in
 /// the order the data holds them (row-major over its containers' and its own dimensions).
 ///
+/// The decoded arrays are moved out of `data` (a leaf's array left empty), not copied: a
+/// variable whose values are one array (a top-level array, a Grid's array or map) gets that
+/// array itself.
+///
 /// # Errors
 /// A variable whose gathered values do not fill its dimensions (the data and the DDS
 /// disagree).
 pub fn gather(
     ds: &Dataset,
     dds: &Dds,
-    data: &[Datum],
+    data: &mut [Datum],
     leaves: &[(VarId, Vec<usize>)],
 ) -> Result<Vec<(VarId, Values)>, String> {
     let mut out = Vec::new();
-    for (vid, path) in leaves {
+    for (k, (vid, path)) in leaves.iter().enumerate() {
         let Some((&top, rest)) = path.split_first() else {
             continue;
         };
-        let (Some(node), Some(datum)) = (dds.vars.get(top), data.get(top)) else {
+        let (Some(node), Some(datum)) = (dds.vars.get(top), data.get_mut(top)) else {
             continue;
         };
+        // a path named again by a later leaf keeps its arrays for it
+        let take = !leaves[k + 1..].iter().any(|(_, p)| p == path);
         let mut acc: Vec<Atoms> = Vec::new();
-        collect(node, datum, rest, &mut acc);
+        collect(node, datum, rest, take, &mut acc);
         let var = ds.var(*vid);
         let Some(want) = ds.num_elements(*vid) else {
             continue;
@@ -1176,14 +1182,19 @@ pub fn gather(
             }
             Values::Char(bytes)
         } else {
-            let mut v = Values::empty(match var.ty {
+            let ty = match var.ty {
                 NcType::Atomic(a) => a,
                 NcType::User(_) => continue,
-            });
-            for a in acc {
-                v.extend_from(&atoms_values(a));
+            };
+            if acc.len() == 1 {
+                acc.pop().map_or_else(|| Values::empty(ty), atoms_values)
+            } else {
+                let mut v = Values::empty(ty);
+                for a in acc {
+                    v.extend_from(&atoms_values(a));
+                }
+                v
             }
-            v
         };
         if values.len() as u64 != want {
             return Err(format!(
@@ -1210,17 +1221,19 @@ fn atoms_values(a: Atoms) -> Values {
     }
 }
 
-fn collect(node: &DdsNode, d: &Datum, rest: &[usize], acc: &mut Vec<Atoms>) {
+/// The arrays of the leaf at `rest` below `d`, in data order: moved out of `d` (left empty)
+/// when `take`, else cloned.
+fn collect(node: &DdsNode, d: &mut Datum, rest: &[usize], take: bool, acc: &mut Vec<Atoms>) {
     match d {
         Datum::Atomic(a) => {
             if rest.is_empty() {
-                acc.push(a.clone());
+                acc.push(if take { a.take() } else { a.clone() });
             }
         }
         Datum::Fields(f) => {
             if let Some((&i, more)) = rest.split_first() {
-                if let (Some(n), Some(fd)) = (node.fields.get(i), f.get(i)) {
-                    collect(n, fd, more, acc);
+                if let (Some(n), Some(fd)) = (node.fields.get(i), f.get_mut(i)) {
+                    collect(n, fd, more, take, acc);
                 }
             }
         }
@@ -1228,8 +1241,8 @@ fn collect(node: &DdsNode, d: &Datum, rest: &[usize], acc: &mut Vec<Atoms>) {
             if let Some((&i, more)) = rest.split_first() {
                 if let Some(n) = node.fields.get(i) {
                     for e in els {
-                        if let Some(fd) = e.get(i) {
-                            collect(n, fd, more, acc);
+                        if let Some(fd) = e.get_mut(i) {
+                            collect(n, fd, more, take, acc);
                         }
                     }
                 }

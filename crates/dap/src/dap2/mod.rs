@@ -114,7 +114,7 @@ pub fn open(target: &Target, opts: &Options, name: &str) -> Result<Opened, DapEr
     let has_sequences = has_sequence(&dds.vars);
     // local responses are read whole at once; a server is asked for everything only when
     // sequences need counting (netCDF-C asks for their records the same way)
-    let decoded = if target.is_local() || has_sequences {
+    let mut decoded = if target.is_local() || has_sequences {
         let url = target.url_of("dods");
         let bytes = target.get("dods", None)?;
         Some(decode_dods(&url, &bytes)?)
@@ -136,7 +136,7 @@ pub fn open(target: &Target, opts: &Options, name: &str) -> Result<Opened, DapEr
         build::MapError::Bad(what) => text_error(&dds_url, what),
     })?;
     let mut data = DapData::default();
-    if let Some((ddds, values)) = &decoded {
+    if let Some((ddds, values)) = &mut decoded {
         data.values = build::gather(&mapped.dataset, ddds, values, &mapped.leaves)
             .map_err(|e| text_error(&target.url_of("dods"), e))?;
     }
@@ -181,9 +181,11 @@ impl Remote {
         }
         let projection: Vec<String> = names.iter().map(|n| encode_name(n)).collect();
         let bytes = self.target.get("dods", Some(&projection.join(".")))?;
-        let (dds, data) = decode_dods(&url, &bytes)?;
+        let (dds, mut data) = decode_dods(&url, &bytes)?;
+        drop(bytes);
         if dds == self.dds {
-            return build::gather(ds, &dds, &data, &self.leaves).map_err(|e| text_error(&url, e));
+            return build::gather(ds, &dds, &mut data, &self.leaves)
+                .map_err(|e| text_error(&url, e));
         }
         // the variable inside its containers, found by name
         let mut here = Vec::new();
@@ -198,7 +200,7 @@ impl Remote {
             here.push(i);
             nodes = &nodes[i].fields;
         }
-        build::gather(ds, &dds, &data, &[(var, here)]).map_err(|e| text_error(&url, e))
+        build::gather(ds, &dds, &mut data, &[(var, here)]).map_err(|e| text_error(&url, e))
     }
 }
 
@@ -212,11 +214,11 @@ impl Remote {
     pub fn fetch_all(&self, ds: &Dataset) -> Result<Option<Vec<(VarId, Values)>>, DapError> {
         let url = self.target.url_of("dods");
         let bytes = self.target.get("dods", None)?;
-        let (dds, data) = decode_dods(&url, &bytes)?;
+        let (dds, mut data) = decode_dods(&url, &bytes)?;
         if dds != self.dds {
             return Ok(None);
         }
-        build::gather(ds, &dds, &data, &self.leaves)
+        build::gather(ds, &dds, &mut data, &self.leaves)
             .map(Some)
             .map_err(|e| text_error(&url, e))
     }

@@ -27,6 +27,23 @@ pub enum Atoms {
     Str(Vec<Vec<u8>>),
 }
 
+impl Atoms {
+    /// The values, leaving an empty array of the same type in their place.
+    pub fn take(&mut self) -> Atoms {
+        let empty = match self {
+            Atoms::U8(_) => Atoms::U8(Vec::new()),
+            Atoms::I16(_) => Atoms::I16(Vec::new()),
+            Atoms::U16(_) => Atoms::U16(Vec::new()),
+            Atoms::I32(_) => Atoms::I32(Vec::new()),
+            Atoms::U32(_) => Atoms::U32(Vec::new()),
+            Atoms::F32(_) => Atoms::F32(Vec::new()),
+            Atoms::F64(_) => Atoms::F64(Vec::new()),
+            Atoms::Str(_) => Atoms::Str(Vec::new()),
+        };
+        std::mem::replace(self, empty)
+    }
+}
+
 /// A decoded instance of a DDS declaration.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Datum {
@@ -193,12 +210,12 @@ fn atomic(n: &DdsNode, bt: BaseType, c: &mut Cursor, path: &str) -> XResult<Atom
             c.left()
         ));
     }
-    let words = |c: &mut Cursor| -> XResult<Vec<u32>> {
-        let s = c.take(count * 4, &what)?;
-        Ok(s.chunks_exact(4)
-            .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]))
-            .collect())
-    };
+    // each array decoded big-endian straight into its element type, in one pass
+    fn be4<T>(s: &[u8], f: impl Fn([u8; 4]) -> T) -> Vec<T> {
+        s.chunks_exact(4)
+            .map(|w| f([w[0], w[1], w[2], w[3]]))
+            .collect()
+    }
     Ok(match bt {
         BaseType::Byte if scalar => {
             let s = c.take(4, &what)?;
@@ -209,11 +226,16 @@ fn atomic(n: &DdsNode, bt: BaseType, c: &mut Cursor, path: &str) -> XResult<Atom
             let s = c.take(padded, &what)?;
             Atoms::U8(s[..count].to_vec())
         }
-        BaseType::Int16 => Atoms::I16(words(c)?.into_iter().map(|w| w as i16).collect()),
-        BaseType::UInt16 => Atoms::U16(words(c)?.into_iter().map(|w| w as u16).collect()),
-        BaseType::Int32 => Atoms::I32(words(c)?.into_iter().map(|w| w as i32).collect()),
-        BaseType::UInt32 => Atoms::U32(words(c)?),
-        BaseType::Float32 => Atoms::F32(words(c)?.into_iter().map(f32::from_bits).collect()),
+        // Int16 and UInt16 travel as 4-byte words: their low 2 bytes hold the value
+        BaseType::Int16 => Atoms::I16(be4(c.take(count * 4, &what)?, |w| {
+            i16::from_be_bytes([w[2], w[3]])
+        })),
+        BaseType::UInt16 => Atoms::U16(be4(c.take(count * 4, &what)?, |w| {
+            u16::from_be_bytes([w[2], w[3]])
+        })),
+        BaseType::Int32 => Atoms::I32(be4(c.take(count * 4, &what)?, i32::from_be_bytes)),
+        BaseType::UInt32 => Atoms::U32(be4(c.take(count * 4, &what)?, u32::from_be_bytes)),
+        BaseType::Float32 => Atoms::F32(be4(c.take(count * 4, &what)?, f32::from_be_bytes)),
         BaseType::Float64 => {
             let s = c.take(count * 8, &what)?;
             Atoms::F64(
