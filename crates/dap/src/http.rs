@@ -40,7 +40,7 @@ const TRIES: u32 = 4;
 /// The longest wait a `Retry-After` answer may impose, seconds.
 const RETRY_AFTER_CAP: u64 = 5;
 /// The most bytes reserved for a body before it arrives, from its `Content-Length`.
-const BODY_RESERVE_CAP: u64 = 1 << 30;
+const BODY_RESERVE_CAP: u64 = 64 << 20;
 /// The default limits, seconds.
 const DEFAULT_TIMEOUT: u64 = 120;
 const DEFAULT_CONNECT_TIMEOUT: u64 = 30;
