@@ -248,6 +248,30 @@ fn same_dump(args: &[&str], dir: &Path) -> String {
     text(&ours)
 }
 
+/// nccopy-rs and nccopy 4.9.0 copy `url` to classic and netCDF-4 files (`NAME-c-ours.nc`,
+/// `NAME-4-ref.nc`, ...) that ncdump 4.9.0 prints the same, the first line apart.
+fn same_copies(url: &str, name: &str, d: &Path) {
+    for (k, kind) in [("c", "classic"), ("4", "nc4")] {
+        let ours = format!("{name}-{k}-ours.nc");
+        let theirs = format!("{name}-{k}-ref.nc");
+        let o = run(&bin("nccopy-rs"), &["-k", kind, url, &ours], d);
+        assert!(
+            o.status.success(),
+            "nccopy-rs {url}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let o = run(Path::new("nccopy"), &["-k", kind, url, &theirs], d);
+        assert!(o.status.success(), "nccopy {url}");
+        let a = text(&run(Path::new("ncdump"), &[&ours], d));
+        let b = text(&run(Path::new("ncdump"), &[&theirs], d));
+        assert_eq!(
+            a.split_once('\n').map(|x| x.1),
+            b.split_once('\n').map(|x| x.1),
+            "{url} {kind}"
+        );
+    }
+}
+
 /// Headers, data and single variables of pydap's DAP2 answers print as netCDF-C prints
 /// them, byte for byte, through every way of asking for DAP2.
 #[test]
@@ -275,25 +299,7 @@ fn pydap_copies_equal_netcdf_c() {
     let d = tempdir("dap-copies");
     for (name, _) in FILES {
         let url = format!("http://127.0.0.1:{}/{name}.nc#dap2", p.port);
-        for (k, kind) in [("c", "classic"), ("4", "nc4")] {
-            let ours = format!("{name}-{k}-ours.nc");
-            let theirs = format!("{name}-{k}-ref.nc");
-            let o = run(&bin("nccopy-rs"), &["-k", kind, &url, &ours], &d);
-            assert!(
-                o.status.success(),
-                "nccopy-rs {url}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            let o = run(Path::new("nccopy"), &["-k", kind, &url, &theirs], &d);
-            assert!(o.status.success(), "nccopy {url}");
-            let a = text(&run(Path::new("ncdump"), &[&ours], &d));
-            let b = text(&run(Path::new("ncdump"), &[&theirs], &d));
-            assert_eq!(
-                a.split_once('\n').map(|x| x.1),
-                b.split_once('\n').map(|x| x.1),
-                "{name} {kind}"
-            );
-        }
+        same_copies(&url, name, &d);
     }
     // the values are the file's (not just equal to netCDF-C's)
     let o = run(&bin("ncdump-rs"), &["-v", "i,d", "types-4-ours.nc"], &d);
@@ -349,21 +355,7 @@ fn constrained_urls_and_projections_ask_the_server_for_just_that() {
         // only the variables the constraint names
         let declared = dump.lines().filter(|l| l.ends_with(") ;")).count();
         assert_eq!(declared, ce.split(',').count(), "{dump}");
-        for (k, kind) in [("c", "classic"), ("4", "nc4")] {
-            let ours = format!("{name}-{k}-ours.nc");
-            let theirs = format!("{name}-{k}-ref.nc");
-            let o = run(&bin("nccopy-rs"), &["-k", kind, &url, &ours], &d);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            let o = run(Path::new("nccopy"), &["-k", kind, &url, &theirs], &d);
-            assert!(o.status.success(), "nccopy {url}");
-            let a = text(&run(Path::new("ncdump"), &[&ours], &d));
-            let b = text(&run(Path::new("ncdump"), &[&theirs], &d));
-            assert_eq!(
-                a.split_once('\n').map(|x| x.1),
-                b.split_once('\n').map(|x| x.1),
-                "{url} {kind}"
-            );
-        }
+        same_copies(&url, name, &d);
     }
     // the values are the file's: sst rows 0-1, columns 1 and 3
     let url = format!("{}?sst[0:1:1][1:2:4]", base("grid"));

@@ -134,6 +134,20 @@ fn repair(name: &str) -> String {
 }
 
 impl Tree {
+    /// The DDS's nodes, the dataset (node 0) first.
+    fn of(dds: &Dds) -> Tree {
+        let mut t = Tree {
+            nodes: Vec::new(),
+            dims: Vec::new(),
+        };
+        let root = t.push_node(&dds.name, Nk::Dataset, None);
+        for v in &dds.vars {
+            let c = t.add(v, Some(root));
+            t.nodes[root].children.push(c);
+        }
+        t
+    }
+
     fn add(&mut self, d: &DdsNode, parent: Option<usize>) -> usize {
         let kind = match &d.kind {
             DdsKind::Base(b) => Nk::Atomic(*b),
@@ -297,15 +311,7 @@ fn put(attrs: &mut Vec<DasAttr>, a: DasAttr) {
 
 /// The names a DAS table may give a leaf of `dds`: its full name and its own name.
 fn leaf_names(dds: &Dds) -> Vec<String> {
-    let mut t = Tree {
-        nodes: Vec::new(),
-        dims: Vec::new(),
-    };
-    let root = t.push_node(&dds.name, Nk::Dataset, None);
-    for v in &dds.vars {
-        let c = t.add(v, Some(root));
-        t.nodes[root].children.push(c);
-    }
+    let t = Tree::of(dds);
     let mut names = Vec::new();
     for i in 0..t.nodes.len() {
         if matches!(t.nodes[i].kind, Nk::Atomic(_)) {
@@ -519,15 +525,7 @@ pub fn map(
     opts: &MapOptions,
     name: &str,
 ) -> Result<Mapped, MapError> {
-    let mut t = Tree {
-        nodes: Vec::new(),
-        dims: Vec::new(),
-    };
-    let root = t.push_node(&dds.name, Nk::Dataset, None);
-    for v in &dds.vars {
-        let c = t.add(v, Some(root));
-        t.nodes[root].children.push(c);
-    }
+    let mut t = Tree::of(dds);
     let elsewhere = opts.whole.as_ref().map(leaf_names).unwrap_or_default();
     merge_das(&mut t, das, &elsewhere);
     let mut warnings = Vec::new();
