@@ -248,6 +248,21 @@ fn same_dump(args: &[&str], dir: &Path) -> String {
     text(&ours)
 }
 
+/// The conformance corpus's directory `sub` of netCDF-C's DAP test responses, when it and
+/// netCDF-C's ncdump are here (else a SKIP line).
+fn reference_cases(sub: &str) -> Option<PathBuf> {
+    if !have_reference("ncdump") {
+        eprintln!("SKIP: netCDF-C's ncdump is not installed");
+        return None;
+    }
+    let cases = common::root().join("../shared/conformance/cases").join(sub);
+    if !cases.is_dir() {
+        eprintln!("SKIP: {} is missing", cases.display());
+        return None;
+    }
+    Some(cases)
+}
+
 /// nccopy-rs and nccopy 4.9.0 copy `url` to classic and netCDF-4 files (`NAME-c-ours.nc`,
 /// `NAME-4-ref.nc`, ...) that ncdump 4.9.0 prints the same, the first line apart.
 fn same_copies(url: &str, name: &str, d: &Path) {
@@ -446,15 +461,9 @@ fn constrained_urls_and_projections_ask_the_server_for_just_that() {
 /// and no more requests than it makes for a header.
 #[test]
 fn static_server_responses_dump_as_netcdf_c_with_no_more_requests() {
-    if !have_reference("ncdump") {
-        eprintln!("SKIP: netCDF-C's ncdump is not installed");
+    let Some(cases) = reference_cases("dap2/testdata3") else {
         return;
-    }
-    let cases = common::root().join("../shared/conformance/cases/dap2/testdata3");
-    if !cases.is_dir() {
-        eprintln!("SKIP: {} is missing", cases.display());
-        return;
-    }
+    };
     let d = tempdir("dap-static");
     let web = RangeServer::start(&cases);
     // netCDF-C 4.9.0 prints wrong values for some static answers (compat.md); these it reads
@@ -592,15 +601,10 @@ fn bad_servers_and_answers_fail_clearly_and_leave_nothing() {
 /// response): the same dumps as ncdump 4.9.0 on the same URLs, in fewer requests (one).
 #[test]
 fn dap4_responses_over_http_dump_as_netcdf_c() {
-    if !have_reference("ncdump") {
-        eprintln!("SKIP: netCDF-C's ncdump is not installed");
-        return;
-    }
-    let cases = common::root().join("../shared/conformance/cases/dap4/daptestfiles");
-    let Ok(entries) = std::fs::read_dir(&cases) else {
-        eprintln!("SKIP: {} is missing", cases.display());
+    let Some(cases) = reference_cases("dap4/daptestfiles") else {
         return;
     };
+    let entries = std::fs::read_dir(&cases).unwrap();
     let d = tempdir("dap4-http");
     let www = d.join("www");
     std::fs::create_dir_all(&www).unwrap();
