@@ -117,7 +117,7 @@ fn data_section(text: &str) -> String {
 
 /// A data section's variables (blocks between blank lines), sorted by name.
 fn by_variable(data: &str) -> String {
-    let mut blocks: Vec<&str> = data
+    let mut blocks: Vec<&str> = (data.trim_end().trim_end_matches('}'))
         .split("\n\n")
         .map(str::trim)
         .filter(|b| !b.is_empty())
