@@ -15,7 +15,7 @@ const PERFORMANCE: &str = "Performance (accepted as hints)";
 const OTHER: &str = "Other";
 
 /// The synopsis, as nccopy's man page writes it.
-pub const USAGE: &str = "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] [--part init|I/N|finish] infile outfile";
+pub const USAGE: &str = "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [--dimension dim,min[,max[,stride]]] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] [--part init|I/N|finish] infile outfile";
 
 /// Copy a netCDF dataset, optionally converting its format, compression and chunking
 /// (netCDF-C nccopy's options).
@@ -85,6 +85,10 @@ pub struct Args {
     /// Copy definitions and data only for these groups.
     #[arg(short = 'G', value_name = "grp1,...", action = ArgAction::Append, help_heading = SUBSET)]
     pub only_groups: Vec<String>,
+
+    /// Subset a dimension as NCO's ncks -d, spec dim,min[,max[,stride]]: integers are 0-based indices (negative from the end), values with a decimal point coordinate values (the nearest one alone); empty MIN or MAX is open (repeatable, one per dimension).
+    #[arg(long = "dimension", visible_alias = "dmn", value_name = "spec", action = ArgAction::Append, allow_hyphen_values = true, help_heading = SUBSET)]
+    pub dimension: Vec<String>,
 
     /// Copy buffer size in bytes (K, M, G, T, P suffixes: powers of 1000).
     #[arg(short = 'm', value_name = "n", allow_hyphen_values = true, help_heading = PERFORMANCE)]

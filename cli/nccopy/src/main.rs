@@ -268,6 +268,12 @@ fn run(args: Args) -> anyhow::Result<()> {
         .map(parse_part)
         .transpose()
         .map_err(usage)?;
+    let dimensions = args
+        .dimension
+        .iter()
+        .map(|t| nc_dataset::subset::DimSpec::parse(t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::usage)?;
     // names are parsed once, here; an output name's error waits for the output to be written
     // (an input error comes first, as the files are opened in that order)
     let in_loc = nc_dispatch::Location::parse(&infile.to_string_lossy())
@@ -300,6 +306,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         only_vars: split_list(&args.only_vars),
         data_groups: split_list(&args.data_groups),
         only_groups: split_list(&args.only_groups),
+        dimensions,
         filters: args.filters.clone(),
         deflate: args.deflate,
         shuffle: args.shuffle,

@@ -9,7 +9,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::Parser;
 use nc_cdl::print::PrintError;
 use nc_runtime::exit;
-use ncdump_rs::options::{dump_options, BadOption};
+use ncdump_rs::options::{dimension_specs, dump_options, BadOption};
 use ncdump_rs::{Args, USAGE};
 
 fn main() -> ExitCode {
@@ -155,11 +155,24 @@ fn run(
     } else {
         name.into_owned()
     };
+    let specs = dimension_specs(args)?;
     let loc = nc_dispatch::Location::parse(&name)?;
     let opened = nc_dispatch::open(&loc)?;
     for w in opened.warnings() {
         eprintln!("ncdump: warning: {}: {w}", file.display());
     }
+    // --dimension: everything below prints the view as it would the dataset
+    let view = if specs.is_empty() {
+        None
+    } else {
+        let v = nc_dataset::subset::subset(opened.dataset(), opened.source(), &specs)
+            .with_context(|| file.display().to_string())?;
+        Some(v)
+    };
+    let (ds, src): (&nc_dataset::Dataset, &dyn nc_dataset::DataSource) = match &view {
+        Some((d, s)) => (d, s),
+        None => (opened.dataset(), opened.source()),
+    };
     if args.kerchunk {
         let req = nc_dispatch::ReferenceRequest {
             url: args.kerchunk_url.clone(),
@@ -186,28 +199,25 @@ fn run(
         return Ok(());
     }
     if args.ncml {
-        if opened.dataset().format == Some(nc_dataset::Format::Netcdf4) {
+        if ds.format == Some(nc_dataset::Format::Netcdf4) {
             anyhow::bail!("NcML output (-x) currently only permitted for netCDF classic model");
         }
-        nc_cdl::print::print_ncml(opened.dataset(), &file.to_string_lossy(), out)
-            .context("writing NcML")?;
+        nc_cdl::print::print_ncml(ds, &file.to_string_lossy(), out).context("writing NcML")?;
         return Ok(());
     }
     if args.json {
-        nc_cdl::print::print_json(opened.dataset(), opened.source(), &opts, out).map_err(|e| {
-            match e {
-                e @ (PrintError::NoSuchVariable { .. } | PrintError::NoSuchGroup { .. }) => {
-                    anyhow::Error::new(e)
-                }
-                e => anyhow::Error::new(e).context("writing JSON"),
+        nc_cdl::print::print_json(ds, src, &opts, out).map_err(|e| match e {
+            e @ (PrintError::NoSuchVariable { .. } | PrintError::NoSuchGroup { .. }) => {
+                anyhow::Error::new(e)
             }
+            e => anyhow::Error::new(e).context("writing JSON"),
         })?;
         return Ok(());
     }
     if opts.name.is_none() {
         opts.name = Some(loc.dataset_name());
     }
-    nc_cdl::print(opened.dataset(), opened.source(), &opts, out).map_err(|e| match e {
+    nc_cdl::print(ds, src, &opts, out).map_err(|e| match e {
         // ncdump's own words for a -v or -g name that matches nothing
         e @ (PrintError::NoSuchVariable { .. } | PrintError::NoSuchGroup { .. }) => {
             anyhow::Error::new(e)

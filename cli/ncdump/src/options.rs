@@ -3,6 +3,7 @@
 use anyhow::bail;
 use nc_cdl::print::{Annotation, IndexStyle, TimeMode};
 use nc_cdl::DumpOptions;
+use nc_dataset::subset::DimSpec;
 
 use crate::Args;
 
@@ -149,6 +150,17 @@ pub fn dump_options(args: &Args) -> anyhow::Result<DumpOptions> {
         }
     }
     Ok(o)
+}
+
+/// The `--dimension` subsets, parsed (a malformed one is a [`BadOption`]).
+///
+/// # Errors
+/// A [`BadOption`] naming the option and the form it takes.
+pub fn dimension_specs(args: &Args) -> anyhow::Result<Vec<DimSpec>> {
+    args.dimension
+        .iter()
+        .map(|t| DimSpec::parse(t).map_err(|e| BadOption(e.to_string()).into()))
+        .collect()
 }
 
 /// `-j` with an option that only shapes CDL or NcML text is a usage error, not silently

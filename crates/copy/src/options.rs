@@ -22,6 +22,9 @@ pub struct CopyOptions {
     /// `-G`: copy only these groups (same names as `data_groups`), with the root group's
     /// definitions always; a listed group's parent must be listed too (or be the root).
     pub only_groups: Option<Vec<String>>,
+    /// `--dimension` subsets (NCO's `ncks -d`): the copy reads the input through
+    /// [`nc_dataset::subset::subset`]'s view, each named dimension shrunk to its selection.
+    pub dimensions: Vec<nc_dataset::subset::DimSpec>,
     /// `-F` options in command-line order.
     pub filters: Vec<String>,
     /// `-d n`: deflate level.

@@ -1,7 +1,8 @@
 //! The copy itself: prepare the output (selection, storage, quantization, explanation), then
 //! hand it with the mapped source to the writer of the output format.
 
-use nc_dataset::{Dataset, Format, VarId};
+use nc_dataset::subset::{subset, SubsetSource};
+use nc_dataset::{DataSource, Dataset, Format, VarId};
 use nc_dispatch::{create, CreateOptions, Failure, Location, Opened};
 
 use crate::chunkspec::check_chunk_specs;
@@ -53,7 +54,23 @@ fn prepare(in_ds: &Dataset, dest: &Location, opts: &CopyOptions) -> Result<Prepa
 /// # Errors
 /// When the options do not fit the input (marked [`nc_dispatch::Side::Usage`]).
 pub fn explain(input: &Opened, dest: &Location, opts: &CopyOptions) -> Result<CopyReport, Failure> {
-    Ok(prepare(input.dataset(), dest, opts)?.report)
+    let view = subset_view(input, opts)?;
+    let in_ds = view.as_ref().map_or(input.dataset(), |(d, _)| d);
+    Ok(prepare(in_ds, dest, opts)?.report)
+}
+
+/// The input as `--dimension` shows it, or `None` when it is copied whole. Its errors are the
+/// input's: the options are well formed but do not fit the data.
+fn subset_view<'a>(
+    input: &'a Opened,
+    opts: &CopyOptions,
+) -> Result<Option<(Dataset, SubsetSource<'a>)>, Failure> {
+    if opts.dimensions.is_empty() {
+        return Ok(None);
+    }
+    subset(input.dataset(), input.source(), &opts.dimensions)
+        .map(Some)
+        .map_err(Failure::input)
 }
 
 /// Copy `input` to `dest` as `opts` says; the output is written atomically.
@@ -64,10 +81,15 @@ pub fn explain(input: &Opened, dest: &Location, opts: &CopyOptions) -> Result<Co
 /// reader's message), else [`nc_dispatch::Side::Output`] (creating, writing or committing it, or a
 /// dataset the output format cannot hold).
 pub fn copy(input: &Opened, dest: &Location, opts: &CopyOptions) -> Result<CopyReport, Failure> {
-    let in_ds = input.dataset();
     if opts.part.is_some() {
         check_part_output(dest)?;
     }
+    // a subset is a view of the input: the copy reads it as it would the input
+    let view = subset_view(input, opts)?;
+    let (in_ds, in_src): (&Dataset, &dyn DataSource) = match &view {
+        Some((d, s)) => (d, s),
+        None => (input.dataset(), input.source()),
+    };
     let Prepared {
         out: out_ds,
         map,
@@ -90,7 +112,7 @@ pub fn copy(input: &Opened, dest: &Location, opts: &CopyOptions) -> Result<CopyR
     }
     let src = MappedSource {
         input: in_ds,
-        src: input.source(),
+        src: in_src,
         map,
         progress,
         input_error: std::sync::Mutex::new(None),

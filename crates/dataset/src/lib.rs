@@ -13,6 +13,7 @@ mod placement;
 pub mod quantize;
 mod source;
 mod storage;
+pub mod subset;
 mod types;
 mod values;
 

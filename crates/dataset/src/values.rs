@@ -160,6 +160,39 @@ impl Values {
         }
     }
 
+    /// The elements at `idx`, in that order, as a new vector (a strided subset's picks).
+    ///
+    /// # Panics
+    /// Panics if an index is out of bounds (a caller bug: indices come from validated shapes).
+    pub fn gather(&self, idx: &[usize]) -> Values {
+        fn pick<T: Clone>(v: &[T], idx: &[usize]) -> Vec<T> {
+            idx.iter().map(|&i| v[i].clone()).collect()
+        }
+        match self {
+            Values::Byte(v) => Values::Byte(pick(v, idx)),
+            Values::Char(v) => Values::Char(pick(v, idx)),
+            Values::Short(v) => Values::Short(pick(v, idx)),
+            Values::Int(v) => Values::Int(pick(v, idx)),
+            Values::Float(v) => Values::Float(pick(v, idx)),
+            Values::Double(v) => Values::Double(pick(v, idx)),
+            Values::UByte(v) => Values::UByte(pick(v, idx)),
+            Values::UShort(v) => Values::UShort(pick(v, idx)),
+            Values::UInt(v) => Values::UInt(pick(v, idx)),
+            Values::Int64(v) => Values::Int64(pick(v, idx)),
+            Values::UInt64(v) => Values::UInt64(pick(v, idx)),
+            Values::String(v) => Values::String(pick(v, idx)),
+            Values::Opaque { size, bytes } => Values::Opaque {
+                size: *size,
+                bytes: idx
+                    .iter()
+                    .flat_map(|&i| bytes[i * size..(i + 1) * size].iter().copied())
+                    .collect(),
+            },
+            Values::Vlen(v) => Values::Vlen(pick(v, idx)),
+            Values::Compound(v) => Values::Compound(pick(v, idx)),
+        }
+    }
+
     /// Append all elements of `other` (must be the same variant).
     ///
     /// Returns false (and appends nothing) if the variants differ.
