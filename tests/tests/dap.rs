@@ -217,11 +217,17 @@ fn pydap() -> Option<&'static Pydap> {
 }
 
 fn run(tool: &Path, args: &[&str], dir: &Path) -> Output {
+    run_with(tool, args, dir, &[])
+}
+
+/// [`run`] with more environment variables.
+fn run_with(tool: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Output {
     Command::new(tool)
         .args(args)
         .current_dir(dir)
         .env("no_proxy", "127.0.0.1")
         .env("HOME", dir)
+        .envs(env.iter().copied())
         .output()
         .unwrap()
 }
@@ -426,14 +432,12 @@ fn constrained_urls_and_projections_ask_the_server_for_just_that() {
         ["/grid.nc.dds", "/grid.nc.das", "/grid.nc.dods?lon"]
     );
     // NC_IO_STATS counts the DAP requests
-    let o = Command::new(bin("ncdump-rs"))
-        .args(["-v", "lon", &url])
-        .current_dir(&d)
-        .env("no_proxy", "127.0.0.1")
-        .env("HOME", &d)
-        .env("NC_IO_STATS", "1")
-        .output()
-        .unwrap();
+    let o = run_with(
+        &bin("ncdump-rs"),
+        &["-v", "lon", &url],
+        &d,
+        &[("NC_IO_STATS", "1")],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("remote I/O: 3 requests, "), "{err}");
     // nccopy -v lon: lon's data alone
@@ -526,14 +530,7 @@ fn bad_servers_and_answers_fail_clearly_and_leave_nothing() {
         } else {
             vec![&url]
         };
-        let o = Command::new(bin(tool))
-            .args(&args)
-            .current_dir(&d)
-            .env("no_proxy", "127.0.0.1")
-            .env("HOME", &d)
-            .env("NC_DAP_TIMEOUT", "2")
-            .output()
-            .unwrap();
+        let o = run_with(&bin(tool), &args, &d, &[("NC_DAP_TIMEOUT", "2")]);
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert_eq!(o.status.code(), Some(1), "{name}: {err}");
         assert!(err.contains(expect), "{name}: {err}");
@@ -580,14 +577,12 @@ fn bad_servers_and_answers_fail_clearly_and_leave_nothing() {
         drop(conns);
     });
     let started = std::time::Instant::now();
-    let o = Command::new(bin("nccopy-rs"))
-        .args([&format!("http://127.0.0.1:{port}/x#dap2"), "out.nc"])
-        .current_dir(&d)
-        .env("no_proxy", "127.0.0.1")
-        .env("HOME", &d)
-        .env("NC_DAP_TIMEOUT", "2")
-        .output()
-        .unwrap();
+    let o = run_with(
+        &bin("nccopy-rs"),
+        &[&format!("http://127.0.0.1:{port}/x#dap2"), "out.nc"],
+        &d,
+        &[("NC_DAP_TIMEOUT", "2")],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("timed out after 2 s"), "{err}");
