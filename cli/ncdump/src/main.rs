@@ -148,15 +148,12 @@ fn run(
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     // the name is parsed once, here; everything below takes the location
-    let name = file.to_string_lossy();
+    let mut loc = nc_dispatch::Location::parse(&file.to_string_lossy())?;
     // -w: netCDF-C's `[cache]` client parameter on a URL (whole variables kept; one request)
-    let name = if args.cache && name.contains("://") {
-        format!("[cache]{name}")
-    } else {
-        name.into_owned()
-    };
+    if args.cache {
+        loc = loc.with_param("cache")?;
+    }
     let specs = dimension_specs(args)?;
-    let loc = nc_dispatch::Location::parse(&name)?;
     let opened = nc_dispatch::open(&loc)?;
     for w in opened.warnings() {
         eprintln!("ncdump: warning: {}: {w}", file.display());

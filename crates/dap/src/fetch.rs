@@ -28,10 +28,7 @@ impl Target {
     pub fn of(loc: &nc_store::Location) -> Result<Target, DapError> {
         match loc.dap_place() {
             Some(nc_store::DapPlace::Files(p)) => Ok(Target::File(p)),
-            Some(nc_store::DapPlace::Server { base, query }) => Ok(Target::Http {
-                base,
-                query: query.map(|q| plain_constraint(&q)),
-            }),
+            Some(nc_store::DapPlace::Server { base, query }) => Ok(Target::Http { base, query }),
             None => Err(DapError::Unsupported {
                 url: loc.without_parameters().to_string(),
                 what: "OPeNDAP is read from file:// and http(s):// URLs only".to_string(),
@@ -139,37 +136,6 @@ impl Target {
     }
 }
 
-/// A constraint with the characters of its syntax written plainly: `%5B`, `%5D`, `%2C`, `%3A`
-/// (as browsers and netCDF-C's own requests escape them) become `[`, `]`, `,`, `:`, so that its
-/// clauses can be told apart. Other escapes (in names) are kept.
-fn plain_constraint(q: &str) -> String {
-    let mut out = String::with_capacity(q.len());
-    let mut rest = q;
-    while let Some(i) = rest.find('%') {
-        out.push_str(&rest[..i]);
-        let code = rest.get(i + 1..i + 3).map(str::to_ascii_uppercase);
-        let plain = match code.as_deref() {
-            Some("5B") => Some('['),
-            Some("5D") => Some(']'),
-            Some("2C") => Some(','),
-            Some("3A") => Some(':'),
-            _ => None,
-        };
-        match plain {
-            Some(c) => {
-                out.push(c);
-                rest = &rest[i + 3..];
-            }
-            None => {
-                out.push('%');
-                rest = &rest[i + 1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The URL's constraint with one more projection: `proj` alone, the URL's projections
 /// replaced by it (its selections kept), as netCDF-C merges a variable's fetch with the
 /// user's constraint.
@@ -203,14 +169,6 @@ fn merge_constraint(query: Option<&str>, proj: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escaped_constraints_read_plain() {
-        assert_eq!(
-            plain_constraint("sst%5b0:1%5D%5B1:2:4%5d%2Clat%3A,a%2Eb,%"),
-            "sst[0:1][1:2:4],lat:,a%2Eb,%"
-        );
-    }
 
     #[test]
     fn constraints_merge() {

@@ -583,11 +583,54 @@ impl Location {
             return None;
         }
         let (base, query) = match url.split_once('?') {
-            Some((b, q)) => (b.to_string(), Some(q.to_string())),
+            Some((b, q)) => (b.to_string(), Some(plain_constraint(q))),
             None => (url, None),
         };
         Some(DapPlace::Server { base, query })
     }
+
+    /// This location with the client parameter `[key]` added in front, as netCDF-C's ncdump
+    /// adds `[cache]` for `-w`: a URL gets it, any other place is returned as it is.
+    ///
+    /// # Errors
+    /// None in practice (the text parsed before); as [`Location::parse`].
+    pub fn with_param(&self, key: &str) -> Result<Location, StoreError> {
+        if self.local_path().is_some() {
+            return Ok(self.clone());
+        }
+        Location::parse(&format!("[{key}]{}", self.text))
+    }
+}
+
+/// A DAP constraint with the characters of its syntax written plainly: `%5B`, `%5D`, `%2C`,
+/// `%3A` (as browsers and netCDF-C's own requests escape them) become `[`, `]`, `,`, `:`, so
+/// that its clauses can be told apart. Other escapes (in names) are kept.
+fn plain_constraint(q: &str) -> String {
+    let mut out = String::with_capacity(q.len());
+    let mut rest = q;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        let code = rest.get(i + 1..i + 3).map(str::to_ascii_uppercase);
+        let plain = match code.as_deref() {
+            Some("5B") => Some('['),
+            Some("5D") => Some(']'),
+            Some("2C") => Some(','),
+            Some("3A") => Some(':'),
+            _ => None,
+        };
+        match plain {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[i + 3..];
+            }
+            None => {
+                out.push('%');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 impl std::fmt::Display for Location {
@@ -681,6 +724,26 @@ mod tests {
             })
         );
         assert_eq!(parse("s3://b/k#dap2").dap_place(), None);
+        // an escaped constraint reads plainly; escapes in names are kept
+        assert_eq!(
+            parse("http://h/x?sst%5b0:1%5D%5B1:2:4%5d%2Clat%3A,a%2Eb,%").dap_place(),
+            Some(DapPlace::Server {
+                base: "http://h/x".into(),
+                query: Some("sst[0:1][1:2:4],lat:,a%2Eb,%".into())
+            })
+        );
+        // -w's [cache]: added to a URL, not to a path
+        assert_eq!(
+            parse("http://h/x#dap2")
+                .with_param("cache")
+                .unwrap()
+                .param("cache"),
+            Some("")
+        );
+        assert_eq!(
+            parse("/d/x.nc").with_param("cache").unwrap(),
+            parse("/d/x.nc")
+        );
         let l = parse("[dap4]file:/abs/t.nc");
         assert_eq!(l.place(), &Place::Local(PathBuf::from("/abs/t.nc")));
         assert_eq!(
