@@ -196,6 +196,25 @@ fn zarr_v3_output_and_ncdump_rs_show_the_same_values() {
     if let Some(d) = common::diff(by_variable(&want).as_bytes(), zarr.as_bytes()) {
         panic!("the Zarr v3 copy differs:\n{d}");
     }
+    // zarr-python reads the store: the subset's shapes and record values
+    let py = "import sys, zarr\n\
+g = zarr.open_group(sys.argv[1], mode='r')\n\
+assert g.metadata.zarr_format == 3\n\
+print(g['time'][:].tolist(), g['lat'].shape, g['lon'].shape)\n";
+    match std::process::Command::new("python3")
+        .args(["-c", py, &dir.join("out.zarr").to_string_lossy()])
+        .output()
+    {
+        Ok(o) if o.status.success() => {
+            let got = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(got, "[1.5, 4.5, 7.5] (2,) (3,)\n", "zarr-python");
+        }
+        Ok(o) if String::from_utf8_lossy(&o.stderr).contains("No module named 'zarr'") => {
+            eprintln!("SKIP: zarr-python is not installed");
+        }
+        Ok(o) => panic!("zarr-python: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => eprintln!("SKIP: python3: {e}"),
+    }
 
     // ncdump-rs --dimension prints what ncdump prints of the copy, whatever the input format
     for input in ["t4.nc", "t3.nc"] {
