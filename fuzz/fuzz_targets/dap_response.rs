@@ -72,8 +72,8 @@ fn dap2(input: &[u8]) {
     ) else {
         return;
     };
-    if let Some((ddds, data)) = &decoded {
-        if let Ok(values) = build::gather(&mapped.dataset, ddds, data, &mapped.leaves) {
+    if let Some((ddds, mut data)) = decoded {
+        if let Ok(values) = build::gather(&mapped.dataset, &ddds, &mut data, &mapped.leaves) {
             for (v, vals) in values {
                 mapped.dataset.var_mut(v).data = Some(vals);
             }
