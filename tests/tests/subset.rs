@@ -492,6 +492,164 @@ print(g['time'][:].tolist(), g['lat'].shape, g['lon'].shape)\n";
 }
 
 #[test]
+fn every_input_format_gives_the_same_subset() {
+    let dir = tempdir("subset-formats");
+    // the compressed netCDF-4 input copied to classic, NCZarr and Zarr v3
+    let nczarr = format!("file://{}/t.nczarr#mode=nczarr,file", dir.display());
+    let zarr3 = format!("file://{}/t.zarr#mode=zarr,v3,file", dir.display());
+    let t4 = input("t4.nc");
+    for (kind, out) in [("classic", "t.nc"), ("nc4", &nczarr), ("nc4", &zarr3)] {
+        let o = run("nccopy-rs", &["-k", kind, &t4, out], &dir);
+        assert!(o.status.success(), "{out}: {}", err(&o));
+    }
+    let cases: &[&[&str]] = &[
+        &["lon,250.,80.", "time,1,5,2"],
+        &["lat,-15.,15.", "lev,1,2"],
+        &["lon,3,4", "lon,0,1", "lat,1,,2"],
+        &["time,-1", "lon,100."],
+    ];
+    for specs in cases {
+        let mut all: Vec<(String, Vec<String>)> = Vec::new();
+        for source in [t4.as_str(), "t.nc", &nczarr, &zarr3] {
+            let mut args = dimension_args(specs);
+            args.push(source.to_string());
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = run("ncdump-rs", &a, &dir);
+            assert!(o.status.success(), "{source} {specs:?}: {}", err(&o));
+            // the values, per variable (a Zarr store lists its variables by name)
+            let facts = cdl_facts(&String::from_utf8_lossy(&o.stdout));
+            all.push((
+                source.to_string(),
+                facts.into_iter().filter(|f| f.contains(" data ")).collect(),
+            ));
+        }
+        assert_eq!(all[0].1.len(), 8, "{specs:?}: {:?}", all[0].1);
+        for (source, facts) in &all[1..] {
+            if let Some(d) =
+                common::diff(all[0].1.join("\n").as_bytes(), facts.join("\n").as_bytes())
+            {
+                panic!("{specs:?}: {source} differs from the netCDF-4 input:\n{d}");
+            }
+        }
+    }
+    // one in full: lon across 0, every other record
+    let o = run(
+        "ncdump-rs",
+        &[
+            "--dimension",
+            "lon,250.,80.",
+            "--dimension",
+            "time,1,5,2",
+            "-v",
+            "temp",
+            &zarr3,
+        ],
+        &dir,
+    );
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.ends_with(
+            " temp =\n  24, 20, 21,\n  29, 25, 26,\n  34, 30, 31,\n  39, 35, 36,\n  64, 60, 61,\n  69, 65, 66,\n  74, 70, 71,\n  79, 75, 76,\n  104, 100, 101,\n  109, 105, 106,\n  114, 110, 111,\n  119, 115, 116 ;\n}\n"
+        ),
+        "{t}"
+    );
+}
+
+#[test]
+fn json_of_a_subset() {
+    let dir = tempdir("subset-json");
+    let o = run(
+        "ncdump-rs",
+        &[
+            "-j",
+            "--dimension",
+            "time,1,5,2",
+            "--dimension",
+            "lon,250.,80.",
+            "--dimension",
+            "lat,1",
+            "-v",
+            "temp,lon",
+            &input("t4.nc"),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let want = r#"{
+  "dimensions": {
+    "time": 3,
+    "lat": 1,
+    "lon": 3,
+    "lev": 3,
+    "n": 2
+  },
+  "unlimited": ["time"],
+  "variables": {
+    "time": {
+      "shape": ["time"],
+      "type": "double"
+    },
+    "lat": {
+      "shape": ["lat"],
+      "type": "float"
+    },
+    "lon": {
+      "shape": ["lon"],
+      "type": "float",
+      "attributes": {
+        "units": "degrees_east"
+      },
+      "data": [288.0, 0.0, 72.0]
+    },
+    "lev": {
+      "shape": ["lev"],
+      "type": "double"
+    },
+    "temp": {
+      "shape": ["time", "lat", "lon"],
+      "type": "float",
+      "attributes": {
+        "units": "K"
+      },
+      "data": [[[29.0, 25.0, 26.0]], [[69.0, 65.0, 66.0]], [[109.0, 105.0, 106.0]]]
+    },
+    "p": {
+      "shape": ["lev", "lat"],
+      "type": "int"
+    },
+    "other": {
+      "shape": ["n"],
+      "type": "short"
+    },
+    "scalar": {
+      "type": "int"
+    }
+  },
+  "attributes": {
+    "title": "subset test"
+  }
+}
+"#;
+    let got = String::from_utf8_lossy(&o.stdout);
+    if let Some(d) = common::diff(want.as_bytes(), got.as_bytes()) {
+        panic!("ncdump-rs -j --dimension:\n{d}");
+    }
+    // --kerchunk points at the input's chunks, which a subset's are not: refused by name
+    let o = run(
+        "ncdump-rs",
+        &["--kerchunk", "--dimension", "lat,1", &input("t4.nc")],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(
+        err(&o).contains("ncdump: --dimension cannot be used with --kerchunk: references point at the input's own chunks, and a subset's values are not stored as chunks of it; copy the subset first (nccopy-rs --dimension ... IN OUT.nc) and make references to that copy"),
+        "{}",
+        err(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
 fn errors_exit_with_their_code_name_the_dimension_and_write_nothing() {
     let dir = tempdir("subset-errors");
     let t3 = input("t3.nc");

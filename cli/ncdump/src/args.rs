@@ -71,7 +71,7 @@ pub struct Args {
         conflicts_with_all = [
             "coords", "header", "groups", "kind", "kind_ext", "special", "filters", "ncml",
             "extra", "brief", "full", "line_len", "name", "precision", "sigdigs", "time",
-            "iso_time", "json", "dimension",
+            "iso_time", "json",
         ]
     )]
     pub kerchunk: bool,
