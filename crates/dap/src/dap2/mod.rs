@@ -244,8 +244,8 @@ impl Remote {
             return None;
         }
         let mut ce = encode_name(&node.name);
-        for d in 0..rank {
-            let (a, n, s) = (slab.start[d], slab.count[d], stride[d].max(1));
+        for ((&a, &n), &s) in slab.start.iter().zip(slab.count).zip(stride) {
+            let s = s.max(1);
             ce.push_str(&format!("[{a}:{s}:{}]", a + (n - 1) * s));
         }
         let url = self.target.url_of("dods");
