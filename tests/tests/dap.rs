@@ -117,11 +117,20 @@ struct Pydap {
 }
 
 impl Pydap {
-    /// The requests the numpy server has logged so far, one `PATH?QUERY` each.
+    /// The requests the numpy server has logged so far, one `PATH?QUERY` each, but those
+    /// for `sub.nc` (the subset test's own file, asked for while other tests run).
     fn numpy_requests(&self) -> Vec<String> {
+        let mut all = self.numpy_requests_of("");
+        all.retain(|r| !r.starts_with("/sub.nc"));
+        all
+    }
+
+    /// The requests the numpy server has logged so far for paths beginning with `prefix`.
+    fn numpy_requests_of(&self, prefix: &str) -> Vec<String> {
         std::fs::read_to_string(self.dir.join("requests.log"))
             .unwrap_or_default()
             .lines()
+            .filter(|l| l.starts_with(prefix))
             .map(str::to_string)
             .collect()
     }
@@ -457,6 +466,95 @@ fn constrained_urls_and_projections_ask_the_server_for_just_that() {
     assert_eq!(
         p.numpy_requests()[before..before + 3],
         ["/grid.nc.dds", "/grid.nc.das", "/grid.nc.dods"]
+    );
+}
+
+/// `--dimension` over DAP2 (issue 33): each variable's kept indices become the server's
+/// constraint, `var[start:stride:stop]`, one per run of a wrapped longitude range; a
+/// coordinate range reads its coordinate whole first (as ncks does); the values printed and
+/// copied are the file's. The file is served under its own name, so the requests logged for
+/// it are this test's alone. (This server names no dimension of a 2-D array: `sst` is on
+/// `sst_0` and `sst_1`, as netCDF-C maps it too.)
+#[test]
+fn dimension_subsets_become_the_servers_constraint() {
+    let Some(p) = pydap() else { return };
+    let d = tempdir("dap-subset");
+    std::fs::write(d.join("sub.cdl"), FILES[1].1).unwrap();
+    let o = Command::new("ncgen")
+        .args(["-o", &p.dir.join("sub.nc").to_string_lossy(), "sub.cdl"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "ncgen sub");
+    let url = format!("http://127.0.0.1:{}/sub.nc#dap2", p.numpy_port);
+    let mine = || p.numpy_requests_of("/sub.nc");
+    let data = |t: &str| t.split_once("\ndata:").map(|x| x.1.to_string());
+
+    // lat by index, lon wrapped across 0 by value: lon 270, 359.5, then 0, 90
+    let args = [
+        "--dimension",
+        "lat,1,2",
+        "--dimension",
+        "lon,200.,100.",
+        "--dimension",
+        "sst_0,1,2",
+        "--dimension",
+        "sst_1,1,,2",
+        &url,
+    ];
+    let o = run(&bin("ncdump-rs"), &args, &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        data(&text(&o)).as_deref(),
+        Some(
+            "\n\n lat = 0, 10 ;\n\n lon = 270, 359.5, 0, 90 ;\n\n sst =\n  7, 9,\n  12, 14 ;\n}\n"
+        )
+    );
+    assert_eq!(
+        mine(),
+        [
+            "/sub.nc.dds",
+            "/sub.nc.das",
+            "/sub.nc.dods?lon",
+            "/sub.nc.dods?lat[1:1:2]",
+            "/sub.nc.dods?lon[3:1:4]",
+            "/sub.nc.dods?lon[0:1:1]",
+            "/sub.nc.dods?sst[1:1:2][1:2:3]",
+        ]
+    );
+    // a stride: one request per variable, copied to netCDF-4 with the same values
+    let before = mine().len();
+    let o = run(
+        &bin("nccopy-rs"),
+        &[
+            "--dimension",
+            "lon,0,4,2",
+            "--dimension",
+            "sst_1,0,4,2",
+            &url,
+            "sub4.nc",
+        ],
+        &d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut dods: Vec<String> = (mine()[before..].iter())
+        .filter(|r| r.contains(".dods"))
+        .cloned()
+        .collect();
+    // the copy reads variables in parallel: in any order
+    dods.sort();
+    assert_eq!(
+        dods,
+        [
+            "/sub.nc.dods?lat",
+            "/sub.nc.dods?lon[0:2:4]",
+            "/sub.nc.dods?sst[0:1:2][0:2:4]"
+        ]
+    );
+    let t = text(&run(&bin("ncdump-rs"), &["sub4.nc"], &d));
+    assert_eq!(
+        data(&t).as_deref(),
+        Some("\n\n lat = -10, 0, 10 ;\n\n lon = 0, 180, 359.5 ;\n\n sst =\n  1, 3, 5,\n  6, -99, 10,\n  11, 13, 15 ;\n}\n")
     );
 }
 

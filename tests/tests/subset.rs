@@ -1,16 +1,19 @@
 //! Subsets by index and by coordinate value (issue 33, `--dimension`, NCO's `ncks -d`):
 //! nccopy-rs's output dumps as NCO 5.1.4's `ncks -d` output does (netCDF-C's ncdump on both,
-//! less the history attributes ncks adds), for a netCDF-4 input (chunked, so that a stride
-//! reads across chunks) and a classic one; a Zarr v3 output holds the same values;
-//! ncdump-rs prints the same data; errors exit 2 (the option) or 1 (the data), name the
-//! dimension and write nothing.
+//! less the history attributes ncks adds), for a netCDF-4 input (chunked and compressed, so
+//! that a stride reads across chunks), a classic one and one with groups, including wrapped
+//! longitude ranges and several ranges of one dimension; ncdump-rs prints what `ncks --cdl`
+//! prints; a Zarr v3 output holds the same values, and every input format (netCDF-4,
+//! classic, NCZarr, Zarr v3) gives the same subset; errors exit 2 (the option) or 1 (the
+//! data), name the dimension and write nothing. The inputs are written once per run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::OnceLock;
 
 use common::{missing_references, run, tempdir};
 
@@ -25,10 +28,13 @@ variables:
   double time(time) ;
   float lat(lat) ;
   float lon(lon) ;
+    lon:units = \"degrees_east\" ;
   double lev(lev) ;
   float temp(time, lat, lon) ;
     temp:units = \"K\" ;
     temp:_ChunkSizes = 2, 2, 2 ;
+    temp:_DeflateLevel = 1 ;
+    temp:_Shuffle = \"true\" ;
   int p(lev, lat) ;
   short other(n) ;
   int scalar ;
@@ -72,41 +78,126 @@ const CASES: &[&[&str]] = &[
     &["time,1,5,2", "lon,0,4,3"],
     &["time,,,3", "lat,1,", "lon,1,4,2"],
     &["lat,-15.,15.", "lev,1"],
+    // a longitude range across 0 (lon has units of degrees_east): MIN to the end, then the
+    // start to MAX, the lon values in that order; a stride runs on across the wrap; an index
+    // range wraps as well
+    &["lon,250.,80."],
+    &["lon,250.,80.,2"],
+    &["lon,3,1"],
+    &["time,1,4,2", "lon,250.,80."],
+    // several ranges of one dimension (ncks's multislabs): their union, in increasing order
+    &["lon,3,4", "lon,0,1"],
+    &["lat,0", "lat,2,", "time,4", "time,1,2"],
+    &["lon,250.,10.", "lon,1,2"],
+];
+
+/// A netCDF-4 file with groups: `lat` in the root and in `/g` (different lengths and
+/// coordinates), `/g/h` using `/g/lat`, and `x` in `/g` and `/k`.
+const GROUPS_CDL: &str = "netcdf g {
+dimensions:
+  lat = 4 ;
+variables:
+  float lat(lat) ;
+  int r(lat) ;
+data:
+  lat = -30, -10, 10, 30 ;
+  r = 1, 2, 3, 4 ;
+group: g {
+  dimensions:
+    lat = 3 ;
+    x = 5 ;
+  variables:
+    float lat(lat) ;
+    int a(lat, x) ;
+    int b(x) ;
+  data:
+    lat = 0, 20, 40 ;
+    a = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 ;
+    b = 0, 1, 2, 3, 4 ;
+  group: h {
+    variables:
+      int c(lat) ;
+    data:
+      c = 7, 8, 9 ;
+  }
+}
+group: k {
+  dimensions:
+    x = 2 ;
+  variables:
+    int d(x) ;
+  data:
+    d = 5, 6 ;
+}
+}
+";
+
+/// The group cases: a plain name cuts the dimension of that name in every group, each by
+/// its own coordinates.
+const GROUP_CASES: &[&[&str]] = &[
+    &["lat,1,2"],
+    &["lat,5.,25."],
+    &["x,1,,2"],
+    &["lat,0", "x,1"],
 ];
 
 fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// `t4.nc` (netCDF-4, temp chunked 2x2x2) and `t3.nc` (classic) written by our ncgen.
-fn inputs(dir: &Path) {
-    std::fs::write(dir.join("t4.cdl"), CDL).unwrap();
-    let classic: String = CDL
-        .lines()
-        .filter(|l| !l.contains("_ChunkSizes"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    std::fs::write(dir.join("t3.cdl"), classic).unwrap();
-    for (kind, name) in [("nc4", "t4"), ("nc3", "t3")] {
-        let cdl = format!("{name}.cdl");
-        let nc = format!("{name}.nc");
-        let o = run("ncgen-rs", &["-k", kind, "-o", &nc, &cdl], dir);
-        assert!(o.status.success(), "{}", err(&o));
-    }
+/// The inputs, written once by our ncgen: `t4.nc` (netCDF-4, temp chunked 2x2x2 with deflate
+/// and shuffle), `t3.nc` (classic), `g4.nc` (netCDF-4 with groups); their absolute paths are
+/// `input(NAME)`.
+fn inputs() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempdir("subset-inputs");
+        std::fs::write(dir.join("t4.cdl"), CDL).unwrap();
+        let classic: String = CDL
+            .lines()
+            .filter(|l| !l.contains("temp:_"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(dir.join("t3.cdl"), classic).unwrap();
+        std::fs::write(dir.join("g4.cdl"), GROUPS_CDL).unwrap();
+        for (kind, name) in [("nc4", "t4"), ("nc3", "t3"), ("nc4", "g4")] {
+            let cdl = format!("{name}.cdl");
+            let nc = format!("{name}.nc");
+            let o = run("ncgen-rs", &["-k", kind, "-o", &nc, &cdl], &dir);
+            assert!(o.status.success(), "{}", err(&o));
+        }
+        dir
+    })
+}
+
+/// The absolute path of input `name` (see [`inputs`]).
+fn input(name: &str) -> String {
+    inputs().join(name).to_string_lossy().into_owned()
 }
 
 /// netCDF-C's ncdump of `file` without its first line (`netcdf NAME {`) and the global
 /// attributes ncks adds.
 fn dump(dir: &Path, file: &str) -> String {
     let o = common::reference_ok("ncdump", &[file], dir);
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .skip(1)
+    let text = String::from_utf8_lossy(&o.stdout);
+    let kept: Vec<&str> = (text.lines().skip(1))
         .filter(|l| {
             !(l.contains(":history") || l.contains(":NCO") || l.contains("history_of_appended"))
         })
-        .map(|l| format!("{l}\n"))
-        .collect()
+        .collect();
+    // a global attributes heading left with no attribute goes too, with its blank line
+    let mut out: Vec<&str> = Vec::new();
+    for (i, l) in kept.iter().enumerate() {
+        if *l == "// global attributes:" && !kept.get(i + 1).is_some_and(|n| n.starts_with("\t\t:"))
+        {
+            if out.last() == Some(&"") {
+                out.pop();
+            }
+            continue;
+        }
+        out.push(l);
+    }
+    out.iter().map(|l| format!("{l}\n")).collect()
 }
 
 /// The data section of a dump (from `data:` on).
@@ -134,37 +225,207 @@ fn dimension_args(specs: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// The facts of a CDL text that ncdump-rs and `ncks --cdl` both print, whatever their
+/// layout: per group, each dimension's line and each variable's data (whitespace removed),
+/// sorted (ncks sorts variables by name and indents by group; attributes are left out, as
+/// ncks prints their types and adds its own).
+fn cdl_facts(text: &str) -> Vec<String> {
+    let mut facts = Vec::new();
+    let mut groups: Vec<String> = Vec::new();
+    let mut section = "";
+    let mut statement = String::new();
+    for line in text.lines().skip(1) {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix("group: ") {
+            groups.push(name.trim_end_matches(" {").to_string());
+            continue;
+        }
+        if t.starts_with('}') {
+            groups.pop();
+            continue;
+        }
+        if matches!(t, "dimensions:" | "variables:" | "data:" | "types:") {
+            section = t;
+            continue;
+        }
+        let here = format!("/{}", groups.join("/"));
+        match section {
+            "dimensions:" if !t.is_empty() => facts.push(format!("{here} dim {t}")),
+            "data:" if !t.is_empty() => {
+                statement.extend(t.split_whitespace());
+                if statement.ends_with(';') {
+                    facts.push(format!("{here} data {statement}"));
+                    statement.clear();
+                }
+            }
+            _ => {}
+        }
+    }
+    facts.sort();
+    facts
+}
+
+/// One case: nccopy-rs's output dumps as ncks's does; with `cdl`, ncdump-rs --dimension
+/// prints what `ncks --cdl -d` prints (dimension lengths and data). Outputs go to `dir`.
+fn ncks_case(dir: &Path, input: &str, specs: &[&str], cdl: bool) {
+    let mut args = dimension_args(specs);
+    args.extend([input.to_string(), "ours.nc".to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run("nccopy-rs", &args, dir);
+    assert!(o.status.success(), "{input} {specs:?}: {}", err(&o));
+    let mut nco: Vec<&str> = vec!["-O", "--no_abc"];
+    for s in specs {
+        nco.extend(["-d", s]);
+    }
+    nco.extend([input, "nco.nc"]);
+    common::reference_ok("ncks", &nco, dir);
+    let (ours, theirs) = (dump(dir, "ours.nc"), dump(dir, "nco.nc"));
+    if let Some(d) = common::diff(theirs.as_bytes(), ours.as_bytes()) {
+        panic!("{input} {specs:?}: nccopy-rs differs from ncks:\n{d}");
+    }
+    if !cdl {
+        return;
+    }
+    let mut args = dimension_args(specs);
+    args.push(input.to_string());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run("ncdump-rs", &args, dir);
+    assert!(
+        o.status.success(),
+        "ncdump-rs {input} {specs:?}: {}",
+        err(&o)
+    );
+    let printed = cdl_facts(&String::from_utf8_lossy(&o.stdout));
+    let mut nco: Vec<&str> = vec!["--cdl"];
+    for s in specs {
+        nco.extend(["-d", s]);
+    }
+    nco.push(input);
+    let o = common::reference_ok("ncks", &nco, dir);
+    let want = cdl_facts(&String::from_utf8_lossy(&o.stdout));
+    assert!(
+        !want.is_empty(),
+        "{input} {specs:?}: ncks --cdl printed nothing"
+    );
+    if let Some(d) = common::diff(want.join("\n").as_bytes(), printed.join("\n").as_bytes()) {
+        panic!("{input} {specs:?}: ncdump-rs --dimension differs from ncks --cdl:\n{d}");
+    }
+}
+
 #[test]
-fn nccopy_matches_ncks_on_netcdf4_and_classic() {
+fn nccopy_and_ncdump_match_ncks_on_netcdf4_classic_and_groups() {
     if missing_references(&["ncks", "ncdump"]) {
         return;
     }
     let dir = tempdir("subset-ncks");
-    inputs(&dir);
-    for input in ["t4.nc", "t3.nc"] {
-        for specs in CASES {
-            let mut args = dimension_args(specs);
-            args.extend([input.to_string(), "ours.nc".to_string()]);
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let o = run("nccopy-rs", &args, &dir);
-            assert!(o.status.success(), "{input} {specs:?}: {}", err(&o));
-            let mut nco: Vec<&str> = vec!["-O", "--no_abc"];
-            for s in specs.iter() {
-                nco.extend(["-d", s]);
-            }
-            nco.extend([input, "nco.nc"]);
-            common::reference_ok("ncks", &nco, &dir);
-            let (ours, theirs) = (dump(&dir, "ours.nc"), dump(&dir, "nco.nc"));
-            if let Some(d) = common::diff(theirs.as_bytes(), ours.as_bytes()) {
-                panic!("{input} {specs:?}: nccopy-rs differs from ncks:\n{d}");
-            }
-            // the record dimension stays unlimited
-            assert!(
-                ours.contains("time = UNLIMITED ;"),
-                "{input} {specs:?}:\n{ours}"
-            );
-        }
+    // every case on each input; ncdump-rs against ncks --cdl on the netCDF-4 ones
+    let mut jobs: Vec<(String, &[&str], bool)> = Vec::new();
+    for (name, cdl) in [("t4.nc", true), ("t3.nc", false)] {
+        jobs.extend(CASES.iter().map(|c| (input(name), *c, cdl)));
     }
+    jobs.extend(GROUP_CASES.iter().map(|c| (input("g4.nc"), *c, true)));
+    // four at a time (each case runs four or six processes)
+    std::thread::scope(|scope| {
+        for (n, part) in jobs.chunks(jobs.len().div_ceil(4)).enumerate() {
+            let out = dir.join(format!("w{n}"));
+            std::fs::create_dir_all(&out).unwrap();
+            scope.spawn(move || {
+                for (input, specs, cdl) in part {
+                    ncks_case(&out, input, specs, *cdl);
+                }
+            });
+        }
+    });
+    // the record dimension stays unlimited
+    let o = run(
+        "nccopy-rs",
+        &["--dimension", "time,1,2", &input("t3.nc"), "ours.nc"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let ours = dump(&dir, "ours.nc");
+    assert!(
+        ours.contains("time = UNLIMITED ; // (2 currently)"),
+        "{ours}"
+    );
+}
+
+#[test]
+fn a_dimension_named_by_its_path_is_cut_in_its_group_only() {
+    let dir = tempdir("subset-path");
+    let o = run(
+        "ncdump-rs",
+        &["--dimension", "/g/lat,1,2", &input("g4.nc")],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let want = "netcdf g4 {
+dimensions:
+\tlat = 4 ;
+variables:
+\tfloat lat(lat) ;
+\tint r(lat) ;
+data:
+
+ lat = -30, -10, 10, 30 ;
+
+ r = 1, 2, 3, 4 ;
+
+group: g {
+  dimensions:
+  \tlat = 2 ;
+  \tx = 5 ;
+  variables:
+  \tfloat lat(lat) ;
+  \tint a(lat, x) ;
+  \tint b(x) ;
+  data:
+
+   lat = 20, 40 ;
+
+   a =
+  5, 6, 7, 8, 9,
+  10, 11, 12, 13, 14 ;
+
+   b = 0, 1, 2, 3, 4 ;
+
+  group: h {
+    variables:
+    \tint c(lat) ;
+    data:
+
+     c = 8, 9 ;
+    } // group h
+  } // group g
+
+group: k {
+  dimensions:
+  \tx = 2 ;
+  variables:
+  \tint d(x) ;
+  data:
+
+   d = 5, 6 ;
+  } // group k
+}
+";
+    let got = String::from_utf8_lossy(&o.stdout);
+    if let Some(d) = common::diff(want.as_bytes(), got.as_bytes()) {
+        panic!("ncdump-rs --dimension /g/lat,1,2:\n{d}");
+    }
+    // one group's dimension too short: the error names it, as ncks refuses the whole run
+    let o = run(
+        "ncdump-rs",
+        &["--dimension", "lat,3", &input("g4.nc")],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("--dimension /g/lat: index 3 is past the end (the dimension has 3 elements, indices 0 to 2)"),
+        "{}",
+        err(&o)
+    );
+    assert!(o.stdout.is_empty());
 }
 
 #[test]
@@ -173,10 +434,9 @@ fn zarr_v3_output_and_ncdump_rs_show_the_same_values() {
         return;
     }
     let dir = tempdir("subset-zarr");
-    inputs(&dir);
     let specs = ["time,1,5,2", "lat,-15.,15.", "lon,,,2"];
     let mut args = dimension_args(&specs);
-    args.extend(["t4.nc".to_string(), "ours.nc".to_string()]);
+    args.extend([input("t4.nc"), "ours.nc".to_string()]);
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = run("nccopy-rs", &a, &dir);
     assert!(o.status.success(), "{}", err(&o));
@@ -217,24 +477,182 @@ print(g['time'][:].tolist(), g['lat'].shape, g['lon'].shape)\n";
     }
 
     // ncdump-rs --dimension prints what ncdump prints of the copy, whatever the input format
-    for input in ["t4.nc", "t3.nc"] {
+    for name in ["t4.nc", "t3.nc"] {
         let mut args = dimension_args(&specs);
         args[0] = "--dmn".to_string();
-        args.push(input.to_string());
+        args.push(input(name));
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = run("ncdump-rs", &a, &dir);
         assert!(o.status.success(), "{}", err(&o));
         let printed = data_section(&String::from_utf8_lossy(&o.stdout));
         if let Some(d) = common::diff(want.as_bytes(), printed.as_bytes()) {
-            panic!("ncdump-rs --dimension on {input} differs:\n{d}");
+            panic!("ncdump-rs --dimension on {name} differs:\n{d}");
         }
     }
 }
 
 #[test]
+fn every_input_format_gives_the_same_subset() {
+    let dir = tempdir("subset-formats");
+    // the compressed netCDF-4 input copied to classic, NCZarr and Zarr v3
+    let nczarr = format!("file://{}/t.nczarr#mode=nczarr,file", dir.display());
+    let zarr3 = format!("file://{}/t.zarr#mode=zarr,v3,file", dir.display());
+    let t4 = input("t4.nc");
+    for (kind, out) in [("classic", "t.nc"), ("nc4", &nczarr), ("nc4", &zarr3)] {
+        let o = run("nccopy-rs", &["-k", kind, &t4, out], &dir);
+        assert!(o.status.success(), "{out}: {}", err(&o));
+    }
+    let cases: &[&[&str]] = &[
+        &["lon,250.,80.", "time,1,5,2"],
+        &["lat,-15.,15.", "lev,1,2"],
+        &["lon,3,4", "lon,0,1", "lat,1,,2"],
+        &["time,-1", "lon,100."],
+    ];
+    for specs in cases {
+        let mut all: Vec<(String, Vec<String>)> = Vec::new();
+        for source in [t4.as_str(), "t.nc", &nczarr, &zarr3] {
+            let mut args = dimension_args(specs);
+            args.push(source.to_string());
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = run("ncdump-rs", &a, &dir);
+            assert!(o.status.success(), "{source} {specs:?}: {}", err(&o));
+            // the values, per variable (a Zarr store lists its variables by name)
+            let facts = cdl_facts(&String::from_utf8_lossy(&o.stdout));
+            all.push((
+                source.to_string(),
+                facts.into_iter().filter(|f| f.contains(" data ")).collect(),
+            ));
+        }
+        assert_eq!(all[0].1.len(), 8, "{specs:?}: {:?}", all[0].1);
+        for (source, facts) in &all[1..] {
+            if let Some(d) =
+                common::diff(all[0].1.join("\n").as_bytes(), facts.join("\n").as_bytes())
+            {
+                panic!("{specs:?}: {source} differs from the netCDF-4 input:\n{d}");
+            }
+        }
+    }
+    // one in full: lon across 0, every other record
+    let o = run(
+        "ncdump-rs",
+        &[
+            "--dimension",
+            "lon,250.,80.",
+            "--dimension",
+            "time,1,5,2",
+            "-v",
+            "temp",
+            &zarr3,
+        ],
+        &dir,
+    );
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.ends_with(
+            " temp =\n  24, 20, 21,\n  29, 25, 26,\n  34, 30, 31,\n  39, 35, 36,\n  64, 60, 61,\n  69, 65, 66,\n  74, 70, 71,\n  79, 75, 76,\n  104, 100, 101,\n  109, 105, 106,\n  114, 110, 111,\n  119, 115, 116 ;\n}\n"
+        ),
+        "{t}"
+    );
+}
+
+#[test]
+fn json_of_a_subset() {
+    let dir = tempdir("subset-json");
+    let o = run(
+        "ncdump-rs",
+        &[
+            "-j",
+            "--dimension",
+            "time,1,5,2",
+            "--dimension",
+            "lon,250.,80.",
+            "--dimension",
+            "lat,1",
+            "-v",
+            "temp,lon",
+            &input("t4.nc"),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let want = r#"{
+  "dimensions": {
+    "time": 3,
+    "lat": 1,
+    "lon": 3,
+    "lev": 3,
+    "n": 2
+  },
+  "unlimited": ["time"],
+  "variables": {
+    "time": {
+      "shape": ["time"],
+      "type": "double"
+    },
+    "lat": {
+      "shape": ["lat"],
+      "type": "float"
+    },
+    "lon": {
+      "shape": ["lon"],
+      "type": "float",
+      "attributes": {
+        "units": "degrees_east"
+      },
+      "data": [288.0, 0.0, 72.0]
+    },
+    "lev": {
+      "shape": ["lev"],
+      "type": "double"
+    },
+    "temp": {
+      "shape": ["time", "lat", "lon"],
+      "type": "float",
+      "attributes": {
+        "units": "K"
+      },
+      "data": [[[29.0, 25.0, 26.0]], [[69.0, 65.0, 66.0]], [[109.0, 105.0, 106.0]]]
+    },
+    "p": {
+      "shape": ["lev", "lat"],
+      "type": "int"
+    },
+    "other": {
+      "shape": ["n"],
+      "type": "short"
+    },
+    "scalar": {
+      "type": "int"
+    }
+  },
+  "attributes": {
+    "title": "subset test"
+  }
+}
+"#;
+    let got = String::from_utf8_lossy(&o.stdout);
+    if let Some(d) = common::diff(want.as_bytes(), got.as_bytes()) {
+        panic!("ncdump-rs -j --dimension:\n{d}");
+    }
+    // --kerchunk points at the input's chunks, which a subset's are not: refused by name
+    let o = run(
+        "ncdump-rs",
+        &["--kerchunk", "--dimension", "lat,1", &input("t4.nc")],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(
+        err(&o).contains("ncdump: --dimension cannot be used with --kerchunk: references point at the input's own chunks, and a subset's values are not stored as chunks of it; copy the subset first (nccopy-rs --dimension ... IN OUT.nc) and make references to that copy"),
+        "{}",
+        err(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
 fn errors_exit_with_their_code_name_the_dimension_and_write_nothing() {
     let dir = tempdir("subset-errors");
-    inputs(&dir);
+    let t3 = input("t3.nc");
     let cases: &[(&str, u8, &str)] = &[
         (
             "lat,1,2,0",
@@ -269,7 +687,7 @@ fn errors_exit_with_their_code_name_the_dimension_and_write_nothing() {
         (
             "lat,2,1",
             1,
-            "--dimension /lat: MIN 2 is greater than MAX 1; wrapped ranges (such as longitudes across 0) are not yet supported",
+            "--dimension /lat: MIN 2 is greater than MAX 1, and only a longitude wraps (a coordinate variable with units of degrees east, such as \"degrees_east\"): give MIN <= MAX",
         ),
         (
             "lat,10.,-10.",
@@ -289,7 +707,7 @@ fn errors_exit_with_their_code_name_the_dimension_and_write_nothing() {
     ];
     for (spec, code, msg) in cases {
         for tool in ["nccopy-rs", "ncdump-rs"] {
-            let mut args = vec!["--dimension", spec, "t3.nc"];
+            let mut args = vec!["--dimension", spec, &t3];
             if tool == "nccopy-rs" {
                 args.push("bad.nc");
             }

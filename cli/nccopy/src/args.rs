@@ -86,7 +86,7 @@ pub struct Args {
     #[arg(short = 'G', value_name = "grp1,...", action = ArgAction::Append, help_heading = SUBSET)]
     pub only_groups: Vec<String>,
 
-    /// Subset a dimension as NCO's ncks -d, spec dim,min[,max[,stride]]: integers are 0-based indices (negative from the end), values with a decimal point coordinate values (the nearest one alone); empty MIN or MAX is open (repeatable, one per dimension).
+    /// Subset a dimension as NCO's ncks -d, spec dim,min[,max[,stride]]: integers are 0-based indices (negative from the end), values with a decimal point coordinate values (the nearest one alone); empty MIN or MAX is open (repeatable: several ranges of one dimension keep their union; MIN > MAX wraps a longitude).
     #[arg(long = "dimension", visible_alias = "dmn", value_name = "spec", action = ArgAction::Append, allow_hyphen_values = true, help_heading = SUBSET)]
     pub dimension: Vec<String>,
 

@@ -38,7 +38,7 @@ pub struct Args {
     /// Data and metadata of these groups only (when repeated, the last one wins)
     #[arg(short = 'g', value_name = "grp1,...", action = ArgAction::Append, help_heading = SHOW)]
     pub groups: Vec<String>,
-    /// Show a subset of a dimension as NCO's ncks -d, spec dim,min[,max[,stride]]: integers are 0-based indices (negative from the end), values with a decimal point coordinate values (the nearest one alone); empty MIN or MAX is open (repeatable, one per dimension)
+    /// Show a subset of a dimension as NCO's ncks -d, spec dim,min[,max[,stride]]: integers are 0-based indices (negative from the end), values with a decimal point coordinate values (the nearest one alone); empty MIN or MAX is open (repeatable: several ranges of one dimension keep their union; MIN > MAX wraps a longitude)
     #[arg(long = "dimension", visible_alias = "dmn", value_name = "spec", action = ArgAction::Append, allow_hyphen_values = true, help_heading = SHOW)]
     pub dimension: Vec<String>,
     /// Print the kind of netCDF file only (classic, 64-bit offset, netCDF-4, ...)
@@ -71,7 +71,7 @@ pub struct Args {
         conflicts_with_all = [
             "coords", "header", "groups", "kind", "kind_ext", "special", "filters", "ncml",
             "extra", "brief", "full", "line_len", "name", "precision", "sigdigs", "time",
-            "iso_time", "json", "dimension",
+            "iso_time", "json",
         ]
     )]
     pub kerchunk: bool,

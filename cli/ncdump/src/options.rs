@@ -157,6 +157,13 @@ pub fn dump_options(args: &Args) -> anyhow::Result<DumpOptions> {
 /// # Errors
 /// A [`BadOption`] naming the option and the form it takes.
 pub fn dimension_specs(args: &Args) -> anyhow::Result<Vec<DimSpec>> {
+    if args.kerchunk && !args.dimension.is_empty() {
+        // references name the input's stored chunks; a subset's values are not laid out so
+        return bad(
+            "--dimension cannot be used with --kerchunk: references point at the input's own chunks, and a subset's values are not stored as chunks of it; copy the subset first (nccopy-rs --dimension ... IN OUT.nc) and make references to that copy"
+                .to_string(),
+        );
+    }
     args.dimension
         .iter()
         .map(|t| DimSpec::parse(t).map_err(|e| BadOption(e.to_string()).into()))

@@ -21,6 +21,8 @@ use std::sync::Mutex;
 
 use nc_dataset::{DataError, DataSource, Dataset, Slab, Values, VarId};
 
+use dap2::Slabbed;
+
 /// The decoded values of a response's variables, in the dataset returned with it.
 ///
 /// `values` holds one entry per variable that has data, keyed by its [`VarId`] in that
@@ -245,6 +247,39 @@ impl DataSource for DapFile {
         }
         // no data: the fill value everywhere
         nc_dataset::InMemory.read(ds, var, slab)
+    }
+
+    fn read_strided(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        slab: Slab,
+        stride: &[u64],
+    ) -> Option<Result<Values, DataError>> {
+        // values at hand (a local response, `[cache]`, a variable already fetched) are cut
+        // here by `read`; otherwise the server cuts the hyperslab
+        if self.values.contains_key(&var) {
+            return None;
+        }
+        let lazy = self.lazy.as_ref()?;
+        if lazy.whole.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        if lazy.cache.lock().ok()?.contains_key(&var) {
+            return None;
+        }
+        match lazy.remote.fetch_slab(ds, var, slab, stride)? {
+            Ok(Slabbed::Cut(values)) => Some(Ok(values)),
+            // a server that ignores constraints answered with everything: kept, and cut by `read`
+            Ok(Slabbed::Whole(all)) => {
+                let mut cache = lazy.cache.lock().ok()?;
+                for (v, values) in all {
+                    cache.entry(v).or_insert(values);
+                }
+                None
+            }
+            Err(e) => Some(Err(e.into())),
+        }
     }
 }
 

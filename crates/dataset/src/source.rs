@@ -205,6 +205,22 @@ pub trait DataSource: Sync {
         None
     }
 
+    /// The strided hyperslab `slab` of `var`, every `stride[d]`-th index along dimension `d`
+    /// from `slab.start[d]`, `slab.count[d]` of them (row-major result), when this source cuts
+    /// it in one request of its own: an OPeNDAP server does (`var[start:stride:stop]`), so a
+    /// subset asks the server for just what it keeps instead of the whole variable. `None`:
+    /// not offered (read boxes through [`DataSource::read`] and pick the elements).
+    fn read_strided(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        slab: Slab,
+        stride: &[u64],
+    ) -> Option<Result<Values, DataError>> {
+        let _ = (ds, var, slab, stride);
+        None
+    }
+
     /// The stored bytes of the chunk `chunk` asks for, still filtered, when this source stores
     /// the variable in little-endian chunks of exactly `chunk.shape` with exactly `chunk.chain`
     /// applied to that chunk: a copy to the same chunking and filters then moves the bytes

@@ -67,12 +67,6 @@ pub enum SubsetError {
         /// The name given.
         dim: String,
     },
-    /// One dimension named by two options.
-    #[error("--dimension {dim}: given twice; several ranges of one dimension are not supported: give one range")]
-    Repeated {
-        /// The dimension's path.
-        dim: String,
-    },
     /// An index at or past the end.
     #[error("--dimension {dim}: index {index} is past the end (the dimension has {len} elements, indices 0 to {}): give a smaller index", .len.saturating_sub(1))]
     PastEnd {
@@ -84,8 +78,18 @@ pub enum SubsetError {
         len: u64,
     },
     /// MIN > MAX.
-    #[error("--dimension {dim}: MIN {min} is greater than MAX {max}; wrapped ranges (such as longitudes across 0) are not yet supported: give MIN <= MAX, or copy the two pieces separately")]
+    #[error("--dimension {dim}: MIN {min} is greater than MAX {max}, and only a longitude wraps (a coordinate variable with units of degrees east, such as \"degrees_east\"): give MIN <= MAX")]
     MinAboveMax {
+        /// The dimension's path.
+        dim: String,
+        /// MIN as given.
+        min: String,
+        /// MAX as given.
+        max: String,
+    },
+    /// A wrapped coordinate range on longitudes that decrease.
+    #[error("--dimension {dim}: MIN {min} is greater than MAX {max}, a wrapped range, but the longitudes decrease along the dimension: a range wraps only on increasing longitudes")]
+    WrapDescending {
         /// The dimension's path.
         dim: String,
         /// MIN as given.
@@ -218,9 +222,9 @@ impl DimSpec {
     }
 }
 
-/// What a subset keeps of one dimension: `count` indices `first`, `first + stride`, ...
+/// A run of kept indices: `count` (at least 1) indices `first`, `first + stride`, ...
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DimSelection {
+pub struct Run {
     /// The first index kept.
     pub first: u64,
     /// How many indices are kept.
@@ -229,10 +233,114 @@ pub struct DimSelection {
     pub stride: u64,
 }
 
-impl DimSelection {
-    /// The original index of the view's index `k`.
+impl Run {
+    /// The original index of the run's `k`-th element.
     fn index(&self, k: u64) -> u64 {
         self.first + k * self.stride
+    }
+
+    /// The run's last index.
+    fn last(&self) -> u64 {
+        self.index(self.count.saturating_sub(1))
+    }
+}
+
+/// What a subset keeps of one dimension: its runs, one after another in the view's order.
+/// One run for a plain range; two for a wrapped longitude range (MIN to the end, then the
+/// start to MAX); as many as it takes for several ranges of one dimension (their union, in
+/// increasing order, as ncks's multislabs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimSelection {
+    /// The runs, none empty.
+    pub runs: Vec<Run>,
+}
+
+impl DimSelection {
+    /// How many indices are kept.
+    pub fn len(&self) -> u64 {
+        self.runs.iter().map(|r| r.count).sum()
+    }
+
+    /// True when nothing is kept (never, for a selection `subset` made).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The pieces of runs that hold the view's indices `k0 .. k0 + n`, in order.
+    fn segments(&self, k0: u64, n: u64) -> Vec<Run> {
+        let mut out = Vec::new();
+        let (mut base, end) = (0u64, k0 + n);
+        for r in &self.runs {
+            let (lo, hi) = (k0.max(base), end.min(base + r.count));
+            if lo < hi {
+                out.push(Run {
+                    first: r.index(lo - base),
+                    count: hi - lo,
+                    stride: r.stride,
+                });
+            }
+            base += r.count;
+        }
+        out
+    }
+
+    /// Every kept index, in the view's order.
+    fn indices(&self) -> impl Iterator<Item = u64> + '_ {
+        self.runs
+            .iter()
+            .flat_map(|r| (0..r.count).map(|k| r.index(k)))
+    }
+
+    /// The selection keeping `idx` (sorted, no repeats), as few runs as a greedy pass finds.
+    fn from_sorted(idx: &[u64]) -> DimSelection {
+        let mut runs = Vec::new();
+        let mut i = 0;
+        while i < idx.len() {
+            let Some(&next) = idx.get(i + 1) else {
+                runs.push(Run {
+                    first: idx[i],
+                    count: 1,
+                    stride: 1,
+                });
+                break;
+            };
+            let stride = next - idx[i];
+            let mut j = i + 1;
+            while j + 1 < idx.len() && idx[j + 1] - idx[j] == stride {
+                j += 1;
+            }
+            runs.push(Run {
+                first: idx[i],
+                count: (j - i + 1) as u64,
+                stride,
+            });
+            i = j + 1;
+        }
+        DimSelection { runs }
+    }
+
+    /// A wrapped range of a dimension of `len`: indices `tail .. len`, then `0 .. head`, every
+    /// `stride`-th of that sequence.
+    fn wrapped(len: u64, tail: u64, head: u64, stride: u64) -> DimSelection {
+        let mut runs = Vec::new();
+        let mut skip = 0;
+        if tail < len {
+            let count = (len - 1 - tail) / stride + 1;
+            runs.push(Run {
+                first: tail,
+                count,
+                stride,
+            });
+            skip = tail + count * stride - len;
+        }
+        if skip < head {
+            runs.push(Run {
+                first: skip,
+                count: (head - 1 - skip) / stride + 1,
+                stride,
+            });
+        }
+        DimSelection { runs }
     }
 }
 
@@ -256,7 +364,8 @@ pub fn subset<'a>(
     src: &'a dyn DataSource,
     specs: &[DimSpec],
 ) -> Result<(Dataset, SubsetSource<'a>), SubsetError> {
-    let mut sel: Vec<Option<DimSelection>> = vec![None; ds.dims.len()];
+    // every range given for each dimension; several are joined as ncks's multislabs
+    let mut given: Vec<Vec<DimSelection>> = vec![Vec::new(); ds.dims.len()];
     for spec in specs {
         let mut matched = false;
         for (i, dim) in ds.dims.iter().enumerate() {
@@ -265,10 +374,7 @@ pub fn subset<'a>(
                 continue;
             }
             matched = true;
-            if sel[i].is_some() {
-                return Err(SubsetError::Repeated { dim: path });
-            }
-            sel[i] = Some(resolve(ds, src, DimId(i), spec)?);
+            given[i].push(resolve(ds, src, DimId(i), spec)?);
         }
         if !matched {
             return Err(SubsetError::NoSuchDimension {
@@ -276,10 +382,24 @@ pub fn subset<'a>(
             });
         }
     }
+    let sel: Vec<Option<DimSelection>> = given
+        .into_iter()
+        .map(|mut g| match g.len() {
+            0 => None,
+            1 => g.pop(),
+            _ => {
+                // the union, in increasing order, whatever order the ranges came in
+                let mut idx: Vec<u64> = g.iter().flat_map(DimSelection::indices).collect();
+                idx.sort_unstable();
+                idx.dedup();
+                Some(DimSelection::from_sorted(&idx))
+            }
+        })
+        .collect();
     let mut view = ds.clone();
     for (i, s) in sel.iter().enumerate() {
         if let Some(s) = s {
-            view.dims[i].len = s.count;
+            view.dims[i].len = s.len();
         }
     }
     let source = SubsetSource {
@@ -354,6 +474,13 @@ fn resolve(
     if len == 0 {
         return Err(SubsetError::NoElements { dim });
     }
+    let above = || SubsetError::MinAboveMax {
+        dim: dim.clone(),
+        min: show(spec.min),
+        max: show(spec.max),
+    };
+    // MIN > MAX wraps on a longitude (as ncks does; ncks wraps any dimension, we only these)
+    let longitude = coordinate_var(ds, d).is_some_and(|v| is_longitude(ds.var(v)));
     let coords =
         matches!(spec.min, Some(Limit::Coord(_))) || matches!(spec.max, Some(Limit::Coord(_)));
     let (first, last) = if coords {
@@ -377,11 +504,30 @@ fn resolve(
             (best as u64, best as u64)
         } else {
             if lo > hi {
-                return Err(SubsetError::MinAboveMax {
-                    dim,
-                    min: show(spec.min),
-                    max: show(spec.max),
-                });
+                if !longitude {
+                    return Err(above());
+                }
+                if c.len() > 1 && c[1] < c[0] {
+                    return Err(SubsetError::WrapDescending {
+                        dim,
+                        min: show(spec.min),
+                        max: show(spec.max),
+                    });
+                }
+                // from the first longitude >= MIN to the end, then from the start to the
+                // last one <= MAX
+                let tail = c.iter().position(|&x| x >= lo).unwrap_or(c.len()) as u64;
+                let head = c.iter().rposition(|&x| x <= hi).map_or(0, |i| i + 1) as u64;
+                if tail == len && head == 0 {
+                    return Err(SubsetError::Empty {
+                        dim,
+                        min: show(spec.min),
+                        max: show(spec.max),
+                        first: c[0],
+                        last: c[c.len() - 1],
+                    });
+                }
+                return Ok(DimSelection::wrapped(len, tail, head, spec.stride));
             }
             let inside: Vec<usize> = (0..c.len()).filter(|&i| c[i] >= lo && c[i] <= hi).collect();
             match (inside.first(), inside.last()) {
@@ -421,19 +567,44 @@ fn resolve(
         let a = index(spec.min, 0)?;
         let b = index(spec.max, len - 1)?;
         if a > b {
-            return Err(SubsetError::MinAboveMax {
-                dim,
-                min: show(spec.min),
-                max: show(spec.max),
-            });
+            if longitude {
+                return Ok(DimSelection::wrapped(len, a, b + 1, spec.stride));
+            }
+            return Err(above());
         }
         (a, b)
     };
     Ok(DimSelection {
-        first,
-        count: (last - first) / spec.stride + 1,
-        stride: spec.stride,
+        runs: vec![Run {
+            first,
+            count: (last - first) / spec.stride + 1,
+            stride: spec.stride,
+        }],
     })
+}
+
+/// The coordinate variable of dimension `d`: a 1-D variable of its name along it, in its group.
+fn coordinate_var(ds: &Dataset, d: DimId) -> Option<VarId> {
+    let name = &ds.dim(d).name;
+    (ds.group(ds.dim(d).group).vars.iter().copied())
+        .find(|&v| ds.var(v).name == *name && ds.var(v).dims == [d])
+}
+
+/// True for a longitude: units of degrees east (the CF spellings), or the standard name.
+fn is_longitude(var: &crate::Variable) -> bool {
+    let text = |name: &str| match var.att(name).map(|a| &a.values) {
+        Some(Values::Char(b)) => String::from_utf8_lossy(b).trim().to_ascii_lowercase(),
+        Some(Values::String(v)) => match v.as_slice() {
+            [Some(t)] => t.to_str_lossy().trim().to_ascii_lowercase(),
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    let units = text("units");
+    matches!(
+        units.as_str(),
+        "degrees_east" | "degree_east" | "degrees_e" | "degree_e" | "degreese" | "degreee"
+    ) || text("standard_name") == "longitude"
 }
 
 /// The coordinate values of dimension `d`, checked to be monotonic.
@@ -443,18 +614,10 @@ fn coordinates(
     d: DimId,
     dim: &str,
 ) -> Result<Vec<f64>, SubsetError> {
-    let name = &ds.dim(d).name;
-    let group = ds.dim(d).group;
-    let var = ds
-        .group(group)
-        .vars
-        .iter()
-        .copied()
-        .find(|&v| ds.var(v).name == *name && ds.var(v).dims == [d])
-        .ok_or_else(|| SubsetError::NoCoordinate {
-            dim: dim.to_string(),
-            name: name.clone(),
-        })?;
+    let var = coordinate_var(ds, d).ok_or_else(|| SubsetError::NoCoordinate {
+        dim: dim.to_string(),
+        name: ds.dim(d).name.clone(),
+    })?;
     let len = ds.dim(d).len;
     let values = src
         .read(ds, var, Slab::new(&[0], &[len]))
@@ -497,9 +660,9 @@ struct Piece {
 
 impl SubsetSource<'_> {
     /// The selection of each of `var`'s dimensions.
-    fn sels(&self, var: VarId) -> Vec<Option<DimSelection>> {
+    fn sels(&self, var: VarId) -> Vec<Option<&DimSelection>> {
         (self.original.var(var).dims.iter())
-            .map(|d| self.sel.get(d.0).copied().flatten())
+            .map(|d| self.sel.get(d.0).and_then(Option::as_ref))
             .collect()
     }
 
@@ -509,65 +672,160 @@ impl SubsetSource<'_> {
         self.sels(var).iter().any(Option::is_some)
     }
 
-    /// The original's hyperslab holding the view's `slab` (every index between its first
-    /// and last kept ones).
-    fn bounding(&self, var: VarId, slab: Slab) -> (Vec<u64>, Vec<u64>) {
+    /// Per dimension, the boxes (start, count) of the original that hold the view's `slab`:
+    /// one box per run the slab reaches, from its first kept index to its last.
+    fn run_boxes(&self, var: VarId, slab: Slab) -> Vec<Vec<(u64, u64)>> {
         let sels = self.sels(var);
-        let mut start = slab.start.to_vec();
-        let mut count = slab.count.to_vec();
-        for (i, s) in sels.iter().enumerate() {
-            if let (Some(s), Some(st), Some(c)) = (s, start.get_mut(i), count.get_mut(i)) {
-                *st = s.index(*st);
-                *c = if *c == 0 { 0 } else { (*c - 1) * s.stride + 1 };
-            }
-        }
-        (start, count)
+        (0..slab.start.len())
+            .map(|i| match sels.get(i).copied().flatten() {
+                None => vec![(slab.start[i], slab.count[i])],
+                Some(s) => (s.segments(slab.start[i], slab.count[i]).iter())
+                    .map(|r| (r.first, r.last() - r.first + 1))
+                    .collect(),
+            })
+            .collect()
     }
 
     /// Per dimension, the boxes of the original the view's `slab` reads: one box along a
-    /// dimension with stride 1, else one per stored chunk the kept indices fall in (so a
-    /// large stride reads only the chunks it needs, not every chunk between).
-    fn pieces(&self, var: VarId, slab: Slab) -> Vec<Vec<Piece>> {
+    /// dimension kept as one stride-1 run, else one per stored chunk the kept indices fall
+    /// in and per contiguous stretch (so a large stride reads only the chunks it needs, not
+    /// every chunk between, and a wrapped range reads its two ends, not the middle).
+    fn pieces(&self, var: VarId, slab: Slab) -> Result<Vec<Vec<Piece>>, DataError> {
         let sels = self.sels(var);
         let chunks = self.original.var(var).storage.chunk_sizes.clone();
         (0..slab.start.len())
             .map(|i| {
                 let (s0, c0) = (slab.start[i], slab.count[i]);
-                match sels.get(i).copied().flatten() {
-                    Some(s) if s.stride > 1 && c0 > 0 => {
-                        let chunk = chunks
-                            .as_ref()
-                            .and_then(|c| c.get(i).copied())
-                            .filter(|&c| c > 0)
-                            .unwrap_or(u64::MAX);
-                        let mut out: Vec<Piece> = Vec::new();
-                        for k in s0..s0 + c0 {
-                            let at = s.index(k);
-                            match out.last_mut() {
-                                Some(p) if p.start / chunk == at / chunk => {
-                                    p.count = at - p.start + 1;
-                                    p.picks.push(at - p.start);
-                                }
-                                _ => out.push(Piece {
-                                    start: at,
-                                    count: 1,
-                                    picks: vec![0],
-                                }),
-                            }
-                        }
-                        out
-                    }
-                    sel => {
-                        let start = sel.map_or(s0, |s| s.index(s0));
-                        vec![Piece {
-                            start,
-                            count: c0,
-                            picks: (0..c0).collect(),
-                        }]
+                let Some(s) = sels.get(i).copied().flatten() else {
+                    return Ok(vec![Piece {
+                        start: s0,
+                        count: c0,
+                        picks: (0..c0).collect(),
+                    }]);
+                };
+                if s0.checked_add(c0).is_none_or(|end| end > s.len()) {
+                    return Err(DataError::from(format!(
+                        "subset of {}: indices {s0} to {s0}+{c0} of dimension {i} are past its {} kept elements",
+                        self.original.var_path(var),
+                        s.len()
+                    )));
+                }
+                let segments = s.segments(s0, c0);
+                if let [r] = segments.as_slice() {
+                    if r.stride == 1 || r.count == 1 {
+                        return Ok(vec![Piece {
+                            start: r.first,
+                            count: r.count,
+                            picks: (0..r.count).collect(),
+                        }]);
                     }
                 }
+                let chunk = (chunks.as_ref().and_then(|c| c.get(i).copied()))
+                    .filter(|&c| c > 0)
+                    .unwrap_or(u64::MAX);
+                let mut out: Vec<Piece> = Vec::new();
+                for at in segments.iter().flat_map(|r| (0..r.count).map(|k| r.index(k))) {
+                    match out.last_mut() {
+                        // after the piece's last index, and next to it or in its chunk
+                        Some(p)
+                            if at >= p.start + p.count
+                                && (at == p.start + p.count || p.start / chunk == at / chunk) =>
+                        {
+                            p.count = at - p.start + 1;
+                            p.picks.push(at - p.start);
+                        }
+                        _ => out.push(Piece {
+                            start: at,
+                            count: 1,
+                            picks: vec![0],
+                        }),
+                    }
+                }
+                Ok(out)
             })
             .collect()
+    }
+
+    /// The view's `slab` of `var` read as one strided hyperslab per combination of runs,
+    /// when the source cuts strided hyperslabs itself ([`DataSource::read_strided`], an
+    /// OPeNDAP server); `None` when it does not.
+    fn read_by_runs(&self, var: VarId, slab: Slab) -> Option<Result<Values, DataError>> {
+        let sels = self.sels(var);
+        // past the view's end: read_with says so
+        let outside = sels.iter().enumerate().any(|(i, s)| {
+            s.is_some_and(|s| {
+                (slab.start.get(i).zip(slab.count.get(i)))
+                    .is_none_or(|(&a, &n)| a.checked_add(n).is_none_or(|e| e > s.len()))
+            })
+        });
+        if outside {
+            return None;
+        }
+        let segs: Vec<Vec<Run>> = (0..slab.start.len())
+            .map(|i| match sels.get(i).copied().flatten() {
+                None => vec![Run {
+                    first: slab.start[i],
+                    count: slab.count[i],
+                    stride: 1,
+                }],
+                Some(s) => s.segments(slab.start[i], slab.count[i]),
+            })
+            .collect();
+        let grid: Vec<u64> = segs.iter().map(|s| s.len() as u64).collect();
+        if grid.contains(&0) || slab.count.contains(&0) {
+            return None;
+        }
+        let rank = segs.len();
+        let mut which = vec![0u64; rank];
+        let (mut all, mut bases, mut counts): (Option<Values>, Vec<usize>, Vec<Vec<u64>>) =
+            (None, Vec::new(), Vec::new());
+        loop {
+            let run = |d: usize| segs[d][which[d] as usize];
+            let start: Vec<u64> = (0..rank).map(|d| run(d).first).collect();
+            let count: Vec<u64> = (0..rank).map(|d| run(d).count).collect();
+            let stride: Vec<u64> = (0..rank).map(|d| run(d).stride).collect();
+            let got = match self.src.read_strided(
+                self.original,
+                var,
+                Slab::new(&start, &count),
+                &stride,
+            )? {
+                Ok(v) => v,
+                Err(e) => return Some(Err(e)),
+            };
+            bases.push(all.as_ref().map_or(0, Values::len));
+            counts.push(count);
+            match &mut all {
+                None => all = Some(got),
+                Some(a) => {
+                    if !a.extend_from(&got) {
+                        return Some(Err("subset: the source's boxes differ in type".into()));
+                    }
+                }
+            }
+            if !crate::next_index(&mut which, &grid) {
+                break;
+            }
+        }
+        let all = all?;
+        if counts.len() == 1 {
+            return Some(Ok(all));
+        }
+        // each box holds its runs' elements whole: put them in the view's order
+        let pieces: Vec<Vec<Piece>> = segs
+            .iter()
+            .map(|ss| {
+                ss.iter()
+                    .map(|r| Piece {
+                        start: r.first,
+                        count: r.count,
+                        picks: (0..r.count).collect(),
+                    })
+                    .collect()
+            })
+            .collect();
+        let idx = gather_multi(&pieces, &bases, &counts, slab.count);
+        Some(Ok(all.gather(&idx)))
     }
 
     /// Read the view's `slab` of `var` with `read_box` reading boxes of the original, and
@@ -578,7 +836,7 @@ impl SubsetSource<'_> {
         slab: Slab,
         read_box: &dyn Fn(Slab) -> Result<Values, DataError>,
     ) -> Result<Values, DataError> {
-        let pieces = self.pieces(var, slab);
+        let pieces = self.pieces(var, slab)?;
         if pieces.iter().all(|p| p.len() == 1) {
             // one box: a stride-1 read needs no picking
             let start: Vec<u64> = pieces.iter().map(|p| p[0].start).collect();
@@ -621,6 +879,29 @@ impl SubsetSource<'_> {
         let idx = gather_multi(&pieces, &bases, &counts, slab.count);
         Ok(all.gather(&idx))
     }
+}
+
+/// The view's indices (as start, count boxes, one per run) that keep original indices
+/// `lo .. lo + n`.
+fn kept_in(s: &DimSelection, lo: u64, n: u64) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    if n == 0 {
+        return out;
+    }
+    let hi = lo + n - 1;
+    let mut base = 0;
+    for r in &s.runs {
+        let last = r.last();
+        if hi >= r.first && lo <= last {
+            let k_lo = lo.saturating_sub(r.first).div_ceil(r.stride);
+            let k_hi = (hi.min(last) - r.first) / r.stride;
+            if k_lo <= k_hi {
+                out.push((base + k_lo, k_hi - k_lo + 1));
+            }
+        }
+        base += r.count;
+    }
+    out
 }
 
 /// The counts of the box `which` picks along each dimension.
@@ -690,6 +971,9 @@ impl DataSource for SubsetSource<'_> {
         if !self.affects(var) {
             return self.src.read(self.original, var, slab);
         }
+        if let Some(r) = self.read_by_runs(var, slab) {
+            return r;
+        }
         self.read_with(var, slab, &|b| self.src.read(self.original, var, b))
     }
 
@@ -697,7 +981,7 @@ impl DataSource for SubsetSource<'_> {
         if !self.affects(var) {
             return self.src.read_le_bytes(self.original, var, slab);
         }
-        let pieces = self.pieces(var, slab);
+        let pieces = self.pieces(var, slab).ok()?;
         if !pieces
             .iter()
             .all(|p| p.len() == 1 && p[0].count == p[0].picks.len() as u64)
@@ -722,10 +1006,30 @@ impl DataSource for SubsetSource<'_> {
         if !self.affects(var) {
             return self.src.unwritten(self.original, var, slab);
         }
-        // every kept element lies in the bounding box: unwritten there, unwritten here
-        let (start, count) = self.bounding(var, slab);
-        self.src
-            .unwritten(self.original, var, Slab::new(&start, &count))
+        // every kept element lies in one of the runs' boxes: unwritten there, unwritten here
+        let boxes = self.run_boxes(var, slab);
+        let grid: Vec<u64> = boxes.iter().map(|b| b.len() as u64).collect();
+        if grid.contains(&0) {
+            return false;
+        }
+        let mut which = vec![0u64; grid.len()];
+        loop {
+            let start: Vec<u64> = (0..grid.len())
+                .map(|d| boxes[d][which[d] as usize].0)
+                .collect();
+            let count: Vec<u64> = (0..grid.len())
+                .map(|d| boxes[d][which[d] as usize].1)
+                .collect();
+            if !self
+                .src
+                .unwritten(self.original, var, Slab::new(&start, &count))
+            {
+                return false;
+            }
+            if !crate::next_index(&mut which, &grid) {
+                return true;
+            }
+        }
     }
 
     fn stored_regions(&self, _ds: &Dataset, var: VarId) -> Option<Vec<Region>> {
@@ -733,32 +1037,35 @@ impl DataSource for SubsetSource<'_> {
         if !self.affects(var) {
             return Some(regions);
         }
-        // each stored region's kept elements form a box of the view
+        // a stored region's kept elements form one box of the view per run it meets
         let sels = self.sels(var);
         let mut out = Vec::new();
-        'region: for r in regions {
-            let mut start = r.start.clone();
-            let mut count = r.count.clone();
-            for (d, s) in sels.iter().enumerate() {
-                let Some(s) = s else { continue };
-                let (lo, n) = (r.start[d], r.count[d]);
-                if n == 0 {
-                    continue 'region;
-                }
-                let hi = lo + n - 1;
-                let last = s.index(s.count - 1);
-                if hi < s.first || lo > last {
-                    continue 'region;
-                }
-                let k_lo = lo.saturating_sub(s.first).div_ceil(s.stride);
-                let k_hi = ((hi.min(last)) - s.first) / s.stride;
-                if k_lo > k_hi {
-                    continue 'region;
-                }
-                start[d] = k_lo;
-                count[d] = k_hi - k_lo + 1;
+        for r in regions {
+            let per_dim: Vec<Vec<(u64, u64)>> = (0..r.start.len())
+                .map(|d| match sels.get(d).copied().flatten() {
+                    None => vec![(r.start[d], r.count[d])],
+                    Some(s) => kept_in(s, r.start[d], r.count[d]),
+                })
+                .collect();
+            let grid: Vec<u64> = per_dim.iter().map(|b| b.len() as u64).collect();
+            if grid.contains(&0) {
+                continue;
             }
-            out.push(Region { start, count });
+            let mut which = vec![0u64; grid.len()];
+            loop {
+                let pick = |f: fn(&(u64, u64)) -> u64| -> Vec<u64> {
+                    (0..grid.len())
+                        .map(|d| f(&per_dim[d][which[d] as usize]))
+                        .collect()
+                };
+                out.push(Region {
+                    start: pick(|b| b.0),
+                    count: pick(|b| b.1),
+                });
+                if !crate::next_index(&mut which, &grid) {
+                    break;
+                }
+            }
         }
         Some(out)
     }
@@ -844,9 +1151,105 @@ mod tests {
         };
         assert!(e("lon,1").contains("no such dimension"));
         assert!(e("lat,4").contains("past the end"));
-        assert!(e("lat,2,1").contains("not yet supported"));
+        assert!(e("lat,2,1").contains("only a longitude wraps"));
         assert!(e("lat,11.,12.").contains("no coordinate lies"));
         assert!(e("time,1.").contains("needs a coordinate variable"));
+    }
+
+    /// `lon` (0, 45, .., 315 degrees east) and `v(lat, lon)`, chunked 1 x `chunk`.
+    fn globe(chunk: u64) -> (Dataset, VarId) {
+        let mut ds = Dataset::new("w");
+        let lat = ds.add_dim(ROOT, "lat", 2, false);
+        let lon = ds.add_dim(ROOT, "lon", 8, false);
+        let c = ds.add_var(ROOT, "lon", NcType::Atomic(AtomicType::Float), vec![lon]);
+        ds.var_mut(c).data = Some(Values::Float((0..8).map(|i| i as f32 * 45.).collect()));
+        ds.var_mut(c)
+            .atts
+            .push(crate::Attribute::text("units", "degrees_east"));
+        let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Int), vec![lat, lon]);
+        ds.var_mut(v).storage.chunk_sizes = Some(vec![1, chunk]);
+        (ds, v)
+    }
+
+    /// Reads `v` as the values 0..16, and refuses any box holding neither of its two ends
+    /// (so a wrapped read that asked for the middle would fail).
+    struct Ends;
+    impl DataSource for Ends {
+        fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+            if ds.var(var).name != "v" {
+                return InMemory.read(ds, var, slab);
+            }
+            if slab.start[1] > 1 && slab.start[1] + slab.count[1] < 7 {
+                return Err(format!("read the middle: {:?}", slab.start).into());
+            }
+            let all = Values::Int((0..16).collect());
+            let shape = ds.shape(var);
+            let idx: Vec<usize> = (0..slab.count[0])
+                .flat_map(|i| (0..slab.count[1]).map(move |j| (i, j)))
+                .map(|(i, j)| ((slab.start[0] + i) * shape[1] + slab.start[1] + j) as usize)
+                .collect();
+            Ok(all.gather(&idx))
+        }
+        fn stored_regions(&self, ds: &Dataset, var: VarId) -> Option<Vec<Region>> {
+            if ds.var(var).name != "v" {
+                return None;
+            }
+            // one stored region: row 1, columns 0 to 3
+            Some(vec![Region {
+                start: vec![1, 0],
+                count: vec![1, 4],
+            }])
+        }
+    }
+
+    #[test]
+    fn a_longitude_range_wraps_and_reads_only_its_ends() {
+        for chunk in [2, 8] {
+            let (ds, v) = globe(chunk);
+            let (view, src) = subset(&ds, &Ends, &specs(&["lon,300.,50."])).unwrap();
+            assert_eq!(view.shape(v), vec![2, 3]);
+            assert_eq!(
+                view.var(VarId(0)).data,
+                Some(Values::Float(vec![315., 0., 45.]))
+            );
+            let got = src.read(&view, v, Slab::new(&[0, 0], &[2, 3])).unwrap();
+            assert_eq!(got, Values::Int(vec![7, 0, 1, 15, 8, 9]));
+            // the stored region (row 1, lon 0..3) is view row 1, lon 1..2
+            let r = Region {
+                start: vec![1, 1],
+                count: vec![1, 2],
+            };
+            assert_eq!(src.stored_regions(&view, v), Some(vec![r]));
+            // a stride runs on across the wrap; an index range wraps too
+            let (_, src) = subset(&ds, &Ends, &specs(&["lon,300.,50.,2"])).unwrap();
+            let got = src.read(&view, v, Slab::new(&[0, 0], &[1, 2])).unwrap();
+            assert_eq!(got, Values::Int(vec![7, 1]));
+            let (view, src) = subset(&ds, &Ends, &specs(&["lon,6,1"])).unwrap();
+            let got = src.read(&view, v, Slab::new(&[1, 1], &[1, 3])).unwrap();
+            assert_eq!(got, Values::Int(vec![15, 8, 9]));
+        }
+        // without degrees east, MIN > MAX is an error
+        let (mut ds, _) = globe(2);
+        ds.var_mut(VarId(0)).atts.clear();
+        let e = subset(&ds, &Ends, &specs(&["lon,300.,50."])).err().unwrap();
+        assert!(e.to_string().contains("only a longitude wraps"), "{e}");
+    }
+
+    #[test]
+    fn several_ranges_of_one_dimension_are_joined_in_order() {
+        let (ds, v) = globe(2);
+        let (view, src) = subset(&ds, &Ends, &specs(&["lon,5,6", "lon,0,2"])).unwrap();
+        assert_eq!(
+            view.var(VarId(0)).data,
+            Some(Values::Float(vec![0., 45., 90., 225., 270.]))
+        );
+        let got = src.read(&view, v, Slab::new(&[0, 1], &[1, 4])).unwrap();
+        assert_eq!(got, Values::Int(vec![1, 2, 5, 6]));
+        let (view, _) = subset(&ds, &Ends, &specs(&["lon,1,6,3", "lon,0,1"])).unwrap();
+        assert_eq!(
+            view.var(VarId(0)).data,
+            Some(Values::Float(vec![0., 45., 180.]))
+        );
     }
 
     #[test]
@@ -857,9 +1260,11 @@ mod tests {
         let got = src.read(&view, v, Slab::new(&[0, 0], &[2, 2])).unwrap();
         assert_eq!(got, Values::Int(vec![1, 2, 13, 14]));
         let sel = DimSelection {
-            first: 1,
-            count: 3,
-            stride: 2,
+            runs: vec![Run {
+                first: 1,
+                count: 3,
+                stride: 2,
+            }],
         };
         let one = Dataset::new("x");
         let mut one = one;

@@ -1147,6 +1147,21 @@ pub fn gather(
     data: &mut [Datum],
     leaves: &[(VarId, Vec<usize>)],
 ) -> Result<Vec<(VarId, Values)>, String> {
+    gather_counted(ds, dds, data, leaves, None)
+}
+
+/// [`gather`], with `count` values of each leaf when given (a hyperslab the server was asked
+/// for) instead of its variable's every element.
+///
+/// # Errors
+/// As [`gather`].
+pub fn gather_counted(
+    ds: &Dataset,
+    dds: &Dds,
+    data: &mut [Datum],
+    leaves: &[(VarId, Vec<usize>)],
+    count: Option<u64>,
+) -> Result<Vec<(VarId, Values)>, String> {
     let mut out = Vec::new();
     for (k, (vid, path)) in leaves.iter().enumerate() {
         let Some((&top, rest)) = path.split_first() else {
@@ -1160,7 +1175,7 @@ pub fn gather(
         let mut acc: Vec<Atoms> = Vec::new();
         collect(node, datum, rest, take, &mut acc);
         let var = ds.var(*vid);
-        let Some(want) = ds.num_elements(*vid) else {
+        let Some(want) = count.or_else(|| ds.num_elements(*vid)) else {
             continue;
         };
         let values = if var.ty == NcType::Atomic(AtomicType::Char) {

@@ -5,7 +5,7 @@ pub mod build;
 pub mod parse;
 pub mod xdr;
 
-use nc_dataset::{Dataset, Values, VarId};
+use nc_dataset::{Dataset, Slab, Values, VarId};
 
 use crate::fetch::Target;
 use crate::{DapData, DapError};
@@ -204,7 +204,79 @@ impl Remote {
     }
 }
 
+/// What [`Remote::fetch_slab`] got: the hyperslab, or every variable's values from a server
+/// that ignores constraints.
+pub enum Slabbed {
+    /// The hyperslab asked for, row-major.
+    Cut(Values),
+    /// Every variable, whole.
+    Whole(Vec<(VarId, Values)>),
+}
+
 impl Remote {
+    /// Fetch a strided hyperslab of `var`: `URL.dods?NAME[a:s:b][..]`, the server cutting
+    /// it. `None` for a variable whose netCDF dimensions are not its DAP array's (a char
+    /// variable's string length, a member of a structure or grid, a sequence): those are
+    /// fetched whole; and on a URL with its own constraint (whose indices are not the
+    /// server's).
+    ///
+    /// # Errors
+    /// The request fails, or the answer is not the hyperslab's data.
+    pub fn fetch_slab(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        slab: Slab,
+        stride: &[u64],
+    ) -> Option<Result<Slabbed, DapError>> {
+        if self.target.constrained() {
+            return None;
+        }
+        let (_, path) = self.leaves.iter().find(|(v, _)| *v == var)?;
+        let [top] = path.as_slice() else { return None };
+        let node = self.dds.vars.get(*top)?;
+        let rank = ds.var(var).dims.len();
+        let plain = matches!(node.kind, parse::DdsKind::Base(_))
+            && node.dims.len() == rank
+            && rank > 0
+            && ds.var(var).ty != nc_dataset::NcType::Atomic(nc_dataset::AtomicType::Char);
+        if !plain || slab.count.contains(&0) || stride.len() != rank {
+            return None;
+        }
+        let mut ce = encode_name(&node.name);
+        for ((&a, &n), &s) in slab.start.iter().zip(slab.count).zip(stride) {
+            let s = s.max(1);
+            ce.push_str(&format!("[{a}:{s}:{}]", a + (n - 1) * s));
+        }
+        let url = self.target.url_of("dods");
+        let got = (|| {
+            let bytes = self.target.get("dods", Some(&ce))?;
+            let (dds, mut data) = decode_dods(&url, &bytes)?;
+            if dds == self.dds {
+                return build::gather(ds, &dds, &mut data, &self.leaves)
+                    .map(Slabbed::Whole)
+                    .map_err(|e| text_error(&url, e));
+            }
+            let Some(i) = dds.vars.iter().position(|x| x.name == node.name) else {
+                return Err(text_error(
+                    &url,
+                    format!("the answer to {ce} does not hold \"{}\"", node.name),
+                ));
+            };
+            let want = slab.count.iter().product::<u64>();
+            let mut got = build::gather_counted(ds, &dds, &mut data, &[(var, vec![i])], Some(want))
+                .map_err(|e| text_error(&url, e))?;
+            match got.pop() {
+                Some((_, values)) => Ok(Slabbed::Cut(values)),
+                None => Err(text_error(
+                    &url,
+                    format!("the answer to {ce} holds no values"),
+                )),
+            }
+        })();
+        Some(got)
+    }
+
     /// Fetch every variable at once: `URL.dods` with the URL's own constraint, as netCDF-C's
     /// `[cache]` (ncdump `-w`) keeps whole variables on the client. `None` when the answer
     /// does not describe the dataset as opened (then each variable is asked for alone).
