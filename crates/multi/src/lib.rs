@@ -119,3 +119,99 @@ impl Join {
         &self.warnings
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nc_dataset::{AtomicType, Attribute, NcType, Slab, Values, ROOT};
+    use nc_dispatch::{create, CreateOptions};
+
+    /// A classic file of `n` records: `time` from `first` in `units`, `v(time, x)` with x = 2.
+    fn write(dir: &std::path::Path, name: &str, first: i32, n: usize, units: &str) -> Location {
+        let mut ds = Dataset::new(name);
+        let t = ds.add_dim(ROOT, "time", n as u64, true);
+        let x = ds.add_dim(ROOT, "x", 2, false);
+        let time = ds.add_var(ROOT, "time", NcType::Atomic(AtomicType::Int), vec![t]);
+        ds.var_mut(time).atts.push(Attribute::text("units", units));
+        ds.var_mut(time).data = Some(Values::Int((0..n as i32).map(|k| first + k).collect()));
+        let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Int), vec![t, x]);
+        ds.var_mut(v).data = Some(Values::Int(
+            (0..2 * n as i32).map(|k| 100 * first + k).collect(),
+        ));
+        let loc = Location::local(&dir.join(format!("{name}.nc")));
+        let opts = CreateOptions {
+            format: nc_dataset::Format::Classic,
+            ..CreateOptions::default()
+        };
+        create(&loc, &ds, &nc_dataset::InMemory, &opts).unwrap();
+        loc
+    }
+
+    #[test]
+    fn reads_across_files_keep_few_open_and_rebase_the_coordinate() {
+        let dir = tempfile::tempdir().unwrap();
+        let locs: Vec<Location> = (0..5)
+            .map(|i| {
+                let units = if i == 3 {
+                    "days since 2000-01-02"
+                } else {
+                    "days since 2000-01-01"
+                };
+                let first = if i == 3 { 2 * i - 1 } else { 2 * i };
+                write(
+                    dir.path(),
+                    &format!("f{i}"),
+                    first,
+                    if i == 2 { 0 } else { 2 },
+                    units,
+                )
+            })
+            .collect();
+        let opts = JoinOptions {
+            dim: None,
+            max_open: 2,
+        };
+        let join = Join::open(&locs, &opts).unwrap();
+        let ds = join.dataset();
+        assert_eq!(ds.dims[0].len, 8);
+        let time = ds.find_var(ROOT, "time").unwrap();
+        let v = ds.find_var(ROOT, "v").unwrap();
+        let got = join.source().read(ds, time, Slab::new(&[0], &[8])).unwrap();
+        assert_eq!(got, Values::Int(vec![0, 1, 2, 3, 6, 7, 8, 9]));
+        // a slab across three files (one of them empty), a column only
+        let got = join
+            .source()
+            .read(ds, v, Slab::new(&[1, 1], &[4, 1]))
+            .unwrap();
+        assert_eq!(got, Values::Int(vec![3, 201, 203, 501]));
+        let bytes = join
+            .source()
+            .read_le_bytes(ds, v, Slab::new(&[3, 0], &[2, 2]))
+            .unwrap()
+            .unwrap();
+        let want: Vec<u8> = [202i32, 203, 500, 501]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(bytes, want);
+        assert!(join.join_source().open_inputs() <= 2);
+    }
+
+    #[test]
+    fn a_join_along_a_fixed_dimension_interleaves_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a", 0, 2, "days since 2000-01-01");
+        let opts = JoinOptions {
+            dim: Some("x".into()),
+            max_open: 1,
+        };
+        let join = Join::open(&[a.clone(), a], &opts).unwrap();
+        let ds = join.dataset();
+        let v = ds.find_var(ROOT, "v").unwrap();
+        let got = join
+            .source()
+            .read(ds, v, Slab::new(&[0, 0], &[2, 4]))
+            .unwrap();
+        assert_eq!(got, Values::Int(vec![0, 1, 0, 1, 2, 3, 2, 3]));
+    }
+}
