@@ -238,8 +238,8 @@ fn progress_bar() -> Option<nc_copy::ProgressFn> {
 
 /// What is copied: one opened input, or the view of several joined (nc-multi).
 enum Input {
-    One(nc_dispatch::Opened),
-    Joined(nc_multi::Join),
+    One(Box<nc_dispatch::Opened>),
+    Joined(Box<nc_multi::Join>),
 }
 
 impl Input {
@@ -346,7 +346,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 eprintln!("nccopy: warning: {w}");
             }
         }
-        Input::Joined(j)
+        Input::Joined(Box::new(j))
     } else {
         let o = nc_dispatch::open(&in_locs[0])
             .map_err(Failure::input)
@@ -356,7 +356,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 eprintln!("nccopy: warning: {}: {w}", infile.display());
             }
         }
-        Input::One(o)
+        Input::One(Box::new(o))
     };
     let mut opts = nc_copy::CopyOptions {
         format,

@@ -124,10 +124,10 @@ fn text_att(ds: &Dataset, v: VarId, name: &str) -> Option<String> {
     })
 }
 
-/// A variable's type, as compared between inputs: its CDL name and size.
+/// A variable's type, as compared between inputs: its CDL name.
 fn type_key(ds: &Dataset, v: VarId) -> String {
     let ty = ds.var(v).ty;
-    format!("{}", ds.type_name(ty))
+    ds.type_name(ty).to_string()
 }
 
 impl Planner {
