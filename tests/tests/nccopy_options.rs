@@ -123,7 +123,7 @@ fn no_arguments_prints_the_usage_and_exits_2() {
 }
 
 fn usage() -> &'static str {
-    "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [--dimension dim,min[,max[,stride]]] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] [--part init|I/N|finish] infile outfile"
+    "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [--dimension dim,min[,max[,stride]]] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] [--part init|I/N|finish] [--join-dim dim] infile [infile...] outfile"
 }
 
 #[test]

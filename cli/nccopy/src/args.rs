@@ -12,10 +12,11 @@ const FORMAT: &str = "Output format";
 const STORAGE: &str = "Compression and chunking";
 const SUBSET: &str = "Subsetting";
 const PERFORMANCE: &str = "Performance (accepted as hints)";
+const JOIN: &str = "Joining files (more than one infile)";
 const OTHER: &str = "Other";
 
 /// The synopsis, as nccopy's man page writes it.
-pub const USAGE: &str = "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [--dimension dim,min[,max[,stride]]] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] [--part init|I/N|finish] infile outfile";
+pub const USAGE: &str = "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chunkspec] [-u] [-w] [-[v|V] varlist] [-[g|G] grplist] [--dimension dim,min[,max[,stride]]] [-m n] [-h n] [-e n] [-r] [-x] [-F filterspec] [-Ln] [-Mn] [-q] [--explain] [--force] [--threads N] [--part init|I/N|finish] [--join-dim dim] infile [infile...] outfile";
 
 /// Copy a netCDF dataset, optionally converting its format, compression and chunking
 /// (netCDF-C nccopy's options).
@@ -26,7 +27,7 @@ pub const USAGE: &str = "nccopy-rs [-k kind] [-[3|4|5|6|7]] [-d n] [-s] [-c chun
     override_usage = USAGE,
     disable_help_flag = true,
     disable_version_flag = true,
-    after_help = "infile and outfile are files or NCZarr/Zarr stores (file://PATH#mode=nczarr,file, or #mode=zarr, zip), local or on object storage: s3://bucket/key, gs://, az://, http(s):// (input only); a store there with #mode=nczarr or #mode=zarr (docs/guide.md). NC_IO_STATS=1 prints the remote requests and bytes."
+    after_help = "More than one infile: the inputs are joined along their record (unlimited) dimension, in the order given, as NCO's ncrcat joins them, and copied as one dataset with every option; an object-storage infile may end in a wildcard (s3://bucket/run/*.nc: listed, sorted by name). infile and outfile are files or NCZarr/Zarr stores (file://PATH#mode=nczarr,file, or #mode=zarr, zip), local or on object storage: s3://bucket/key, gs://, az://, http(s):// (input only); a store there with #mode=nczarr or #mode=zarr (docs/guide.md). NC_IO_STATS=1 prints the remote requests and bytes."
 )]
 pub struct Args {
     /// Output format: classic, '64-bit offset', cdf5, netCDF-4, 'netCDF-4 classic model' (or nc3, nc6, nc5, nc4, nc7, 1-5).
@@ -90,6 +91,10 @@ pub struct Args {
     #[arg(long = "dimension", visible_alias = "dmn", value_name = "spec", action = ArgAction::Append, allow_hyphen_values = true, help_heading = SUBSET)]
     pub dimension: Vec<String>,
 
+    /// Join the inputs along this dimension (in every group) instead of the record dimension; every other dimension, variable and type must agree.
+    #[arg(long = "join-dim", value_name = "dim", help_heading = JOIN)]
+    pub join_dim: Option<String>,
+
     /// Copy buffer size in bytes (K, M, G, T, P suffixes: powers of 1000).
     #[arg(short = 'm', value_name = "n", allow_hyphen_values = true, help_heading = PERFORMANCE)]
     pub buffer: Option<String>,
@@ -134,10 +139,7 @@ pub struct Args {
     #[arg(long = "version", help_heading = OTHER)]
     pub version: bool,
 
-    /// Input dataset (file or store).
-    #[arg(value_name = "infile")]
-    pub infile: Option<PathBuf>,
-    /// Output dataset (file or store).
-    #[arg(value_name = "outfile")]
-    pub outfile: Option<PathBuf>,
+    /// The input datasets (files or stores; more than one are joined), the output dataset last.
+    #[arg(value_name = "file", num_args = 0..)]
+    pub files: Vec<PathBuf>,
 }

@@ -236,19 +236,55 @@ fn progress_bar() -> Option<nc_copy::ProgressFn> {
     )))
 }
 
+/// What is copied: one opened input, or the view of several joined (nc-multi).
+enum Input {
+    One(Box<nc_dispatch::Opened>),
+    Joined(Box<nc_multi::Join>),
+}
+
+impl Input {
+    fn dataset(&self) -> &nc_dataset::Dataset {
+        match self {
+            Input::One(o) => o.dataset(),
+            Input::Joined(j) => j.dataset(),
+        }
+    }
+
+    fn source(&self) -> &dyn nc_dataset::DataSource {
+        match self {
+            Input::One(o) => o.source(),
+            Input::Joined(j) => j.source(),
+        }
+    }
+}
+
 fn run(args: Args) -> anyhow::Result<()> {
     let missing = || {
         usage(format!(
             "one input file and one output file required\nusage: {USAGE}"
         ))
     };
-    let (Some(infile), outfile) = (args.infile.clone(), args.outfile.clone()) else {
-        return Err(missing());
+    let (infiles, outfile) = match (args.files.split_last(), args.explain) {
+        (Some((only, [])), true) => (std::slice::from_ref(only), PathBuf::from("-")),
+        (Some((_, [])), false) | (None, _) => return Err(missing()),
+        (Some((out, ins)), _) => (ins, out.clone()),
     };
-    let outfile = match (outfile, args.explain) {
-        (Some(o), _) => o,
-        (None, true) => PathBuf::from("-"),
-        (None, false) => return Err(missing()),
+    let names: Vec<String> = infiles
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let join = names.len() > 1
+        || args.join_dim.is_some()
+        || names.iter().any(|n| nc_multi::is_wildcard(n));
+    let infile = infiles.first().cloned().unwrap_or_default();
+    let shown_input = if join {
+        format!(
+            "{} (joined with {} more)",
+            infile.display(),
+            names.len() - 1
+        )
+    } else {
+        infile.display().to_string()
     };
     let shortcuts = [
         (args.k3, Format::Classic),
@@ -276,13 +312,19 @@ fn run(args: Args) -> anyhow::Result<()> {
         .map_err(Failure::usage)?;
     // names are parsed once, here; an output name's error waits for the output to be written
     // (an input error comes first, as the files are opened in that order)
-    let in_loc = nc_dispatch::Location::parse(&infile.to_string_lossy())
-        .map_err(Failure::input)
-        .context("cannot open input")?;
+    let in_locs = if join {
+        nc_multi::expand(&names)
+            .map_err(Failure::input)
+            .context("cannot open input")?
+    } else {
+        vec![nc_dispatch::Location::parse(&names[0])
+            .map_err(Failure::input)
+            .context("cannot open input")?]
+    };
     let out_loc = nc_dispatch::Location::parse(&outfile.to_string_lossy());
     let same = out_loc
         .as_ref()
-        .is_ok_and(|o| nc_dispatch::same_dataset(&in_loc, o));
+        .is_ok_and(|o| in_locs.iter().any(|i| nc_dispatch::same_dataset(i, o)));
     if !args.explain && same {
         return Err(Failure::output(format!(
             "{}: output is the input dataset (the same file or store, maybe through a link); \
@@ -291,14 +333,31 @@ fn run(args: Args) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let input = nc_dispatch::open(&in_loc)
-        .map_err(Failure::input)
-        .context("cannot open input")?;
-    if !args.quiet {
-        for w in input.warnings() {
-            eprintln!("nccopy: warning: {}: {w}", infile.display());
+    let input = if join {
+        let opts = nc_multi::JoinOptions {
+            dim: args.join_dim.clone(),
+            ..Default::default()
+        };
+        let j = nc_multi::Join::open(&in_locs, &opts)
+            .map_err(Failure::input)
+            .context("cannot open input")?;
+        if !args.quiet {
+            for w in j.warnings() {
+                eprintln!("nccopy: warning: {w}");
+            }
         }
-    }
+        Input::Joined(Box::new(j))
+    } else {
+        let o = nc_dispatch::open(&in_locs[0])
+            .map_err(Failure::input)
+            .context("cannot open input")?;
+        if !args.quiet {
+            for w in o.warnings() {
+                eprintln!("nccopy: warning: {}: {w}", infile.display());
+            }
+        }
+        Input::One(Box::new(o))
+    };
     let mut opts = nc_copy::CopyOptions {
         format,
         fix_unlimited: args.fix_unlimited,
@@ -327,7 +386,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             .context("cannot write output")
     })?;
     if args.explain {
-        let report = nc_copy::explain(&input, &out_loc, &opts)?;
+        let report = nc_copy::explain_view(input.dataset(), input.source(), &out_loc, &opts)?;
         print_warnings(&args, &report);
         let mut out = std::io::stdout().lock();
         for line in &report.explain {
@@ -343,7 +402,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if part.is_none() {
         opts.progress = progress_bar();
     }
-    let result = nc_copy::copy(&input, &out_loc, &opts);
+    let result = nc_copy::copy_view(input.dataset(), input.source(), &out_loc, &opts);
     if let (Err(_), Some(p)) = (&result, &opts.progress) {
         // clear a bar left on screen before the error is printed
         (p.0)(nc_copy::ProgressEvent {
@@ -356,7 +415,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let report = result.map_err(|f| {
         let doing = match f.side() {
-            nc_runtime::Side::Input => format!("cannot read input: {}", infile.display()),
+            nc_runtime::Side::Input => format!("cannot read input: {shown_input}"),
             nc_runtime::Side::Usage => return anyhow::Error::new(f),
             nc_runtime::Side::Output => "cannot write output".to_string(),
         };

@@ -23,5 +23,5 @@ mod storage;
 
 pub use options::{CopyOptions, CopyReport};
 pub use progress::{ProgressEvent, ProgressFn};
-pub use run::{copy, explain};
+pub use run::{copy, copy_view, explain, explain_view};
 pub use source::InputReadError;

@@ -54,21 +54,36 @@ fn prepare(in_ds: &Dataset, dest: &Location, opts: &CopyOptions) -> Result<Prepa
 /// # Errors
 /// When the options do not fit the input (marked [`nc_dispatch::Side::Usage`]).
 pub fn explain(input: &Opened, dest: &Location, opts: &CopyOptions) -> Result<CopyReport, Failure> {
-    let view = subset_view(input, opts)?;
-    let in_ds = view.as_ref().map_or(input.dataset(), |(d, _)| d);
+    explain_view(input.dataset(), input.source(), dest, opts)
+}
+
+/// [`explain`] of a view of the input (a dataset and its source, such as nc-multi's join of
+/// several files).
+///
+/// # Errors
+/// As [`explain`].
+pub fn explain_view(
+    dataset: &Dataset,
+    source: &dyn DataSource,
+    dest: &Location,
+    opts: &CopyOptions,
+) -> Result<CopyReport, Failure> {
+    let view = subset_view(dataset, source, opts)?;
+    let in_ds = view.as_ref().map_or(dataset, |(d, _)| d);
     Ok(prepare(in_ds, dest, opts)?.report)
 }
 
 /// The input as `--dimension` shows it, or `None` when it is copied whole. Its errors are the
 /// input's: the options are well formed but do not fit the data.
 fn subset_view<'a>(
-    input: &'a Opened,
+    dataset: &'a Dataset,
+    source: &'a dyn DataSource,
     opts: &CopyOptions,
 ) -> Result<Option<(Dataset, SubsetSource<'a>)>, Failure> {
     if opts.dimensions.is_empty() {
         return Ok(None);
     }
-    subset(input.dataset(), input.source(), &opts.dimensions)
+    subset(dataset, source, &opts.dimensions)
         .map(Some)
         .map_err(Failure::input)
 }
@@ -81,14 +96,28 @@ fn subset_view<'a>(
 /// reader's message), else [`nc_dispatch::Side::Output`] (creating, writing or committing it, or a
 /// dataset the output format cannot hold).
 pub fn copy(input: &Opened, dest: &Location, opts: &CopyOptions) -> Result<CopyReport, Failure> {
+    copy_view(input.dataset(), input.source(), dest, opts)
+}
+
+/// [`copy`] of a view of the input (a dataset and its source, such as nc-multi's join of
+/// several files): read as an opened input is, with every option.
+///
+/// # Errors
+/// As [`copy`].
+pub fn copy_view(
+    dataset: &Dataset,
+    source: &dyn DataSource,
+    dest: &Location,
+    opts: &CopyOptions,
+) -> Result<CopyReport, Failure> {
     if opts.part.is_some() {
         check_part_output(dest)?;
     }
     // a subset is a view of the input: the copy reads it as it would the input
-    let view = subset_view(input, opts)?;
+    let view = subset_view(dataset, source, opts)?;
     let (in_ds, in_src): (&Dataset, &dyn DataSource) = match &view {
         Some((d, s)) => (d, s),
-        None => (input.dataset(), input.source()),
+        None => (dataset, source),
     };
     let Prepared {
         out: out_ds,

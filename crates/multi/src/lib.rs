@@ -1,0 +1,217 @@
+//! Many files as one: the inputs joined along a dimension, as NCO's `ncrcat` joins records,
+//! shown as one [`Dataset`] and a [`DataSource`] that maps each read onto the files — a view
+//! that nccopy-rs copies like any input, with every copy option.
+//!
+//! - [`expand`] turns the names a user gave into locations: an object-storage name with a
+//!   wildcard in its last segment (`s3://bucket/run/*.nc`) is listed through nc-store and
+//!   sorted by name (a local wildcard is the shell's).
+//! - [`Join::open`] opens each input once, checks it against the first (dimensions other
+//!   than the join one, variables, types, dimensions of each variable), rebases the join
+//!   coordinate's CF time units to the first file's, checks the joined coordinate is
+//!   monotonic, and builds the joined dataset: join dimensions as long as the sum, every
+//!   other variable from the first file. Nothing is written before all of it passes.
+//! - [`JoinSource`] reads the view, keeping at most [`JoinOptions::max_open`] files open.
+
+mod error;
+mod inputs;
+mod plan;
+mod source;
+pub mod units;
+
+pub use error::JoinError;
+pub use inputs::{expand, is_wildcard};
+pub use source::JoinSource;
+
+use nc_dataset::{DataSource, Dataset};
+use nc_dispatch::Location;
+
+/// How to join.
+#[derive(Debug, Clone)]
+pub struct JoinOptions {
+    /// The dimension to join along (a name, found in every group); `None`: the record
+    /// (unlimited) dimension.
+    pub dim: Option<String>,
+    /// At most this many inputs are kept open at once (at least 1).
+    pub max_open: usize,
+}
+
+impl Default for JoinOptions {
+    fn default() -> JoinOptions {
+        JoinOptions {
+            dim: None,
+            max_open: 64,
+        }
+    }
+}
+
+/// The joined view: its dataset and its source.
+#[derive(Debug)]
+pub struct Join {
+    dataset: Dataset,
+    source: JoinSource,
+    warnings: Vec<String>,
+}
+
+impl Join {
+    /// Open and check every input, in order, and plan the join.
+    ///
+    /// # Errors
+    /// An input that cannot be opened, or that does not agree with the first (each
+    /// [`JoinError`] names the file and the variable or dimension); coordinates that cannot
+    /// be rebased or are not monotonic across the join.
+    pub fn open(inputs: &[Location], opts: &JoinOptions) -> Result<Join, JoinError> {
+        let Some(first_loc) = inputs.first() else {
+            return Err(JoinError::EmptyWildcard {
+                pattern: String::new(),
+            });
+        };
+        let max_open = opts.max_open.max(1);
+        let first = nc_dispatch::open(first_loc).map_err(JoinError::Open)?;
+        let mut warnings: Vec<String> = first
+            .warnings()
+            .iter()
+            .map(|w| format!("{}: {w}", first_loc.display()))
+            .collect();
+        let mut planner = plan::Planner::new(&first, &first_loc.display(), opts.dim.as_deref())?;
+        planner.check_repeats()?;
+        planner.add(&first, &first_loc.display())?;
+        let mut kept = vec![(0, first)];
+        for (i, loc) in inputs.iter().enumerate().skip(1) {
+            let input = nc_dispatch::open(loc).map_err(JoinError::Open)?;
+            warnings.extend(
+                input
+                    .warnings()
+                    .iter()
+                    .map(|w| format!("{}: {w}", loc.display())),
+            );
+            planner.add(&input, &loc.display())?;
+            // the first files stay open for the copy; the rest are closed now
+            if kept.len() < max_open {
+                kept.push((i, input));
+            }
+        }
+        let (dataset, plan) = planner.finish(inputs.to_vec());
+        Ok(Join {
+            dataset,
+            source: JoinSource::new(plan, max_open, kept),
+            warnings,
+        })
+    }
+
+    /// The joined dataset.
+    pub fn dataset(&self) -> &Dataset {
+        &self.dataset
+    }
+
+    /// Its data.
+    pub fn source(&self) -> &dyn DataSource {
+        &self.source
+    }
+
+    /// The join's source with its own methods ([`JoinSource::open_inputs`]).
+    pub fn join_source(&self) -> &JoinSource {
+        &self.source
+    }
+
+    /// What the readers of the inputs left out or show differently, one line each naming
+    /// the file.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nc_dataset::{AtomicType, Attribute, NcType, Slab, Values, ROOT};
+    use nc_dispatch::{create, CreateOptions};
+
+    /// A classic file of `n` records: `time` from `first` in `units`, `v(time, x)` with x = 2.
+    fn write(dir: &std::path::Path, name: &str, first: i32, n: usize, units: &str) -> Location {
+        let mut ds = Dataset::new(name);
+        let t = ds.add_dim(ROOT, "time", n as u64, true);
+        let x = ds.add_dim(ROOT, "x", 2, false);
+        let time = ds.add_var(ROOT, "time", NcType::Atomic(AtomicType::Int), vec![t]);
+        ds.var_mut(time).atts.push(Attribute::text("units", units));
+        ds.var_mut(time).data = Some(Values::Int((0..n as i32).map(|k| first + k).collect()));
+        let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Int), vec![t, x]);
+        ds.var_mut(v).data = Some(Values::Int(
+            (0..2 * n as i32).map(|k| 100 * first + k).collect(),
+        ));
+        let loc = Location::local(&dir.join(format!("{name}.nc")));
+        let opts = CreateOptions {
+            format: nc_dataset::Format::Classic,
+            ..CreateOptions::default()
+        };
+        create(&loc, &ds, &nc_dataset::InMemory, &opts).unwrap();
+        loc
+    }
+
+    #[test]
+    fn reads_across_files_keep_few_open_and_rebase_the_coordinate() {
+        let dir = tempfile::tempdir().unwrap();
+        let locs: Vec<Location> = (0..5)
+            .map(|i| {
+                let units = if i == 3 {
+                    "days since 2000-01-02"
+                } else {
+                    "days since 2000-01-01"
+                };
+                let first = if i == 3 { 2 * i - 1 } else { 2 * i };
+                write(
+                    dir.path(),
+                    &format!("f{i}"),
+                    first,
+                    if i == 2 { 0 } else { 2 },
+                    units,
+                )
+            })
+            .collect();
+        let opts = JoinOptions {
+            dim: None,
+            max_open: 2,
+        };
+        let join = Join::open(&locs, &opts).unwrap();
+        let ds = join.dataset();
+        assert_eq!(ds.dims[0].len, 8);
+        let time = ds.find_var(ROOT, "time").unwrap();
+        let v = ds.find_var(ROOT, "v").unwrap();
+        let got = join.source().read(ds, time, Slab::new(&[0], &[8])).unwrap();
+        assert_eq!(got, Values::Int(vec![0, 1, 2, 3, 6, 7, 8, 9]));
+        // a slab across three files (one of them empty), a column only
+        let got = join
+            .source()
+            .read(ds, v, Slab::new(&[1, 1], &[4, 1]))
+            .unwrap();
+        assert_eq!(got, Values::Int(vec![3, 201, 203, 501]));
+        let bytes = join
+            .source()
+            .read_le_bytes(ds, v, Slab::new(&[3, 0], &[2, 2]))
+            .unwrap()
+            .unwrap();
+        let want: Vec<u8> = [202i32, 203, 500, 501]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(bytes, want);
+        assert!(join.join_source().open_inputs() <= 2);
+    }
+
+    #[test]
+    fn a_join_along_a_fixed_dimension_interleaves_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a", 0, 2, "days since 2000-01-01");
+        let opts = JoinOptions {
+            dim: Some("x".into()),
+            max_open: 1,
+        };
+        let join = Join::open(&[a.clone(), a], &opts).unwrap();
+        let ds = join.dataset();
+        let v = ds.find_var(ROOT, "v").unwrap();
+        let got = join
+            .source()
+            .read(ds, v, Slab::new(&[0, 0], &[2, 4]))
+            .unwrap();
+        assert_eq!(got, Values::Int(vec![0, 1, 0, 1, 2, 3, 2, 3]));
+    }
+}

@@ -1,0 +1,347 @@
+//! The joined view's [`DataSource`]: each hyperslab along a join dimension is split at the
+//! files' boundaries, each piece read from its file, and the pieces put back in row-major
+//! order. Files are opened on demand and at most [`crate::JoinOptions::max_open`] are kept
+//! open (least recently used closed first), so a join of 100,000 files needs neither
+//! 100,000 descriptors nor their metadata in memory at once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use nc_dataset::{ChunkRequest, DataError, DataSource, Dataset, MaybeBytes, Region, Slab};
+use nc_dataset::{Values, VarId};
+use nc_dispatch::Opened;
+
+use crate::plan::{dim_path, vars_by_path, Plan, VarRoute};
+use crate::JoinError;
+
+/// One open input and its variables by path.
+struct Entry {
+    opened: Opened,
+    vars: HashMap<String, VarId>,
+}
+
+impl Entry {
+    fn var(&self, route: &VarRoute) -> Result<VarId, DataError> {
+        self.vars
+            .get(&route.path)
+            .copied()
+            .ok_or_else(|| format!("variable {:?} is gone", route.path).into())
+    }
+}
+
+/// The inputs kept open, with the tick each was last used at.
+#[derive(Default)]
+struct Cache {
+    tick: u64,
+    open: Vec<(usize, u64, Arc<Entry>)>,
+}
+
+/// The data of the joined view (see the module docs).
+pub struct JoinSource {
+    plan: Plan,
+    max_open: usize,
+    cache: Mutex<Cache>,
+}
+
+impl std::fmt::Debug for JoinSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JoinSource")
+            .field("inputs", &self.plan.inputs.len())
+            .field("max_open", &self.max_open)
+            .finish()
+    }
+}
+
+/// Input pieces of a slab along the join axis: (input, the slab in that input).
+type Piece = (usize, Vec<u64>, Vec<u64>);
+
+impl JoinSource {
+    pub(crate) fn new(plan: Plan, max_open: usize, kept: Vec<(usize, Opened)>) -> JoinSource {
+        let open = kept
+            .into_iter()
+            .map(|(i, opened)| {
+                let vars = vars_by_path(opened.dataset());
+                (i, 0, Arc::new(Entry { opened, vars }))
+            })
+            .collect();
+        JoinSource {
+            plan,
+            max_open: max_open.max(1),
+            cache: Mutex::new(Cache { tick: 0, open }),
+        }
+    }
+
+    /// How many inputs are open now (for tests of the bound).
+    pub fn open_inputs(&self) -> usize {
+        self.cache.lock().map_or(0, |c| c.open.len())
+    }
+
+    /// Input `i`, from the cache or opened again (and checked to be as planned).
+    fn input(&self, i: usize) -> Result<Arc<Entry>, DataError> {
+        {
+            let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            c.tick += 1;
+            let tick = c.tick;
+            if let Some(e) = c.open.iter_mut().find(|e| e.0 == i) {
+                e.1 = tick;
+                return Ok(Arc::clone(&e.2));
+            }
+        }
+        // opened outside the lock, so other threads read meanwhile
+        let loc = &self.plan.inputs[i];
+        let opened = nc_dispatch::open(loc).map_err(JoinError::Open)?;
+        self.check_unchanged(i, &opened)?;
+        let vars = vars_by_path(opened.dataset());
+        let entry = Arc::new(Entry { opened, vars });
+        let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        c.tick += 1;
+        let tick = c.tick;
+        if let Some(e) = c.open.iter_mut().find(|e| e.0 == i) {
+            // another thread opened it first: keep one
+            e.1 = tick;
+            return Ok(Arc::clone(&e.2));
+        }
+        while c.open.len() >= self.max_open {
+            let oldest = c
+                .open
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, e)| e.1)
+                .map(|(k, _)| k);
+            match oldest {
+                Some(k) => drop(c.open.swap_remove(k)),
+                None => break,
+            }
+        }
+        c.open.push((i, tick, Arc::clone(&entry)));
+        Ok(entry)
+    }
+
+    /// A reopened input must still have the join lengths it was planned with.
+    fn check_unchanged(&self, i: usize, opened: &Opened) -> Result<(), JoinError> {
+        let ds = opened.dataset();
+        for j in &self.plan.joins {
+            let was = j.offsets[i + 1] - j.offsets[i];
+            let len = (0..ds.dims.len())
+                .map(nc_dataset::DimId)
+                .find(|&d| dim_path(ds, d) == j.path)
+                .map(|d| ds.dim(d).len);
+            if len != Some(was) {
+                return Err(JoinError::Changed {
+                    file: self.plan.inputs[i].display(),
+                    dim: j.path.clone(),
+                    len: len.unwrap_or(0),
+                    was,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The pieces of `slab` of a joined variable (`axis` along join dimension `j`).
+    fn pieces(&self, axis: usize, j: usize, slab: Slab) -> Vec<Piece> {
+        self.plan.joins[j]
+            .pieces(slab.start[axis], slab.count[axis])
+            .into_iter()
+            .map(|(i, at, n)| {
+                let mut start = slab.start.to_vec();
+                let mut count = slab.count.to_vec();
+                start[axis] = at;
+                count[axis] = n;
+                (i, start, count)
+            })
+            .collect()
+    }
+
+    /// Read every piece with `read`, then interleave them: for each index before the join
+    /// axis, each piece's block in turn.
+    fn gather<T, R, E>(
+        &self,
+        axis: usize,
+        slab: Slab,
+        pieces: &[Piece],
+        read: R,
+        mut extend: E,
+    ) -> Result<Option<T>, DataError>
+    where
+        R: Fn(usize, &Slab) -> Result<Option<T>, DataError>,
+        E: FnMut(&mut Option<T>, &T, usize, usize),
+        T: Len,
+    {
+        let outer: u64 = slab.count[..axis].iter().product();
+        let mut parts = Vec::with_capacity(pieces.len());
+        for (i, start, count) in pieces {
+            match read(*i, &Slab::new(start, count))? {
+                Some(p) => parts.push(p),
+                None => return Ok(None),
+            }
+        }
+        if parts.len() == 1 {
+            return Ok(parts.pop());
+        }
+        let mut out: Option<T> = None;
+        for o in 0..outer as usize {
+            for p in &parts {
+                let block = p.len() / (outer as usize).max(1);
+                extend(&mut out, p, o * block, block);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Lengths of the two kinds of pieces.
+trait Len {
+    fn len(&self) -> usize;
+}
+impl Len for Values {
+    fn len(&self) -> usize {
+        Values::len(self)
+    }
+}
+impl Len for Vec<u8> {
+    fn len(&self) -> usize {
+        <[u8]>::len(self)
+    }
+}
+
+impl DataSource for JoinSource {
+    fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
+        let route = &self.plan.routes[var.0];
+        let Some((axis, j)) = route.join else {
+            let e = self.input(0)?;
+            return e
+                .opened
+                .source()
+                .read(e.opened.dataset(), e.var(route)?, slab);
+        };
+        let pieces = self.pieces(axis, j, slab);
+        let rebase = &self.plan.joins[j].rebase;
+        let got = self.gather(
+            axis,
+            slab,
+            &pieces,
+            |i, s| {
+                let e = self.input(i)?;
+                let v = e
+                    .opened
+                    .source()
+                    .read(e.opened.dataset(), e.var(route)?, *s)?;
+                match rebase[i].filter(|_| route.rebased) {
+                    Some(r) => r.apply(&v).map(Some).ok_or_else(|| {
+                        format!("{}: not numbers, cannot rebase", route.path).into()
+                    }),
+                    None => Ok(Some(v)),
+                }
+            },
+            |out, p, at, n| match out {
+                Some(o) => {
+                    o.extend_from(&p.slice(at, n));
+                }
+                None => *out = Some(p.slice(at, n)),
+            },
+        )?;
+        // an empty slab: no piece at all
+        Ok(got.unwrap_or_else(|| ds.default_value(ds.var(var).ty).slice(0, 0)))
+    }
+
+    fn read_le_bytes(&self, _ds: &Dataset, var: VarId, slab: Slab) -> MaybeBytes {
+        let route = &self.plan.routes[var.0];
+        let Some((axis, j)) = route.join else {
+            let e = match self.input(0) {
+                Ok(e) => e,
+                Err(err) => return Some(Err(err)),
+            };
+            let v = match e.var(route) {
+                Ok(v) => v,
+                Err(err) => return Some(Err(err)),
+            };
+            return e.opened.source().read_le_bytes(e.opened.dataset(), v, slab);
+        };
+        if route.rebased || slab.is_empty() {
+            return None;
+        }
+        let pieces = self.pieces(axis, j, slab);
+        self.gather(
+            axis,
+            slab,
+            &pieces,
+            |i, s| {
+                let e = self.input(i)?;
+                match e
+                    .opened
+                    .source()
+                    .read_le_bytes(e.opened.dataset(), e.var(route)?, *s)
+                {
+                    Some(r) => r.map(Some),
+                    None => Ok(None),
+                }
+            },
+            |out: &mut Option<Vec<u8>>, p: &Vec<u8>, at, n| {
+                out.get_or_insert_with(Vec::new)
+                    .extend_from_slice(&p[at..at + n]);
+            },
+        )
+        .transpose()
+    }
+
+    fn raw_chunk(&self, _ds: &Dataset, var: VarId, chunk: ChunkRequest) -> Option<Vec<u8>> {
+        let route = &self.plan.routes[var.0];
+        let (i, offsets) = match route.join {
+            None => (0, chunk.offsets.to_vec()),
+            Some(_) if route.rebased => return None,
+            Some((axis, j)) => {
+                let join = &self.plan.joins[j];
+                let total = join.offsets.last().copied().unwrap_or(0);
+                let want = chunk.shape[axis].min(total.saturating_sub(chunk.offsets[axis]));
+                let pieces = join.pieces(chunk.offsets[axis], want);
+                // one file holds the whole chunk, or its end when the chunk is the join's last
+                let [(i, at, n)] = pieces[..] else {
+                    return None;
+                };
+                let in_len = join.offsets[i + 1] - join.offsets[i];
+                if n != chunk.shape[axis] && at + n != in_len {
+                    return None;
+                }
+                let mut o = chunk.offsets.to_vec();
+                o[axis] = at;
+                (i, o)
+            }
+        };
+        let e = self.input(i).ok()?;
+        let v = e.var(route).ok()?;
+        let req = ChunkRequest {
+            offsets: &offsets,
+            ..chunk
+        };
+        e.opened.source().raw_chunk(e.opened.dataset(), v, req)
+    }
+
+    fn unwritten(&self, _ds: &Dataset, var: VarId, slab: Slab) -> bool {
+        let route = &self.plan.routes[var.0];
+        let ask = |i: usize, s: Slab| {
+            self.input(i).ok().is_some_and(|e| {
+                e.var(route)
+                    .is_ok_and(|v| e.opened.source().unwritten(e.opened.dataset(), v, s))
+            })
+        };
+        match route.join {
+            None => ask(0, slab),
+            Some((axis, j)) => {
+                let pieces = self.pieces(axis, j, slab);
+                !pieces.is_empty() && pieces.iter().all(|(i, s, c)| ask(*i, Slab::new(s, c)))
+            }
+        }
+    }
+
+    fn stored_regions(&self, _ds: &Dataset, var: VarId) -> Option<Vec<Region>> {
+        let route = &self.plan.routes[var.0];
+        // a joined variable's regions would open every file once more: asked chunk by chunk
+        if route.join.is_some() {
+            return None;
+        }
+        let e = self.input(0).ok()?;
+        let v = e.var(route).ok()?;
+        e.opened.source().stored_regions(e.opened.dataset(), v)
+    }
+}
