@@ -36,8 +36,8 @@
 mod parquet;
 mod parquet_refs;
 
-pub use parquet_refs::{ParquetLayout, MAX_RECORD_SIZE};
 use parquet_refs::ParquetSink;
+pub use parquet_refs::{ParquetLayout, MAX_RECORD_SIZE};
 
 use nc_dataset::Slab;
 use std::io::Write;
@@ -257,9 +257,8 @@ pub fn emit_references(
         &mut warnings,
     )?;
     let registry = std::sync::OnceLock::new();
-    let meta = |sink: &mut dyn ReferenceSink, key: String, v: &Value| {
-        sink.metadata(&key, &to_text(v))
-    };
+    let meta =
+        |sink: &mut dyn ReferenceSink, key: String, v: &Value| sink.metadata(&key, &to_text(v));
     for e in &entries {
         match e {
             Entry::Group { key, zattrs } => {

@@ -3,7 +3,9 @@
 //! One row group; each column is `INT64` (required) or `BYTE_ARRAY` (optional, UTF-8 text or
 //! bytes), in data pages of version 1 with PLAIN values and definition levels (for optional
 //! columns) in the RLE/bit-packed hybrid encoding (RLE runs only), uncompressed or zstd; no
-//! dictionary, no statistics. The footer is the `FileMetaData` struct in Thrift's compact
+//! dictionary, no statistics but each column's null count (without it fastparquet, fsspec's
+//! default engine, reads an int64 column as nullable, and fsspec gets float offsets). The
+//! footer is the `FileMetaData` struct in Thrift's compact
 //! protocol. Spec: Apache Parquet "File Format" and `parquet.thrift` (format 2.x); Apache
 //! Thrift "Compact Protocol".
 //!
@@ -283,7 +285,7 @@ fn file_metadata(
 ) -> Vec<u8> {
     let mut t = Compact::default();
     t.i32(1, 1); // version
-    // schema: the root, then one leaf per column
+                 // schema: the root, then one leaf per column
     t.begin_list(2, CT_STRUCT, columns.len() + 1);
     t.begin_elem();
     t.binary(4, b"schema");
@@ -338,6 +340,13 @@ fn file_metadata(
         t.i64(6, to_i64(m.uncompressed));
         t.i64(7, to_i64(m.compressed));
         t.i64(9, to_i64(m.offset)); // data_page_offset
+        let nulls = match c.values {
+            ColumnValues::Int64(_) => 0,
+            ColumnValues::Bytes { values, .. } => values.iter().filter(|v| v.is_none()).count(),
+        };
+        t.begin_struct(12); // statistics
+        t.i64(3, to_i64(nulls)); // null_count
+        t.end_struct();
         t.end_struct();
         t.end_struct();
     }
@@ -474,7 +483,9 @@ mod tests {
 
     impl T {
         fn get(&self, id: i16) -> &T {
-            let T::S(f) = self else { panic!("not a struct") };
+            let T::S(f) = self else {
+                panic!("not a struct")
+            };
             &f.iter().find(|(i, _)| *i == id).expect("field").1
         }
         fn int(&self) -> i64 {
@@ -569,8 +580,8 @@ mod tests {
         }
         let b = t.stop();
         let mut want = vec![
-            0x15, 2, 0x26, 1, 0x08, 40, 2, b'a', b'b', 0x1c, 0x15, 0xd8, 0x04, 0, 0x19, 0x25, 0,
-            6, 0x19, 0xf8, 16,
+            0x15, 2, 0x26, 1, 0x08, 40, 2, b'a', b'b', 0x1c, 0x15, 0xd8, 0x04, 0, 0x19, 0x25, 0, 6,
+            0x19, 0xf8, 16,
         ];
         want.extend([0u8; 16]);
         want.push(0);
@@ -712,8 +723,14 @@ mod tests {
                 .collect();
             assert_eq!(ints, offsets);
             assert_eq!(got[3][1].as_deref(), Some(&b"\x00\x01"[..]));
-            let codec = meta.get(4).list()[0].get(1).list()[0].get(3).get(4).int();
+            let chunks = meta.get(4).list()[0].get(1).list();
+            let codec = chunks[0].get(3).get(4).int();
             assert_eq!(codec, i64::from(compression.codec()));
+            let nulls: Vec<i64> = chunks
+                .iter()
+                .map(|c| c.get(3).get(12).get(3).int())
+                .collect();
+            assert_eq!(nulls, [1, 0, 0, 2]);
         }
     }
 

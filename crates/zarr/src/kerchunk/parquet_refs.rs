@@ -134,7 +134,11 @@ impl<'a> ParquetSink<'a> {
                     size.push(0);
                     raw.push(None);
                 }
-                Row::Range { url, offset: o, len } => {
+                Row::Range {
+                    url,
+                    offset: o,
+                    len,
+                } => {
                     path.push(urls.get(*url).map(String::as_bytes));
                     offset.push(*o);
                     size.push(*len);
@@ -340,7 +344,10 @@ mod tests {
         let mut s = ParquetSink::new(&store, &layout(10)).unwrap();
         s.begin_array("s", &[]).unwrap();
         s.chunk(&[], ChunkRef::Inline(b"\x01")).unwrap();
-        let e = s.chunk(&[0], ChunkRef::Inline(b"")).unwrap_err().to_string();
+        let e = s
+            .chunk(&[0], ChunkRef::Inline(b""))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("outside its grid"), "{e}");
         s.finish().unwrap();
         assert!(store.get("s/refs.0.parq").unwrap().is_some());
