@@ -596,8 +596,11 @@ mod tests {
         assert!(rle_levels(std::iter::empty()).is_empty());
     }
 
-    /// Decode the file: footer, schema, and each column's values back.
-    fn decode(file: &[u8]) -> (T, Vec<Vec<Option<Vec<u8>>>>, Vec<usize>) {
+    /// A column's values as read back (`None`: null; an int64 as its 8 bytes).
+    type Values = Vec<Option<Vec<u8>>>;
+
+    /// Decode the file: footer, each column's values back, and each column's page count.
+    fn decode(file: &[u8]) -> (T, Vec<Values>, Vec<usize>) {
         assert_eq!(&file[..4], b"PAR1");
         assert_eq!(&file[file.len() - 4..], b"PAR1");
         let n = file.len();
