@@ -218,6 +218,10 @@ fn run(
                 .context("writing kerchunk references")?,
             Some((dir, layout)) => {
                 let dest = nc_dispatch::Location::parse(&dir).map_err(Failure::usage)?;
+                // SIGINT or SIGTERM while the directory is written removes its temporary
+                if let Err(e) = nc_runtime::install_interrupt_handler("ncdump") {
+                    eprintln!("ncdump: warning: cannot install the interrupt handler ({e}); an interrupted run may leave a temporary directory");
+                }
                 nc_dispatch::write_references_parquet(&opened, &loc, &req, &layout, &dest)
                     .with_context(|| format!("writing Parquet references to {dir}"))?
             }
