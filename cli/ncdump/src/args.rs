@@ -79,6 +79,29 @@ pub struct Args {
     /// or its URL as given)
     #[arg(long = "kerchunk-url", value_name = "URL", requires = "kerchunk", help_heading = REFS)]
     pub kerchunk_url: Option<String>,
+    /// With --kerchunk: json (one file on standard output, the default) or parquet (fsspec's
+    /// Parquet reference layout: the directory --kerchunk-out with .zmetadata and
+    /// VAR/refs.K.parq files, for millions of references)
+    #[arg(
+        long = "kerchunk-format",
+        value_name = "json|parquet",
+        requires = "kerchunk",
+        value_parser = ["json", "parquet"],
+        help_heading = REFS
+    )]
+    pub kerchunk_format: Option<String>,
+    /// With --kerchunk-format parquet: the directory (or object-storage prefix) to write,
+    /// under a temporary name renamed into place when complete
+    #[arg(long = "kerchunk-out", value_name = "DIR", requires = "kerchunk", help_heading = REFS)]
+    pub kerchunk_out: Option<String>,
+    /// With --kerchunk-format parquet: references per Parquet file (default 10000, as fsspec)
+    #[arg(
+        long = "kerchunk-record-size",
+        value_name = "N",
+        requires = "kerchunk",
+        help_heading = REFS
+    )]
+    pub kerchunk_record_size: Option<String>,
     /// Brief index annotations in the data, C (0-based) or Fortran (1-based) order
     #[arg(short = 'b', value_name = "c|f", help_heading = LAYOUT)]
     pub brief: Option<String>,

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::Parser;
 use nc_cdl::print::PrintError;
-use nc_runtime::exit;
+use nc_runtime::{exit, Failure};
 use ncdump_rs::options::{dimension_specs, dump_options, BadOption};
 use ncdump_rs::{Args, USAGE};
 
@@ -70,12 +70,50 @@ fn main() -> ExitCode {
                 eprintln!("ncdump: {e:#}");
                 if e.chain().any(|c| c.is::<BadOption>()) {
                     ExitCode::from(exit::USAGE)
+                } else if let Some(f) = e.chain().find_map(|c| c.downcast_ref::<Failure>()) {
+                    ExitCode::from(f.exit_code())
                 } else {
                     ExitCode::from(exit::INPUT)
                 }
             }
         },
     }
+}
+
+/// Where `--kerchunk` writes: `None` for JSON on standard output, else the Parquet
+/// directory and its layout.
+fn kerchunk_output(args: &Args) -> anyhow::Result<Option<(String, nc_dispatch::ParquetLayout)>> {
+    let parquet = args.kerchunk_format.as_deref() == Some("parquet");
+    let usage = |m: &str| anyhow::Error::new(Failure::usage(m.to_string()));
+    if !parquet {
+        if args.kerchunk_out.is_some() || args.kerchunk_record_size.is_some() {
+            return Err(usage(
+                "--kerchunk-out and --kerchunk-record-size are for --kerchunk-format parquet; \
+                 JSON references go to standard output (redirect it to a file)",
+            ));
+        }
+        return Ok(None);
+    }
+    let Some(dir) = args.kerchunk_out.clone() else {
+        return Err(usage(
+            "--kerchunk-format parquet writes a directory: name it with --kerchunk-out DIR",
+        ));
+    };
+    let mut layout = nc_dispatch::ParquetLayout::default();
+    if let Some(n) = &args.kerchunk_record_size {
+        layout.record_size = n
+            .parse()
+            .ok()
+            .filter(|&n| (1..=nc_dispatch::MAX_RECORD_SIZE).contains(&n))
+            .ok_or_else(|| {
+                usage(&format!(
+                    "--kerchunk-record-size {n}: give a number of references per file from 1 \
+                     to {}",
+                    nc_dispatch::MAX_RECORD_SIZE
+                ))
+            })?;
+    }
+    Ok(Some((dir, layout)))
 }
 
 /// A usage error: the message, then ncdump's usage text, and the usage exit code.
@@ -175,8 +213,19 @@ fn run(
             url: args.kerchunk_url.clone(),
             vars: opts.vars.clone(),
         };
-        let warnings = nc_dispatch::write_references(&opened, &loc, &req, out)
-            .context("writing kerchunk references")?;
+        let warnings = match kerchunk_output(args)? {
+            None => nc_dispatch::write_references(&opened, &loc, &req, out)
+                .context("writing kerchunk references")?,
+            Some((dir, layout)) => {
+                let dest = nc_dispatch::Location::parse(&dir).map_err(Failure::usage)?;
+                // SIGINT or SIGTERM while the directory is written removes its temporary
+                if let Err(e) = nc_runtime::install_interrupt_handler("ncdump") {
+                    eprintln!("ncdump: warning: cannot install the interrupt handler ({e}); an interrupted run may leave a temporary directory");
+                }
+                nc_dispatch::write_references_parquet(&opened, &loc, &req, &layout, &dest)
+                    .with_context(|| format!("writing Parquet references to {dir}"))?
+            }
+        };
         for w in warnings {
             eprintln!("ncdump: warning: {}: {w}", file.display());
         }

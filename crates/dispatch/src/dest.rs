@@ -28,13 +28,16 @@ pub(crate) enum OutputKind {
 }
 
 /// Keys whose presence at the top of a directory makes it a Zarr store we may replace (the
-/// last: a store being written by parts, `nccopy-rs --part`, whose root metadata comes last).
-const STORE_MARKERS: [&str; 6] = [
+/// plan key: a store being written by parts, `nccopy-rs --part`, whose root metadata comes
+/// last; `.zmetadata`: also fsspec's Parquet references, `ncdump-rs --kerchunk-format
+/// parquet`).
+const STORE_MARKERS: [&str; 7] = [
     ".zgroup",
     ".zarray",
     ".zattrs",
     "zarr.json",
     ".nczarr",
+    ".zmetadata",
     nc_zarr::fanout::PLAN_KEY,
 ];
 

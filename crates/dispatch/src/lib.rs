@@ -23,5 +23,6 @@ pub use kind::*;
 pub use nc_runtime::{Failure, Side};
 pub use nc_store::Location;
 pub use nc_zarr::{FanoutOutcome, FanoutStep, StorageKind};
+pub use nc_zarr::{ParquetLayout, MAX_RECORD_SIZE};
 pub use open::*;
-pub use references::{reference_url, write_references, ReferenceRequest};
+pub use references::{reference_url, write_references, write_references_parquet, ReferenceRequest};

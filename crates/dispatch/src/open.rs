@@ -597,7 +597,7 @@ fn create_inner(
 
 /// Commit the finished temporary output (`file`, or the store at the temporary name: link,
 /// rename, or upload), or remove it after a failure.
-fn finish(
+pub(crate) fn finish(
     dest: &Destination,
     file: Option<nc_store::OutputFile>,
     result: Result<(), DispatchError>,

@@ -1,13 +1,17 @@
 //! `ncdump-rs --kerchunk`: a kerchunk reference file (virtual Zarr) for an opened classic or
 //! netCDF-4 file, written by [`nc_zarr::write_references`] from the reader's
-//! [`nc_dataset::DataSource::placement`]. This module only chooses the URL the references
-//! point at and refuses inputs that have nothing to reference.
+//! [`nc_dataset::DataSource::placement`], or the same references in fsspec's Parquet layout
+//! ([`write_references_parquet`], a directory written under a temporary name and renamed into
+//! place, or a prefix on object storage). This module only chooses the URL the references
+//! point at, refuses inputs that have nothing to reference, and publishes the output.
 
 use std::io::Write;
 use std::path::PathBuf;
 
+use nc_runtime::Failure;
 use nc_store::Location;
 
+use crate::dest::{check_destination, OutputKind};
 use crate::{DispatchError, FileKind, Opened};
 
 /// What `--kerchunk` was asked for.
@@ -58,6 +62,98 @@ pub fn write_references(
     req: &ReferenceRequest,
     out: &mut dyn Write,
 ) -> Result<Vec<String>, DispatchError> {
+    let opts = reference_options(opened, input, req)?;
+    nc_zarr::write_references(opened.dataset(), opened.source(), &opts, out)
+        .map_err(DispatchError::Zarr)
+}
+
+/// Write the references of `opened` (read from `input`) in fsspec's Parquet layout to the
+/// directory (or object-storage prefix) `out`; returns the warnings. A local directory is
+/// written under a temporary name beside `out` and renamed into place when complete (it
+/// replaces only an empty directory or an earlier output, whose `.zmetadata` marks it); on
+/// object storage the record files go first and `.zmetadata` last.
+///
+/// # Errors
+/// As [`write_references`], marked as the input's; a destination that must not be replaced
+/// or cannot be written, marked as the output's.
+pub fn write_references_parquet(
+    opened: &Opened,
+    input: &Location,
+    req: &ReferenceRequest,
+    layout: &nc_zarr::ParquetLayout,
+    out: &Location,
+) -> Result<Vec<String>, Failure> {
+    let opts = reference_options(opened, input, req).map_err(Failure::input)?;
+    // the zarr writer's own output failures are the destination's; the rest (a variable
+    // that cannot be referenced, a read error) the input's
+    let side = |e: DispatchError| match e {
+        e @ DispatchError::Zarr(nc_zarr::ZarrError::Output { .. }) => Failure::output(e),
+        e @ DispatchError::Zarr(_) => Failure::input(e),
+        e => Failure::output(e),
+    };
+    let write = |at: &Location| {
+        let store = at
+            .create_store(nc_zarr::metadata_rank)
+            .map_err(|e| match e {
+                nc_store::StoreError::Io { source, .. } => DispatchError::Io {
+                    path: PathBuf::from(out.text()),
+                    source,
+                },
+                e => DispatchError::Store(e),
+            })
+            .map_err(Failure::output)?;
+        let w = nc_zarr::write_references_parquet(
+            opened.dataset(),
+            opened.source(),
+            &opts,
+            layout,
+            store.as_ref(),
+        )
+        .map_err(|e| side(DispatchError::Zarr(e)));
+        match w {
+            Ok(warnings) => store
+                .close()
+                .map(|()| warnings)
+                .map_err(|e| Failure::output(DispatchError::Store(e))),
+            Err(e) => {
+                if let Some(left) = store.abort() {
+                    eprintln!("ncdump: {left}");
+                }
+                Err(e)
+            }
+        }
+    };
+    let path = match out.place() {
+        nc_store::Place::Local(p) if out.storage_kind() == nc_store::StorageKind::File => p,
+        nc_store::Place::Local(_) => {
+            return Err(Failure::usage(DispatchError::NotSupported {
+                path: PathBuf::from(out.text()),
+                what: "Parquet references in a zip archive (give a directory name)".into(),
+            }))
+        }
+        _ => return write(out),
+    };
+    let target = check_destination(path, OutputKind::Directory, false).map_err(Failure::output)?;
+    let dest = nc_store::Destination::local(&target);
+    dest.remove_stale();
+    let _guard = nc_runtime::register_temp(dest.temp());
+    let warnings = match write(&out.at_local(dest.temp())) {
+        Ok(w) => w,
+        Err(f) => {
+            dest.discard();
+            return Err(f);
+        }
+    };
+    crate::open::finish(&dest, None, Ok(())).map_err(Failure::output)?;
+    Ok(warnings)
+}
+
+/// The options of the references of `opened`: its URL, the variables asked for.
+fn reference_options(
+    opened: &Opened,
+    input: &Location,
+    req: &ReferenceRequest,
+) -> Result<nc_zarr::ReferenceOptions, DispatchError> {
     if opened.kind() == FileKind::Zarr {
         return Err(DispatchError::NotSupported {
             path: PathBuf::from(input.text()),
@@ -70,11 +166,9 @@ pub fn write_references(
         Some(u) => u.clone(),
         None => reference_url(input)?,
     };
-    let opts = nc_zarr::ReferenceOptions {
+    Ok(nc_zarr::ReferenceOptions {
         url,
         vars: req.vars.clone(),
         ..Default::default()
-    };
-    nc_zarr::write_references(opened.dataset(), opened.source(), &opts, out)
-        .map_err(DispatchError::Zarr)
+    })
 }

@@ -56,6 +56,15 @@ impl ConsolidatedV2 {
         self.text.push_str("}}");
         self.text
     }
+
+    /// The `.zmetadata` text with more members after `metadata` (`members`: JSON text such
+    /// as `"record_size":10000`, fsspec's Parquet references).
+    pub(crate) fn finish_with(mut self, members: &str) -> String {
+        self.text.push_str("},");
+        self.text.push_str(members);
+        self.text.push('}');
+        self.text
+    }
 }
 
 /// True for the metadata objects a v2 `.zmetadata` holds.

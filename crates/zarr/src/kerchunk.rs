@@ -33,6 +33,12 @@
 //!   and vlens are refused. Attributes JSON cannot hold (user types other than enums, text
 //!   that is not UTF-8) are left out with a warning.
 
+mod parquet;
+mod parquet_refs;
+
+use parquet_refs::ParquetSink;
+pub use parquet_refs::{ParquetLayout, MAX_RECORD_SIZE};
+
 use nc_dataset::Slab;
 use std::io::Write;
 use std::sync::Arc;
@@ -128,6 +134,59 @@ enum Entry {
     Var(Box<VarPlan>),
 }
 
+/// One chunk's reference, as a [`ReferenceSink`] receives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkRef<'a> {
+    /// `len` bytes at `offset` of the file at `url`.
+    Range {
+        /// The file (a path or URL, as fsspec opens it).
+        url: &'a str,
+        /// First byte.
+        offset: u64,
+        /// Length in bytes.
+        len: u64,
+    },
+    /// The chunk's (encoded) bytes themselves.
+    Inline(&'a [u8]),
+}
+
+/// Where references go: kerchunk JSON ([`write_references`]) or fsspec's Parquet layout
+/// ([`write_references_parquet`]). The producer calls, in order: [`ReferenceSink::metadata`]
+/// for every metadata object (a group's `.zgroup` and `.zattrs`, an array's `.zarray` and
+/// `.zattrs`, before its chunks), for each array with chunks [`ReferenceSink::begin_array`],
+/// its chunks in C order of the chunk grid (chunks never written are left out), and
+/// [`ReferenceSink::end_array`]; then [`ReferenceSink::finish`] once. A sink holds at most one
+/// array's pending references (the Parquet sink: one record file), so a writer of many inputs
+/// can stream references into it.
+pub trait ReferenceSink {
+    /// A metadata object at `key` (`.zgroup`, `g/.zattrs`, `g/v/.zarray`), as JSON text.
+    ///
+    /// # Errors
+    /// Output errors.
+    fn metadata(&mut self, key: &str, text: &str) -> Result<(), ZarrError>;
+    /// The chunks of the array at `prefix` (`g/v`) follow; `grid` is its number of chunks
+    /// along each dimension (empty for a scalar, which has the one chunk `prefix/0`).
+    ///
+    /// # Errors
+    /// Output errors.
+    fn begin_array(&mut self, prefix: &str, grid: &[u64]) -> Result<(), ZarrError>;
+    /// The chunk at grid index `idx` (C order: each after the one before it).
+    ///
+    /// # Errors
+    /// Output errors; a chunk out of order.
+    fn chunk(&mut self, idx: &[u64], r: ChunkRef<'_>) -> Result<(), ZarrError>;
+    /// The array's chunks are all given.
+    ///
+    /// # Errors
+    /// Output errors.
+    fn end_array(&mut self) -> Result<(), ZarrError>;
+    /// Everything is given: write what is left (the consolidated metadata).
+    ///
+    /// # Errors
+    /// Output errors.
+    fn finish(&mut self) -> Result<(), ZarrError>;
+}
+
 /// Write a kerchunk reference file (version 1 JSON) for `ds`, whose bytes `src` locates, to
 /// `out`. Every variable is planned before anything is written, so a variable that cannot be
 /// referenced is refused with nothing written. Returns the warnings (attributes left out).
@@ -141,6 +200,48 @@ pub fn write_references(
     src: &dyn DataSource,
     opts: &ReferenceOptions,
     out: &mut dyn Write,
+) -> Result<Vec<String>, ZarrError> {
+    let mut sink = RefWriter {
+        out,
+        buf: Vec::with_capacity(OUT_BLOCK + 4096),
+        first: true,
+        started: false,
+        prefix: String::new(),
+        url: None,
+        cons: Some(crate::consolidated::ConsolidatedV2::new()),
+    };
+    emit_references(ds, src, opts, &mut sink)
+}
+
+/// Write references for `ds` in fsspec's Parquet layout (what
+/// `fsspec.implementations.reference.LazyReferenceMapper` reads) into `store`, which should
+/// be empty: `.zmetadata` and per array `PREFIX/refs.K.parq`. Planned as
+/// [`write_references`] plans, so a refusal writes nothing.
+///
+/// # Errors
+/// As [`write_references`]; store errors.
+pub fn write_references_parquet(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &ReferenceOptions,
+    layout: &ParquetLayout,
+    store: &dyn crate::Store,
+) -> Result<Vec<String>, ZarrError> {
+    let mut sink = ParquetSink::new(store, layout)?;
+    emit_references(ds, src, opts, &mut sink)
+}
+
+/// Plan every variable of `ds` (refusing what cannot be referenced before anything is given
+/// to `sink`), then give `sink` the metadata and chunk references in order. Returns the
+/// warnings (attributes left out).
+///
+/// # Errors
+/// As [`write_references`].
+pub fn emit_references(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &ReferenceOptions,
+    sink: &mut dyn ReferenceSink,
 ) -> Result<Vec<String>, ZarrError> {
     let selected = select(ds, &opts.vars)?;
     let mut warnings = Vec::new();
@@ -156,41 +257,24 @@ pub fn write_references(
         &mut warnings,
     )?;
     let registry = std::sync::OnceLock::new();
-    let mut w = RefWriter {
-        out,
-        buf: Vec::with_capacity(OUT_BLOCK + 4096),
-        first: true,
-    };
-    w.raw(b"{\"version\":1,\"refs\":{")?;
-    // the consolidated metadata (`.zmetadata`), gathered from the texts as they are written
-    // and written last: zarr-python 3 lists the members of a group below the root of a
-    // reference file system wrongly (a leading `/`), so without it a subgroup opens empty;
-    // with it xarray opens every group, and the default `consolidated=None` opens without a
-    // warning
-    let mut cons = crate::consolidated::ConsolidatedV2::new();
-    let mut meta = |w: &mut RefWriter<'_>, key: String, v: &Value| -> Result<(), ZarrError> {
-        let text = to_text(v);
-        cons.add(&key, &text)?;
-        w.meta_text(&key, &text)
-    };
+    let meta =
+        |sink: &mut dyn ReferenceSink, key: String, v: &Value| sink.metadata(&key, &to_text(v));
     for e in &entries {
         match e {
             Entry::Group { key, zattrs } => {
-                meta(&mut w, join(key, ".zgroup"), &json!({"zarr_format": 2}))?;
+                meta(sink, join(key, ".zgroup"), &json!({"zarr_format": 2}))?;
                 if let Some(z) = zattrs {
-                    meta(&mut w, join(key, ".zattrs"), z)?;
+                    meta(sink, join(key, ".zattrs"), z)?;
                 }
             }
             Entry::Var(p) => {
-                meta(&mut w, join(&p.key, ".zarray"), &p.zarray)?;
-                meta(&mut w, join(&p.key, ".zattrs"), &p.zattrs)?;
-                write_chunks(ds, src, opts, p, &registry, &mut w)?;
+                meta(sink, join(&p.key, ".zarray"), &p.zarray)?;
+                meta(sink, join(&p.key, ".zattrs"), &p.zattrs)?;
+                write_chunks(ds, src, opts, p, &registry, sink)?;
             }
         }
     }
-    w.meta_text(crate::consolidated::V2_KEY, &cons.finish())?;
-    w.raw(b"}}\n")?;
-    w.flush()?;
+    sink.finish()?;
     Ok(warnings)
 }
 
@@ -458,7 +542,7 @@ fn plan_var(
         }
         Some(Ok(p)) => p,
     };
-    let map = match placement {
+    let mut map = match placement {
         Placement::Chunks(m) => m,
         Placement::Elsewhere { why } => {
             // small atomic variables go inline; the rest are refused
@@ -506,6 +590,12 @@ fn plan_var(
             "its chunk shape {:?} does not fit its rank {rank}",
             map.chunk
         )));
+    }
+    // sinks take chunks in C order of the grid (the Parquet layout's rows)
+    if let StoredChunks::List(l) = &mut map.chunks {
+        if !l.is_sorted_by(|a, b| a.index <= b.index) {
+            l.sort_by(|a, b| a.index.cmp(&b.index));
+        }
     }
     let dtype_json = stored_dtype(ds, v, &map.elem).map_err(&refuse)?;
     let decoded = match &map.chunks {
@@ -826,12 +916,23 @@ fn fill_from_values(values: &Values, d: &Dtype) -> Result<Value, ZarrError> {
     })
 }
 
-/// The output: keys and values of the `refs` object, comma-separated, gathered in a buffer
-/// written out in blocks (a file has one entry per chunk: millions of small pieces).
+/// The JSON sink: keys and values of the `refs` object, comma-separated, gathered in a
+/// buffer written out in blocks (a file has one entry per chunk: millions of small pieces).
+/// The consolidated metadata (`.zmetadata`) is gathered from the texts as they are given and
+/// written last: zarr-python 3 lists the members of a group below the root of a reference
+/// file system wrongly (a leading `/`), so without it a subgroup opens empty; with it xarray
+/// opens every group, and the default `consolidated=None` opens without a warning.
 struct RefWriter<'a> {
     out: &'a mut dyn Write,
     buf: Vec<u8>,
     first: bool,
+    /// The opening `{"version":1,"refs":{` is written.
+    started: bool,
+    /// The key prefix of the array whose chunks are being given.
+    prefix: String,
+    /// The last URL and its JSON text (most chunks share one).
+    url: Option<(String, String)>,
+    cons: Option<crate::consolidated::ConsolidatedV2>,
 }
 
 /// Bytes gathered before they are written out.
@@ -839,6 +940,10 @@ const OUT_BLOCK: usize = 1 << 16;
 
 impl RefWriter<'_> {
     fn raw(&mut self, b: &[u8]) -> Result<(), ZarrError> {
+        if !self.started {
+            self.started = true;
+            self.buf.extend_from_slice(b"{\"version\":1,\"refs\":{");
+        }
         self.buf.extend_from_slice(b);
         if self.buf.len() >= OUT_BLOCK {
             self.flush()?;
@@ -857,28 +962,30 @@ impl RefWriter<'_> {
         serde_json::to_writer(&mut self.buf, s).map_err(json_output)
     }
 
-    fn sep(&mut self) {
+    fn sep(&mut self) -> Result<(), ZarrError> {
+        self.raw(b"")?;
         if !self.first {
             self.buf.extend_from_slice(b",\n");
         }
         self.first = false;
+        Ok(())
     }
 
     /// A metadata object's JSON text, inside a JSON string.
     fn meta_text(&mut self, key: &str, text: &str) -> Result<(), ZarrError> {
-        self.sep();
+        self.sep()?;
         self.string(key)?;
         self.buf.push(b':');
         self.string(text)?;
         self.raw(b"")
     }
 
-    /// The key of the chunk at grid index `idx` of the array at `prefix` (`prefix/0` for a
+    /// The key of the chunk at grid index `idx` of the current array (`prefix/0` for a
     /// scalar), then `:`.
-    fn chunk_key(&mut self, prefix: &str, idx: &[u64]) -> Result<(), ZarrError> {
-        self.sep();
-        let mut k = String::with_capacity(prefix.len() + 2 + 4 * idx.len());
-        k.push_str(prefix);
+    fn chunk_key(&mut self, idx: &[u64]) -> Result<(), ZarrError> {
+        self.sep()?;
+        let mut k = String::with_capacity(self.prefix.len() + 2 + 4 * idx.len());
+        k.push_str(&self.prefix);
         k.push('/');
         if idx.is_empty() {
             k.push('0');
@@ -895,30 +1002,55 @@ impl RefWriter<'_> {
         self.buf.push(b':');
         Ok(())
     }
+}
 
-    /// `[url, offset, length]`; `url_json` is the URL as a JSON string.
-    fn range(
-        &mut self,
-        prefix: &str,
-        idx: &[u64],
-        url_json: &str,
-        offset: u64,
-        len: u64,
-    ) -> Result<(), ZarrError> {
-        self.chunk_key(prefix, idx)?;
-        self.buf.push(b'[');
-        self.buf.extend_from_slice(url_json.as_bytes());
-        let _ = write!(self.buf, ",{offset},{len}]");
-        self.raw(b"")
+impl ReferenceSink for RefWriter<'_> {
+    fn metadata(&mut self, key: &str, text: &str) -> Result<(), ZarrError> {
+        if let Some(c) = &mut self.cons {
+            c.add(key, text)?;
+        }
+        self.meta_text(key, text)
     }
 
-    /// Bytes inline, `"base64:..."`.
-    fn inline(&mut self, prefix: &str, idx: &[u64], bytes: &[u8]) -> Result<(), ZarrError> {
-        self.chunk_key(prefix, idx)?;
-        self.buf.extend_from_slice(b"\"base64:");
-        self.buf
-            .extend_from_slice(crate::v3write::base64(bytes).as_bytes());
-        self.raw(b"\"")
+    fn begin_array(&mut self, prefix: &str, _grid: &[u64]) -> Result<(), ZarrError> {
+        prefix.clone_into(&mut self.prefix);
+        Ok(())
+    }
+
+    fn chunk(&mut self, idx: &[u64], r: ChunkRef<'_>) -> Result<(), ZarrError> {
+        self.chunk_key(idx)?;
+        match r {
+            ChunkRef::Range { url, offset, len } => {
+                if self.url.as_ref().is_none_or(|(u, _)| u != url) {
+                    let text = serde_json::to_string(url).map_err(json_output)?;
+                    self.url = Some((url.to_string(), text));
+                }
+                self.buf.push(b'[');
+                if let Some((_, text)) = &self.url {
+                    self.buf.extend_from_slice(text.as_bytes());
+                }
+                let _ = write!(self.buf, ",{offset},{len}]");
+                self.raw(b"")
+            }
+            ChunkRef::Inline(bytes) => {
+                self.buf.extend_from_slice(b"\"base64:");
+                self.buf
+                    .extend_from_slice(crate::v3write::base64(bytes).as_bytes());
+                self.raw(b"\"")
+            }
+        }
+    }
+
+    fn end_array(&mut self) -> Result<(), ZarrError> {
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), ZarrError> {
+        if let Some(c) = self.cons.take() {
+            self.meta_text(crate::consolidated::V2_KEY, &c.finish())?;
+        }
+        self.raw(b"}}\n")?;
+        self.flush()
     }
 }
 
@@ -966,12 +1098,32 @@ fn write_chunks(
     opts: &ReferenceOptions,
     p: &VarPlan,
     registry: &std::sync::OnceLock<Arc<Registry>>,
-    w: &mut RefWriter<'_>,
+    w: &mut dyn ReferenceSink,
 ) -> Result<(), ZarrError> {
     let shape = ds.shape(p.var);
     if shape.contains(&0) {
         return Ok(());
     }
+    let grid: Vec<u64> = shape
+        .iter()
+        .zip(&p.chunk)
+        .map(|(&n, &c)| n.div_ceil(c))
+        .collect();
+    w.begin_array(&p.key, &grid)?;
+    write_chunk_refs(ds, src, opts, p, registry, w)?;
+    w.end_array()
+}
+
+/// The chunks of one variable, in C order of its grid.
+fn write_chunk_refs(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    opts: &ReferenceOptions,
+    p: &VarPlan,
+    registry: &std::sync::OnceLock<Arc<Registry>>,
+    w: &mut dyn ReferenceSink,
+) -> Result<(), ZarrError> {
+    let shape = ds.shape(p.var);
     let read_err = |e: nc_dataset::DataError| ZarrError::Source {
         var: p.path.clone(),
         msg: e.to_string(),
@@ -992,7 +1144,8 @@ fn write_chunks(
                 let n = p.chunk.iter().product::<u64>() as usize;
                 let mut slots: Vec<Option<&nc_dataset::NcString>> = vec![None; n];
                 scatter(&s, &count, &p.chunk, &mut slots);
-                w.inline(&p.key, &idx, &crate::v3write::vlen_utf8(&slots, &p.path)?)?;
+                let bytes = crate::v3write::vlen_utf8(&slots, &p.path)?;
+                w.chunk(&idx, ChunkRef::Inline(&bytes))?;
             }
         }
         Content::Inline { dtype } => {
@@ -1003,7 +1156,7 @@ fn write_chunks(
                     .map_err(read_err)?;
                 let mut b = Vec::new();
                 convert::encode(&vals, dtype, &mut b);
-                w.inline(&p.key, &idx, &b)?;
+                w.chunk(&idx, ChunkRef::Inline(&b))?;
             }
         }
         Content::Refs {
@@ -1014,14 +1167,13 @@ fn write_chunks(
             fill,
             chunks,
         } => {
-            let url = serde_json::to_string(url).map_err(json_output)?;
             let mut pipe: Option<Pipeline> = None;
             match chunks {
                 StoredChunks::List(list) => {
                     for c in list {
                         match c.bytes {
                             ChunkBytes::Range { offset, len } => {
-                                w.range(&p.key, &c.index, &url, offset, len)?;
+                                w.chunk(&c.index, ChunkRef::Range { url, offset, len })?;
                             }
                             ChunkBytes::Decoded => {
                                 let Some(d) = dtype else {
@@ -1085,7 +1237,7 @@ fn write_chunks(
                                     })?,
                                     None => buf,
                                 };
-                                w.inline(&p.key, &c.index, &bytes)?;
+                                w.chunk(&c.index, ChunkRef::Inline(&bytes))?;
                             }
                         }
                     }
@@ -1100,7 +1252,14 @@ fn write_chunks(
                     for i in 0..*count {
                         idx[0] = i;
                         let at = offset.saturating_add(i.saturating_mul(*stride));
-                        w.range(&p.key, &idx, &url, at, *len)?;
+                        w.chunk(
+                            &idx,
+                            ChunkRef::Range {
+                                url,
+                                offset: at,
+                                len: *len,
+                            },
+                        )?;
                     }
                 }
             }

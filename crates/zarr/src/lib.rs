@@ -15,7 +15,8 @@
 //! - [`write_store`] with [`ZarrWriteOptions`]: write a dataset as NCZarr or pure Zarr.
 //! - [`fanout`]: one store written by parts.
 //! - [`write_references`] with [`ReferenceOptions`]: a kerchunk reference file (virtual Zarr)
-//!   pointing at the bytes of a classic or netCDF-4 file in place.
+//!   pointing at the bytes of a classic or netCDF-4 file in place; [`write_references_parquet`]
+//!   the same references in fsspec's Parquet layout; [`ReferenceSink`]: where references go.
 //!
 //! Specification: netCDF-C "The NetCDF NCZarr Implementation" (`/work/shared/spec/nczarr.txt`),
 //! the Zarr v2 storage specification, and the NCZarr filter proposal.
@@ -38,7 +39,10 @@ mod v3write;
 mod write;
 
 pub use error::ZarrError;
-pub use kerchunk::{write_references, ReferenceOptions};
+pub use kerchunk::{
+    emit_references, write_references, write_references_parquet, ChunkRef, ParquetLayout,
+    ReferenceOptions, ReferenceSink, MAX_RECORD_SIZE,
+};
 pub use modes::ZarrModes;
 pub use read::ZarrFile;
 pub use store::{copy_store, metadata_rank, DirStore, MemStore, ObjectWriter, Store, ZipStore};
