@@ -24,16 +24,8 @@ const NCDUMP: &str = "/usr/bin/ncdump";
 
 /// The HDF5 plugin directories for netCDF-C's tools: Debian's and hdf5plugin's (when present).
 fn plugin_path() -> String {
-    let mut dirs = vec!["/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins".to_string()];
-    if let Ok(o) = Command::new("python3")
-        .args(["-c", "import hdf5plugin; print(hdf5plugin.PLUGIN_PATH)"])
-        .output()
-    {
-        let p = String::from_utf8_lossy(&o.stdout).trim().to_string();
-        if o.status.success() && !p.is_empty() {
-            dirs.push(p);
-        }
-    }
+    let mut dirs = vec!["/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"];
+    dirs.extend(hdf5plugin_dir());
     dirs.join(":")
 }
 

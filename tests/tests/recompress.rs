@@ -231,15 +231,10 @@ fn bzip2_zstd_none_round_trip_gives_back_the_values() {
 /// HDF5_PLUGIN_PATH with Debian's plugin directory and hdf5plugin's, when both hold what the
 /// chain needs (bzip2 307 and zstd 32015).
 fn plugin_path() -> Option<String> {
-    let o = Command::new("python3")
-        .args(["-c", "import hdf5plugin;print(hdf5plugin.PLUGIN_PATH)"])
-        .output()
-        .ok()?;
-    let hp = String::from_utf8_lossy(&o.stdout).trim().to_string();
-    if !o.status.success() || hp.is_empty() {
+    let Some(hp) = common::hdf5plugin_dir() else {
         eprintln!("skipped: python3 with hdf5plugin is not installed");
         return None;
-    }
+    };
     let bz = Path::new(DEBIAN_PLUGINS).join("libh5bz2.so");
     let zs = Path::new(&hp).join("libh5zstd.so");
     if !bz.exists() || !zs.exists() {

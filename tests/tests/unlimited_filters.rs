@@ -32,12 +32,7 @@ fn data_of(dump: &[u8]) -> String {
 
 /// HDF5 plugin directories netCDF-C needs for bzip2, blosc, lz4 and zstd, if installed.
 fn plugin_path() -> Option<String> {
-    let py = Command::new("python3")
-        .args(["-c", "import hdf5plugin; print(hdf5plugin.PLUGIN_PATH)"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    let hp = String::from_utf8_lossy(&py.stdout).trim().to_string();
+    let hp = common::hdf5plugin_dir()?;
     Some(format!(
         "{hp}:/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"
     ))

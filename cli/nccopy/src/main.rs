@@ -312,7 +312,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         .map_err(Failure::usage)?;
     // names are parsed once, here; an output name's error waits for the output to be written
     // (an input error comes first, as the files are opened in that order)
-    let in_locs = if join {
+    let mut in_locs = if join {
         nc_multi::expand(&names)
             .map_err(Failure::input)
             .context("cannot open input")?
@@ -321,6 +321,14 @@ fn run(args: Args) -> anyhow::Result<()> {
             .map_err(Failure::input)
             .context("cannot open input")?]
     };
+    // a subset reads the header and the chunks it touches: a remote input is fetched in
+    // small pieces, without read-ahead
+    if !dimensions.is_empty() {
+        in_locs = in_locs
+            .into_iter()
+            .map(|l| l.with_access(nc_dispatch::Access::Sparse))
+            .collect();
+    }
     let out_loc = nc_dispatch::Location::parse(&outfile.to_string_lossy());
     let same = out_loc
         .as_ref()

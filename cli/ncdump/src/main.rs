@@ -192,6 +192,10 @@ fn run(
         loc = loc.with_param("cache")?;
     }
     let specs = dimension_specs(args)?;
+    // a subset reads a small part: a remote input is fetched in small pieces (nccopy's too)
+    if !specs.is_empty() {
+        loc = loc.with_access(nc_dispatch::Access::Sparse);
+    }
     let opened = nc_dispatch::open(&loc)?;
     for w in opened.warnings() {
         eprintln!("ncdump: warning: {}: {w}", file.display());

@@ -21,6 +21,7 @@ mod references;
 pub use dest::same_dataset;
 pub use kind::*;
 pub use nc_runtime::{Failure, Side};
+pub use nc_store::remote::Access;
 pub use nc_store::Location;
 pub use nc_zarr::{FanoutOutcome, FanoutStep, StorageKind};
 pub use nc_zarr::{ParquetLayout, MAX_RECORD_SIZE};

@@ -52,17 +52,24 @@ def same(a, b):
         return a == b
     except Exception:
         return repr(a) == repr(b)
-ref, ours = sys.argv[1], sys.argv[2]
-bad = []
-a, b = {}, {}
-walk_nc(netCDF4.Dataset(ref), a); walk_nc(netCDF4.Dataset(ours), b)
-for k in sorted(set(a) | set(b)):
-    if k.endswith("@_NCProperties"): continue
-    if k not in a or k not in b or not same(a[k], b[k]): bad.append("netCDF4 " + k)
-a = walk_h5(h5py.File(ref, "r")); b = walk_h5(h5py.File(ours, "r"))
-for k in sorted(set(a) | set(b)):
-    if k not in a or k not in b or not same(a[k], b[k]): bad.append("h5py " + k)
-print("OK" if not bad else "DIFF " + ", ".join(bad[:5]))
+def compare(ref, ours):
+    bad = []
+    a, b = {}, {}
+    walk_nc(netCDF4.Dataset(ref), a); walk_nc(netCDF4.Dataset(ours), b)
+    for k in sorted(set(a) | set(b)):
+        if k.endswith("@_NCProperties"): continue
+        if k not in a or k not in b or not same(a[k], b[k]): bad.append("netCDF4 " + k)
+    a = walk_h5(h5py.File(ref, "r")); b = walk_h5(h5py.File(ours, "r"))
+    for k in sorted(set(a) | set(b)):
+        if k not in a or k not in b or not same(a[k], b[k]): bad.append("h5py " + k)
+    return "OK" if not bad else "DIFF " + ", ".join(bad[:5])
+# pairs of files on the command line: one line of verdict each
+args = sys.argv[1:]
+for ref, ours in zip(args[0::2], args[1::2]):
+    try:
+        print(compare(ref, ours))
+    except Exception as e:
+        print("ERROR " + type(e).__name__ + ": " + str(e).replace("\n", " "))
 "#;
 
 /// The filter pipelines `h5dump -p -H` shows, per dataset: the lines inside `FILTERS { }`
@@ -115,24 +122,39 @@ fn h5dump_filters(path: &Path) -> Option<Vec<String>> {
 
 /// Result of the Python readers on the two files: `Some(Ok(()))` when they agree, None when
 /// Python or its modules are missing.
-fn python_agrees(theirs: &Path, ours: &Path) -> Option<Result<(), String>> {
+/// netCDF4-python's and h5py's verdict on each pair of files, by one Python process (its
+/// imports cost more than a comparison); `None` when Python lacks those modules.
+fn python_agrees(pairs: &[(&Path, &Path)]) -> Option<Vec<Result<(), String>>> {
+    if pairs.is_empty() {
+        return Some(Vec::new());
+    }
     let out = Command::new("python3")
         .env("HDF5_PLUGIN_PATH", PLUGINS)
         .arg("-c")
         .arg(PY_CHECK)
-        .arg(theirs)
-        .arg(ours)
+        .args(pairs.iter().flat_map(|(a, b)| [a, b]))
         .output()
         .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("ModuleNotFoundError") {
             return None;
         }
-        return Some(Err(err.lines().last().unwrap_or("").to_string()));
+        panic!("the Python check failed: {err}");
     }
-    Some(if text == "OK" { Ok(()) } else { Err(text) })
+    let verdicts: Vec<Result<(), String>> = text
+        .lines()
+        .map(|l| {
+            if l == "OK" {
+                Ok(())
+            } else {
+                Err(l.to_string())
+            }
+        })
+        .collect();
+    assert_eq!(verdicts.len(), pairs.len(), "{text}");
+    Some(verdicts)
 }
 
 fn tools_present() -> bool {
@@ -174,6 +196,8 @@ enum Outcome {
     WriteFailed(String),
     DumpFailed,
     Differs(String),
+    /// netCDF-C's tools see the same file: the Python readers are asked next.
+    ToReaders(PathBuf, PathBuf),
 }
 
 fn check(cdl: &Path, dir: &Path) -> Outcome {
@@ -227,13 +251,7 @@ fn check(cdl: &Path, dir: &Path) -> Outcome {
                 ));
             }
         }
-        match python_agrees(&theirs, &ours) {
-            // netCDF-C's own file disagrees with itself (uninitialized `_NoFill` data): no verdict
-            Some(Err(e)) if python_agrees(&theirs, &theirs).is_none_or(|r| r.is_ok()) => {
-                Outcome::Differs(format!("    python readers: {e}"))
-            }
-            _ => Outcome::Match,
-        }
+        Outcome::ToReaders(theirs, ours)
     } else {
         let diff: Vec<String> = a
             .lines()
@@ -335,6 +353,48 @@ fn corpus(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Ask the Python readers about every pair netCDF-C's tools found equal, in one process: a
+/// pair they read differently differs, unless they read netCDF-C's own file differently
+/// from itself (uninitialized `_NoFill` data): then they cannot judge it.
+fn judge_by_readers(outcomes: &mut [Outcome]) {
+    let asked: Vec<usize> = (0..outcomes.len())
+        .filter(|&i| matches!(outcomes[i], Outcome::ToReaders(..)))
+        .collect();
+    let pairs: Vec<(PathBuf, PathBuf)> = asked
+        .iter()
+        .filter_map(|&i| match &outcomes[i] {
+            Outcome::ToReaders(a, b) => Some((a.clone(), b.clone())),
+            _ => None,
+        })
+        .collect();
+    let borrowed: Vec<(&Path, &Path)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_path(), b.as_path()))
+        .collect();
+    let verdicts = python_agrees(&borrowed);
+    let failed: Vec<usize> = verdicts.as_ref().map_or(Vec::new(), |v| {
+        (0..v.len()).filter(|&k| v[k].is_err()).collect()
+    });
+    let selves: Vec<(&Path, &Path)> = failed
+        .iter()
+        .map(|&k| (borrowed[k].0, borrowed[k].0))
+        .collect();
+    let own = python_agrees(&selves);
+    for (k, &i) in asked.iter().enumerate() {
+        let verdict = verdicts.as_ref().map(|v| &v[k]);
+        let own = failed
+            .iter()
+            .position(|&f| f == k)
+            .and_then(|j| own.as_ref().map(|o| &o[j]));
+        outcomes[i] = match verdict {
+            Some(Err(e)) if own.is_none_or(Result::is_ok) => {
+                Outcome::Differs(format!("    python readers: {e}"))
+            }
+            _ => Outcome::Match,
+        };
+    }
+}
+
 #[test]
 fn ncdump_of_our_files_equals_ncdump_of_netcdf_c_files() {
     if !tools_present() {
@@ -345,16 +405,40 @@ fn ncdump_of_our_files_equals_ncdump_of_netcdf_c_files() {
     std::fs::create_dir_all(&dir).unwrap();
     let (mut matched, mut tried, mut skipped) = (0, 0, 0);
     let mut report = String::new();
-    for cdl in corpus(&dir) {
-        let name = cdl.display().to_string();
-        if let Some((_, why)) = KNOWN_DIFFERENT
-            .iter()
-            .find(|(f, _)| cdl.file_name().is_some_and(|n| n == *f))
-        {
-            eprintln!("not compared: {name}: {why}");
-            continue;
+    let cdls: Vec<PathBuf> = corpus(&dir)
+        .into_iter()
+        .filter(|cdl| {
+            let known = KNOWN_DIFFERENT
+                .iter()
+                .find(|(f, _)| cdl.file_name().is_some_and(|n| n == *f));
+            if let Some((_, why)) = known {
+                eprintln!("not compared: {}: {why}", cdl.display());
+            }
+            known.is_none()
+        })
+        .collect();
+    // each file's netCDF-C tools run on a few threads (they wait for child processes)
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes: Vec<std::sync::Mutex<Option<Outcome>>> =
+        cdls.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(cdl) = cdls.get(i) else { break };
+                *outcomes[i].lock().unwrap() = Some(check(cdl, &dir));
+            });
         }
-        match check(&cdl, &dir) {
+    });
+    let mut outcomes: Vec<Outcome> = outcomes
+        .into_iter()
+        .map(|o| o.into_inner().unwrap().unwrap())
+        .collect();
+    judge_by_readers(&mut outcomes);
+    for (cdl, outcome) in cdls.iter().zip(outcomes) {
+        let name = cdl.display().to_string();
+        match outcome {
             Outcome::Match => {
                 matched += 1;
                 tried += 1;
@@ -376,6 +460,7 @@ fn ncdump_of_our_files_equals_ncdump_of_netcdf_c_files() {
                 tried += 1;
                 report.push_str(&format!("DIFF  {name}\n{d}\n"));
             }
+            Outcome::ToReaders(..) => unreachable!("judged by judge_by_readers"),
         }
     }
     if std::env::var_os("NC_WRITE_KEEP").is_none() {

@@ -589,6 +589,16 @@ impl Location {
         Some(DapPlace::Server { base, query })
     }
 
+    /// This location read as `access` says: a remote object's source fetches by that policy
+    /// ([`crate::remote::Access`]; a subset reads a small part). Other places are unchanged.
+    #[must_use]
+    pub fn with_access(mut self, access: crate::remote::Access) -> Location {
+        if let Place::Remote(u) = &mut self.place {
+            u.access = access;
+        }
+        self
+    }
+
     /// This location with the client parameter `[key]` added in front, as netCDF-C's ncdump
     /// adds `[cache]` for `-w`: a URL gets it, any other place is returned as it is.
     ///

@@ -221,3 +221,20 @@ pub fn run_measured_within(cmd: &mut Command, limit: std::time::Duration) -> (Ou
     }
     (child.wait_with_output().unwrap(), peak_kb / 1024)
 }
+
+/// hdf5plugin's plugin directory (bzip2, blosc, lz4, zstd for netCDF-C's tools), from
+/// `python3 -c "import hdf5plugin"`, asked once per test binary (the import takes most of a
+/// second); `None` when Python lacks hdf5plugin.
+pub fn hdf5plugin_dir() -> Option<&'static str> {
+    static DIR: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let o = Command::new("python3")
+            .args(["-c", "import hdf5plugin; print(hdf5plugin.PLUGIN_PATH)"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        let p = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        (!p.is_empty()).then_some(p)
+    })
+    .as_deref()
+}

@@ -24,7 +24,7 @@ pub use kv::{MetadataRank, ObjectKvStore};
 pub use source::{ObjectSource, BLOCK};
 pub use stats::{io_stats, record_request, IoStats};
 pub use upload::abort_uploads;
-pub use url::{mode_words, parse_remote, Cloud, RemoteUrl};
+pub use url::{mode_words, parse_remote, Access, Cloud, RemoteUrl};
 
 use crate::error::StoreError;
 

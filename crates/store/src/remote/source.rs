@@ -33,7 +33,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use super::connect::{object_path, remote_error};
 use super::runtime::{block_on, permit, spawn};
 use super::stats::{count_read, count_request};
-use super::url::{Cloud, RemoteUrl};
+use super::url::{Access, Cloud, RemoteUrl};
 use crate::error::StoreError;
 use crate::source::{check_range, range_len, ByteSource};
 
@@ -44,6 +44,10 @@ pub const BLOCK: u64 = 512 * 1024;
 const DIRECT: u64 = 64 * 1024;
 /// What a lone small read fetches (aligned): a structure among chunks, e.g. an index node.
 const PIECE: u64 = 64 * 1024;
+/// What a lone small read fetches when the reader reads a small part of the object
+/// ([`Access::Sparse`]): an index node is a few KiB, and the bytes around it are chunks the
+/// subset does not want. Small reads in order double it, up to a [`BLOCK`].
+const SPARSE_PIECE: u64 = 16 * 1024;
 /// Blocks kept (32 MiB).
 const MAX_BLOCKS: usize = 64;
 /// Ranges at most this far apart are fetched by one request.
@@ -245,15 +249,22 @@ impl Ahead {
     }
 }
 
+/// How a small read is served: from blocks of the cache, or from the read-ahead pool (held
+/// there, or fetched there in pieces of this size).
+enum Served {
+    Blocks(Vec<Bytes>),
+    Pool(u64),
+}
+
 /// What a miss of the block cache fetches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Miss {
     /// This many blocks, aligned to their number (from the first to the last not held).
     Blocks(u64),
-    /// The [`PIECE`]s holding the read, into the read-ahead pool (a lone structure, a chunk
-    /// index node among chunks: a block would be mostly chunk bytes, received again with
-    /// the chunks).
-    Piece,
+    /// The pieces of this size (aligned) holding the read, into the read-ahead pool (a lone
+    /// structure, a chunk index node among chunks: a block would be mostly chunk bytes,
+    /// received again with the chunks).
+    Piece(u64),
 }
 
 #[derive(Default)]
@@ -274,6 +285,10 @@ struct Blocks {
     /// The wide span (block numbers) fetched by the third miss, and which of its blocks
     /// were read (a bit each): later misses fetch wider spans only once it proved of use.
     wide: Option<(Range<u64>, u64)>,
+    /// [`Access::Sparse`]: every miss fetches pieces (see [`SPARSE_PIECE`]).
+    sparse: bool,
+    /// The size of the last piece a sparse reader's miss fetched.
+    last_piece: u64,
 }
 
 impl Blocks {
@@ -292,7 +307,7 @@ impl Blocks {
         let got = self.decide(i, nblocks, want, data);
         let end = match got {
             Miss::Blocks(n) => (i / n * n + n) * BLOCK,
-            Miss::Piece => want.end.div_ceil(PIECE) * PIECE,
+            Miss::Piece(p) => want.end.div_ceil(p) * p,
         };
         if self.ends.len() >= 4 {
             self.ends.pop_front();
@@ -304,6 +319,21 @@ impl Blocks {
     fn decide(&mut self, i: u64, nblocks: u64, want: &Range<u64>, data: bool) -> Miss {
         let n = self.misses;
         self.misses = n.saturating_add(1);
+        if self.sparse {
+            // a part of the object: the header's start in one piece, a lone structure in a
+            // small one, reading on in order in pieces twice the last
+            let next = self
+                .ends
+                .iter()
+                .any(|&e| want.start + SPARSE_PIECE >= e && want.start < e + BLOCK);
+            let p = match n {
+                0 => PIECE,
+                _ if next => (self.last_piece * 2).clamp(SPARSE_PIECE, BLOCK),
+                _ => SPARSE_PIECE,
+            };
+            self.last_piece = p;
+            return Miss::Piece(p);
+        }
         let region = i / WIDE;
         let earlier = self.regions.iter().filter(|&&r| r == region).count();
         let first = *self.first.get_or_insert(i);
@@ -328,7 +358,7 @@ impl Blocks {
             _ if n < GROW_MISSES && used >= WIDE_USED => Miss::Blocks(MAX_GROW),
             0 | 1 => Miss::Blocks(1),
             _ if next => Miss::Blocks(1),
-            _ => Miss::Piece,
+            _ => Miss::Piece(PIECE),
         }
     }
 
@@ -408,7 +438,10 @@ impl ObjectSource {
             store,
             path,
             len: meta.size,
-            cache: Mutex::new(Blocks::default()),
+            cache: Mutex::new(Blocks {
+                sparse: u.access == Access::Sparse,
+                ..Blocks::default()
+            }),
             ahead: Mutex::new(Ahead::default()),
             data: AtomicBool::new(false),
             tally: Arc::default(),
@@ -458,12 +491,7 @@ impl ObjectSource {
     /// of another reader already under way, or fetched (runs of missing blocks by one request
     /// each, concurrently); `None` when the read is to be served from the read-ahead pool
     /// (held there, or a miss fetching [`Miss::Piece`]).
-    fn blocks(
-        &self,
-        first: u64,
-        last: u64,
-        want: &Range<u64>,
-    ) -> Result<Option<Vec<Bytes>>, StoreError> {
+    fn blocks(&self, first: u64, last: u64, want: &Range<u64>) -> Result<Served, StoreError> {
         let mut have: Vec<Option<Bytes>> = vec![None; (last - first + 1) as usize];
         // spans of blocks to wait for: (blocks, their fetch, fetched by this reader)
         let mut waits: Vec<(Range<u64>, Window, bool)> = Vec::new();
@@ -491,7 +519,7 @@ impl ObjectSource {
                 // bytes a chunk window or a piece holds (or is fetching) are not fetched again
                 let mut a = self.ahead.lock().map_err(|_| self.poisoned())?;
                 if a.covered(want.start, want.end).1 >= want.end {
-                    return Ok(None);
+                    return Ok(Served::Pool(PIECE));
                 }
             }
             let data = self.data.load(Ordering::Relaxed);
@@ -499,7 +527,7 @@ impl ObjectSource {
             for r in &runs {
                 match c.miss(r.start, nblocks, want, data) {
                     Miss::Blocks(n) => spans.push(n),
-                    Miss::Piece => return Ok(None),
+                    Miss::Piece(p) => return Ok(Served::Pool(p)),
                 }
             }
             for (mut r, span) in runs.into_iter().zip(spans) {
@@ -524,7 +552,7 @@ impl ObjectSource {
             }
         }
         if waits.is_empty() {
-            return Ok(Some(have.into_iter().flatten().collect()));
+            return Ok(Served::Blocks(have.into_iter().flatten().collect()));
         }
         let got = block_on(futures::future::join_all(waits.iter().map(|w| w.1.clone())))?;
         let mut c = self.cache.lock().map_err(|_| self.poisoned())?;
@@ -562,7 +590,7 @@ impl ObjectSource {
         if let Some(e) = failed {
             return Err(e);
         }
-        Ok(Some(have.into_iter().flatten().collect()))
+        Ok(Served::Blocks(have.into_iter().flatten().collect()))
     }
 
     /// A window of bytes `r`, fetched in the background from now on.
@@ -584,8 +612,10 @@ impl ObjectSource {
     fn read_large(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
         self.data.store(true, Ordering::Relaxed);
         let end = offset + buf.len() as u64;
-        let windows = if end - offset > AHEAD_MIN {
-            // a read this large is an efficient request already
+        let sparse = self.url.access == Access::Sparse;
+        let windows = if end - offset > AHEAD_MIN || sparse {
+            // a read this large is an efficient request already; a sparse reader reads a few
+            // chunks, and windows ahead would fetch chunks it does not want
             None
         } else {
             self.ahead_windows(offset, end)?
@@ -638,8 +668,8 @@ impl ObjectSource {
     }
 
     /// A small read served from the read-ahead pool: from the windows holding it, else by
-    /// fetching the aligned [`PIECE`]s around it into the pool.
-    fn read_piece(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
+    /// fetching the aligned pieces of `piece` bytes around it into the pool.
+    fn read_piece(&self, offset: u64, buf: &mut [u8], piece: u64) -> Result<(), StoreError> {
         let end = offset + buf.len() as u64;
         let windows = {
             let mut a = self.ahead.lock().map_err(|_| self.poisoned())?;
@@ -649,7 +679,7 @@ impl ObjectSource {
                 held
             } else {
                 let r =
-                    offset / PIECE * PIECE..end.div_ceil(PIECE).saturating_mul(PIECE).min(self.len);
+                    offset / piece * piece..end.div_ceil(piece).saturating_mul(piece).min(self.len);
                 let window = self.window(r.clone())?;
                 let tick = a.tick;
                 a.pool.push(Held {
@@ -802,8 +832,9 @@ impl ByteSource for ObjectSource {
             return self.read_large(offset, buf);
         }
         let (first, last) = (offset / BLOCK, (end - 1) / BLOCK);
-        let Some(blocks) = self.blocks(first, last, &(offset..end))? else {
-            return self.read_piece(offset, buf);
+        let blocks = match self.blocks(first, last, &(offset..end))? {
+            Served::Blocks(b) => b,
+            Served::Pool(piece) => return self.read_piece(offset, buf, piece),
         };
         let mut pos = 0usize;
         for (k, b) in blocks.iter().enumerate() {
@@ -824,7 +855,12 @@ impl ByteSource for ObjectSource {
         for r in ranges {
             range_len(&self.url.display, r, self.len)?;
         }
-        let spans = merge(ranges);
+        // a sparse reader's ranges are a few chunks: bytes between them are not wanted
+        let gap = match self.url.access {
+            Access::Sparse => SPARSE_PIECE,
+            Access::Whole => COALESCE_GAP,
+        };
+        let spans = merge_within(ranges, gap);
         let got = block_on(futures::future::try_join_all(
             spans.iter().map(|s| self.get(s.clone())),
         ))?
@@ -868,14 +904,20 @@ impl ByteSource for ObjectSource {
 
 /// Sorted, disjoint spans covering `ranges`, merging ranges at most [`COALESCE_GAP`] apart into
 /// spans of at most [`MAX_SPAN`] bytes.
-pub(crate) fn merge(ranges: &[Range<u64>]) -> Vec<Range<u64>> {
+#[cfg(test)]
+fn merge(ranges: &[Range<u64>]) -> Vec<Range<u64>> {
+    merge_within(ranges, COALESCE_GAP)
+}
+
+/// [`merge`] with ranges at most `gap` apart merged.
+fn merge_within(ranges: &[Range<u64>], gap: u64) -> Vec<Range<u64>> {
     let mut sorted: Vec<Range<u64>> = ranges.iter().filter(|r| r.end > r.start).cloned().collect();
     sorted.sort_by_key(|r| r.start);
     let mut out: Vec<Range<u64>> = Vec::new();
     for r in sorted {
         match out.last_mut() {
             Some(last)
-                if r.start <= last.end.saturating_add(COALESCE_GAP)
+                if r.start <= last.end.saturating_add(gap)
                     && r.end.max(last.end) - last.start <= MAX_SPAN =>
             {
                 last.end = last.end.max(r.end);

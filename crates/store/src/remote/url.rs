@@ -46,6 +46,22 @@ pub struct RemoteUrl {
     pub anonymous: bool,
     /// The words of every `mode=` in the fragment, lower case.
     pub modes: Vec<String>,
+    /// How the object will be read (set by the tool, not by the URL's text).
+    pub access: Access,
+}
+
+/// How a tool reads a remote object: the read-ahead of its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Access {
+    /// All or most of it (a copy, a dump): metadata by 512 KiB blocks, large reads with
+    /// read-ahead windows, close ranges merged.
+    #[default]
+    Whole,
+    /// A small part (a subset: the header and the chunks it touches): small pieces, no
+    /// read-ahead, only near ranges merged, so that the bytes received are about the bytes
+    /// wanted.
+    Sparse,
 }
 
 /// The words of every `mode=` key of a URL fragment, lower case.
@@ -107,6 +123,7 @@ pub fn parse_remote(text: &str) -> Option<RemoteUrl> {
         account: None,
         anonymous: modes.iter().any(|w| w == "anon"),
         modes,
+        access: Access::Whole,
     };
     let first_and_rest = |p: &str| -> (String, String) {
         let p = trim_key(p);
