@@ -15,6 +15,7 @@
 mod error;
 mod inputs;
 mod plan;
+mod references;
 mod source;
 pub mod units;
 
