@@ -134,12 +134,12 @@ fn joined_options(req: &ReferenceRequest) -> nc_zarr::ReferenceOptions {
     }
 }
 
+/// A writer of references into a store, returning its warnings.
+type EmitInto<'a> = dyn Fn(&dyn nc_zarr::Store) -> Result<Vec<String>, nc_zarr::ZarrError> + 'a;
+
 /// Run `emit` into the store at `out`: a local directory under a temporary name, renamed
 /// into place when complete, or an object-storage prefix.
-fn publish_parquet(
-    out: &Location,
-    emit: &dyn Fn(&dyn nc_zarr::Store) -> Result<Vec<String>, nc_zarr::ZarrError>,
-) -> Result<Vec<String>, Failure> {
+fn publish_parquet(out: &Location, emit: &EmitInto<'_>) -> Result<Vec<String>, Failure> {
     // the zarr writer's own output failures are the destination's; the rest (a variable
     // that cannot be referenced, a read error) the input's
     let side = |e: DispatchError| match e {
