@@ -174,6 +174,7 @@ fn joined_references(
     }
     let jopts = nc_multi::JoinOptions {
         dim: args.join_dim.clone(),
+        whole_chunks: true,
         ..nc_multi::JoinOptions::default()
     };
     let join = nc_multi::Join::open(&locs, &jopts).context("joining the inputs")?;
