@@ -291,7 +291,7 @@ impl Planner {
                     records,
                 });
             }
-            if c > 0 && records % c != 0 {
+            if c > 0 && !records.is_multiple_of(c) {
                 w.partial = Some((name.to_string(), records));
             }
         }

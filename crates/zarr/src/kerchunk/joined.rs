@@ -300,7 +300,7 @@ impl JoinedArray<'_> {
                 why,
             };
             // earlier inputs all filled their last chunk, so `lo` starts a chunk
-            if hi != total && (hi - lo) % c != 0 {
+            if hi != total && !(hi - lo).is_multiple_of(c) {
                 return Err(refuse(format!(
                     "its {} records along the join dimension do not fill whole chunks of \
                      length {c}, and one Zarr chunk grid cannot hold a chunk that straddles \
