@@ -79,6 +79,10 @@ pub struct Args {
     /// or its URL as given)
     #[arg(long = "kerchunk-url", value_name = "URL", requires = "kerchunk", help_heading = REFS)]
     pub kerchunk_url: Option<String>,
+    /// With --kerchunk and more than one file: join the files along this dimension (in every
+    /// group) instead of the record dimension, as nccopy-rs --join-dim does
+    #[arg(long = "join-dim", value_name = "dim", requires = "kerchunk", help_heading = REFS)]
+    pub join_dim: Option<String>,
     /// With --kerchunk: json (one file on standard output, the default) or parquet (fsspec's
     /// Parquet reference layout: the directory --kerchunk-out with .zmetadata and
     /// VAR/refs.K.parq files, for millions of references)
@@ -143,6 +147,10 @@ pub struct Args {
     pub threads: Option<String>,
     /// The dataset: a file path, format recognised by content
     pub file: Option<PathBuf>,
+    /// With --kerchunk: more files, referenced with the first as one dataset joined along
+    /// the record dimension (kerchunk's MultiZarrToZarr), in the order given
+    #[arg(value_name = "more", help_heading = REFS)]
+    pub more: Vec<PathBuf>,
 }
 
 /// ncdump 4.9.0's usage text, printed to stderr on a usage error (as ncdump prints it).

@@ -160,6 +160,50 @@ fn clap_message(e: &clap::Error) -> String {
     }
 }
 
+/// `--kerchunk IN1 IN2 ...`: one reference set of the files joined as one dataset
+/// (nc-multi's join, as nccopy-rs joins them).
+fn joined_references(
+    args: &Args,
+    opts: &nc_cdl::DumpOptions,
+    first: nc_dispatch::Location,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let mut locs = vec![first];
+    for f in &args.more {
+        locs.push(nc_dispatch::Location::parse(&f.to_string_lossy())?);
+    }
+    let jopts = nc_multi::JoinOptions {
+        dim: args.join_dim.clone(),
+        whole_chunks: true,
+        ..nc_multi::JoinOptions::default()
+    };
+    let join = nc_multi::Join::open(&locs, &jopts).context("joining the inputs")?;
+    for w in join.warnings() {
+        eprintln!("ncdump: warning: {w}");
+    }
+    let req = nc_dispatch::ReferenceRequest {
+        url: None,
+        vars: opts.vars.clone(),
+    };
+    let (ds, src) = (join.dataset(), join.source());
+    let warnings = match kerchunk_output(args)? {
+        None => nc_dispatch::write_joined_references(ds, src, &join, &req, out)
+            .context("writing kerchunk references")?,
+        Some((dir, layout)) => {
+            let dest = nc_dispatch::Location::parse(&dir).map_err(Failure::usage)?;
+            if let Err(e) = nc_runtime::install_interrupt_handler("ncdump") {
+                eprintln!("ncdump: warning: cannot install the interrupt handler ({e}); an interrupted run may leave a temporary directory");
+            }
+            nc_dispatch::write_joined_references_parquet(ds, src, &join, &req, &layout, &dest)
+                .with_context(|| format!("writing Parquet references to {dir}"))?
+        }
+    };
+    for w in warnings {
+        eprintln!("ncdump: warning: {w}");
+    }
+    Ok(())
+}
+
 /// stdout, remembering the first write failure so that it is told apart from input errors.
 struct Tracked<W: Write> {
     inner: W,
@@ -192,6 +236,9 @@ fn run(
         loc = loc.with_param("cache")?;
     }
     let specs = dimension_specs(args)?;
+    if args.kerchunk && (!args.more.is_empty() || args.join_dim.is_some()) {
+        return joined_references(args, &opts, loc, out);
+    }
     // a subset reads a small part: a remote input is fetched in small pieces (nccopy's too)
     if !specs.is_empty() {
         loc = loc.with_access(nc_dispatch::Access::Sparse);

@@ -164,6 +164,18 @@ pub fn dimension_specs(args: &Args) -> anyhow::Result<Vec<DimSpec>> {
                 .to_string(),
         );
     }
+    if !args.more.is_empty() && !args.kerchunk {
+        return bad(
+            "more than one file is only for --kerchunk (references of the files joined as one dataset); ncdump-rs prints one file, nccopy-rs IN1 IN2 ... OUT joins them"
+                .to_string(),
+        );
+    }
+    if (!args.more.is_empty() || args.join_dim.is_some()) && args.kerchunk_url.is_some() {
+        return bad(
+            "--kerchunk-url names one file; references of several files carry each file's own path"
+                .to_string(),
+        );
+    }
     args.dimension
         .iter()
         .map(|t| DimSpec::parse(t).map_err(|e| BadOption(e.to_string()).into()))

@@ -24,6 +24,9 @@ pub use nc_runtime::{Failure, Side};
 pub use nc_store::remote::Access;
 pub use nc_store::Location;
 pub use nc_zarr::{FanoutOutcome, FanoutStep, StorageKind};
-pub use nc_zarr::{ParquetLayout, MAX_RECORD_SIZE};
+pub use nc_zarr::{JoinedInputs, ParquetLayout, ZarrError, MAX_RECORD_SIZE};
 pub use open::*;
-pub use references::{reference_url, write_references, write_references_parquet, ReferenceRequest};
+pub use references::{
+    reference_url, write_joined_references, write_joined_references_parquet, write_references,
+    write_references_parquet, ReferenceRequest,
+};

@@ -84,6 +84,62 @@ pub fn write_references_parquet(
     out: &Location,
 ) -> Result<Vec<String>, Failure> {
     let opts = reference_options(opened, input, req).map_err(Failure::input)?;
+    publish_parquet(out, &|store| {
+        nc_zarr::write_references_parquet(opened.dataset(), opened.source(), &opts, layout, store)
+    })
+}
+
+/// Write the references of many inputs as one dataset (`ds`, the joined dataset, its values
+/// read through `src`; `inputs`, nc-multi's join) to `out` as one kerchunk JSON file; returns
+/// the warnings. `req.url` must be `None`: every input's references carry its own URL.
+///
+/// # Errors
+/// As [`write_references`]; an input whose chunks cannot continue the joined chunk grid.
+pub fn write_joined_references(
+    ds: &nc_dataset::Dataset,
+    src: &dyn nc_dataset::DataSource,
+    inputs: &dyn nc_zarr::JoinedInputs,
+    req: &ReferenceRequest,
+    out: &mut dyn Write,
+) -> Result<Vec<String>, DispatchError> {
+    let opts = joined_options(req);
+    nc_zarr::write_joined_references(ds, src, inputs, &opts, out).map_err(DispatchError::Zarr)
+}
+
+/// [`write_joined_references`] in fsspec's Parquet layout, published as
+/// [`write_references_parquet`] publishes it.
+///
+/// # Errors
+/// As [`write_joined_references`], marked as the input's; the destination's errors, marked
+/// as the output's.
+pub fn write_joined_references_parquet(
+    ds: &nc_dataset::Dataset,
+    src: &dyn nc_dataset::DataSource,
+    inputs: &dyn nc_zarr::JoinedInputs,
+    req: &ReferenceRequest,
+    layout: &nc_zarr::ParquetLayout,
+    out: &Location,
+) -> Result<Vec<String>, Failure> {
+    let opts = joined_options(req);
+    publish_parquet(out, &|store| {
+        nc_zarr::write_joined_references_parquet(ds, src, inputs, &opts, layout, store)
+    })
+}
+
+fn joined_options(req: &ReferenceRequest) -> nc_zarr::ReferenceOptions {
+    nc_zarr::ReferenceOptions {
+        url: String::new(),
+        vars: req.vars.clone(),
+        ..Default::default()
+    }
+}
+
+/// A writer of references into a store, returning its warnings.
+type EmitInto<'a> = dyn Fn(&dyn nc_zarr::Store) -> Result<Vec<String>, nc_zarr::ZarrError> + 'a;
+
+/// Run `emit` into the store at `out`: a local directory under a temporary name, renamed
+/// into place when complete, or an object-storage prefix.
+fn publish_parquet(out: &Location, emit: &EmitInto<'_>) -> Result<Vec<String>, Failure> {
     // the zarr writer's own output failures are the destination's; the rest (a variable
     // that cannot be referenced, a read error) the input's
     let side = |e: DispatchError| match e {
@@ -102,14 +158,7 @@ pub fn write_references_parquet(
                 e => DispatchError::Store(e),
             })
             .map_err(Failure::output)?;
-        let w = nc_zarr::write_references_parquet(
-            opened.dataset(),
-            opened.source(),
-            &opts,
-            layout,
-            store.as_ref(),
-        )
-        .map_err(|e| side(DispatchError::Zarr(e)));
+        let w = emit(store.as_ref()).map_err(|e| side(DispatchError::Zarr(e)));
         match w {
             Ok(warnings) => store
                 .close()

@@ -172,6 +172,44 @@ pub enum JoinError {
         /// The value there.
         value: f64,
     },
+    /// A joined variable's chunk along the join dimension would straddle two files, which
+    /// references of the join cannot express ([`crate::JoinOptions::whole_chunks`]).
+    #[error(
+        "{file}: variable \"{var}\": its {records} records along the join dimension do not \
+         fill whole chunks of length {chunk}, and references of many files as one cannot hold \
+         a chunk straddling two files in one Zarr chunk grid; rechunk the inputs so that the \
+         chunk length divides every file's record count (nccopy-rs -c), or reference a copy \
+         of the join (nccopy-rs IN1 IN2 ... OUT.nc)"
+    )]
+    ChunkStraddles {
+        /// The input whose records end inside a chunk.
+        file: String,
+        /// The variable's path.
+        var: String,
+        /// The chunk length along the join dimension.
+        chunk: u64,
+        /// The input's records.
+        records: u64,
+    },
+    /// A joined variable chunked unlike in the first input
+    /// ([`crate::JoinOptions::whole_chunks`]).
+    #[error(
+        "{file}: variable \"{var}\": chunks {chunks:?}, where {first} has {first_chunks:?}; \
+         references of many files as one need one chunk grid: rechunk the inputs alike \
+         (nccopy-rs -c)"
+    )]
+    ChunkShape {
+        /// The input.
+        file: String,
+        /// The variable's path.
+        var: String,
+        /// Its chunk shape there (none: not chunked).
+        chunks: Option<Vec<u64>>,
+        /// Its chunk shape in the first input.
+        first_chunks: Option<Vec<u64>>,
+        /// The first input.
+        first: String,
+    },
     /// Reading an input's data failed.
     #[error("{file}: variable \"{var}\": {source}")]
     Read {

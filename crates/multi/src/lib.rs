@@ -15,6 +15,7 @@
 mod error;
 mod inputs;
 mod plan;
+mod references;
 mod source;
 pub mod units;
 
@@ -33,6 +34,10 @@ pub struct JoinOptions {
     pub dim: Option<String>,
     /// At most this many inputs are kept open at once (at least 1).
     pub max_open: usize,
+    /// Refuse a join in which a chunk of a joined variable along the join dimension would
+    /// straddle two files, or a file chunks a joined variable unlike the first: what
+    /// references of the join as one chunk grid need (`ncdump-rs --kerchunk IN1 IN2 ...`).
+    pub whole_chunks: bool,
 }
 
 impl Default for JoinOptions {
@@ -40,6 +45,7 @@ impl Default for JoinOptions {
         JoinOptions {
             dim: None,
             max_open: 64,
+            whole_chunks: false,
         }
     }
 }
@@ -73,6 +79,9 @@ impl Join {
             .map(|w| format!("{}: {w}", first_loc.display()))
             .collect();
         let mut planner = plan::Planner::new(&first, &first_loc.display(), opts.dim.as_deref())?;
+        if opts.whole_chunks {
+            planner.check_whole_chunks();
+        }
         planner.check_repeats()?;
         planner.add(&first, &first_loc.display())?;
         let mut kept = vec![(0, first)];
@@ -170,6 +179,7 @@ mod tests {
         let opts = JoinOptions {
             dim: None,
             max_open: 2,
+            whole_chunks: false,
         };
         let join = Join::open(&locs, &opts).unwrap();
         let ds = join.dataset();
@@ -204,6 +214,7 @@ mod tests {
         let opts = JoinOptions {
             dim: Some("x".into()),
             max_open: 1,
+            whole_chunks: false,
         };
         let join = Join::open(&[a.clone(), a], &opts).unwrap();
         let ds = join.dataset();

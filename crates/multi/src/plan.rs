@@ -107,6 +107,19 @@ pub(crate) struct Planner {
     /// Per join dimension: the last coordinate value seen and the direction so far.
     last: Vec<Option<(f64, u64)>>,
     direction: Vec<Option<bool>>,
+    /// With whole chunks asked for: per joined variable its path, join, axis, the first
+    /// input's chunk shape, and the last input with records that ended inside a chunk.
+    whole: Vec<WholeChunks>,
+}
+
+/// A joined variable whose chunks along the join must lie within one file.
+struct WholeChunks {
+    path: String,
+    join: usize,
+    axis: usize,
+    chunks: Option<Vec<u64>>,
+    /// The last input with records, if they end inside a chunk: its name and records.
+    partial: Option<(String, u64)>,
 }
 
 fn text_att(ds: &Dataset, v: VarId, name: &str) -> Option<String> {
@@ -205,7 +218,84 @@ impl Planner {
             first_units,
             last: vec![None; n],
             direction: vec![None; n],
+            whole: Vec::new(),
         })
+    }
+
+    /// From now on, refuse inputs whose chunks of a joined variable would straddle two files
+    /// or differ from the first input's chunking.
+    pub fn check_whole_chunks(&mut self) {
+        let ds = &self.first;
+        for (path, ty, vdims) in &self.vars {
+            // coordinates and strings are written inline, in chunks of the writer's own
+            let inline =
+                ty == "string" || self.joins.iter().any(|j| j.coord.as_ref() == Some(path));
+            if inline {
+                continue;
+            }
+            let join = vdims.iter().enumerate().find_map(|(axis, d)| {
+                self.joins
+                    .iter()
+                    .position(|j| &j.path == d)
+                    .map(|j| (axis, j))
+            });
+            let Some((axis, join)) = join else {
+                continue;
+            };
+            let chunks = vars_by_path(ds)
+                .get(path)
+                .and_then(|&v| ds.var(v).storage.chunk_sizes.clone());
+            self.whole.push(WholeChunks {
+                path: path.clone(),
+                join,
+                axis,
+                chunks,
+                partial: None,
+            });
+        }
+    }
+
+    /// Input `ds` (named `name`, its records just added) against [`Planner::whole`].
+    fn whole_chunks(&mut self, ds: &Dataset, name: &str) -> Result<(), JoinError> {
+        if self.whole.is_empty() {
+            return Ok(());
+        }
+        let vars = vars_by_path(ds);
+        for w in &mut self.whole {
+            let here = vars
+                .get(&w.path)
+                .and_then(|&v| ds.var(v).storage.chunk_sizes.clone());
+            if here != w.chunks {
+                return Err(JoinError::ChunkShape {
+                    file: name.to_string(),
+                    var: w.path.clone(),
+                    chunks: here,
+                    first_chunks: w.chunks.clone(),
+                    first: self.first_name.clone(),
+                });
+            }
+            // not chunked (classic records): one chunk per record, checked when written
+            let Some(c) = w.chunks.as_ref().and_then(|c| c.get(w.axis)).copied() else {
+                continue;
+            };
+            let offsets = &self.joins[w.join].offsets;
+            let records = offsets[offsets.len() - 1] - offsets[offsets.len() - 2];
+            if records == 0 {
+                continue;
+            }
+            if let Some((file, records)) = w.partial.take() {
+                return Err(JoinError::ChunkStraddles {
+                    file,
+                    var: w.path.clone(),
+                    chunk: c,
+                    records,
+                });
+            }
+            if c > 0 && !records.is_multiple_of(c) {
+                w.partial = Some((name.to_string(), records));
+            }
+        }
+        Ok(())
     }
 
     /// Check input `input` (named `name`) against the first and add its records to the
@@ -290,7 +380,7 @@ impl Planner {
         for j in 0..self.joins.len() {
             self.coordinate(j, input, name)?;
         }
-        Ok(())
+        self.whole_chunks(ds, name)
     }
 
     /// Input `input`'s coordinate of join dimension `j`: its rebase to the first input's

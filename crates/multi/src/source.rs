@@ -29,6 +29,16 @@ impl Entry {
     }
 }
 
+/// An open input, as its `Opened`.
+struct OpenedRef(Arc<Entry>);
+
+impl std::ops::Deref for OpenedRef {
+    type Target = Opened;
+    fn deref(&self) -> &Opened {
+        &self.0.opened
+    }
+}
+
 /// The inputs kept open, with the tick each was last used at.
 #[derive(Default)]
 struct Cache {
@@ -74,6 +84,20 @@ impl JoinSource {
     /// How many inputs are open now (for tests of the bound).
     pub fn open_inputs(&self) -> usize {
         self.cache.lock().map_or(0, |c| c.open.len())
+    }
+
+    /// The plan the view reads by.
+    pub(crate) fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Input `i` opened (kept among the open inputs, or opened again and checked to have
+    /// the records it was planned with).
+    pub(crate) fn opened(
+        &self,
+        i: usize,
+    ) -> Result<impl std::ops::Deref<Target = Opened>, DataError> {
+        self.input(i).map(OpenedRef)
     }
 
     /// Input `i`, from the cache or opened again (and checked to be as planned).

@@ -149,6 +149,25 @@ pub enum ZarrError {
         /// Why, and the cure.
         why: String,
     },
+    /// A joined variable whose chunks in one input of a join cannot continue the joined
+    /// dataset's chunk grid (references of many files as one).
+    #[error("variable \"{var}\" of {file} cannot be referenced in the joined dataset: {why}")]
+    NotJoinable {
+        /// Full variable path.
+        var: String,
+        /// The input, as given.
+        file: String,
+        /// Why, and the cure.
+        why: String,
+    },
+    /// An input of a join could not be opened again or named.
+    #[error("{file}: {msg}")]
+    Input {
+        /// The input, as given.
+        file: String,
+        /// What failed.
+        msg: String,
+    },
     /// A variable named for selection (`-v`) that the dataset does not have.
     #[error("{name}: No such variable")]
     NoSuchVariable {

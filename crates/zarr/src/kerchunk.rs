@@ -33,8 +33,11 @@
 //!   and vlens are refused. Attributes JSON cannot hold (user types other than enums, text
 //!   that is not UTF-8) are left out with a warning.
 
+mod joined;
 mod parquet;
 mod parquet_refs;
+
+pub use joined::{emit_joined_references, JoinedInputs};
 
 use parquet_refs::ParquetSink;
 pub use parquet_refs::{ParquetLayout, MAX_RECORD_SIZE};
@@ -229,6 +232,48 @@ pub fn write_references_parquet(
 ) -> Result<Vec<String>, ZarrError> {
     let mut sink = ParquetSink::new(store, layout)?;
     emit_references(ds, src, opts, &mut sink)
+}
+
+/// Write one kerchunk reference file (version 1 JSON) for the inputs of a join as one
+/// dataset `ds` (the joined dataset, its values read through `src`): see
+/// [`emit_joined_references`].
+///
+/// # Errors
+/// As [`emit_joined_references`].
+pub fn write_joined_references(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    inputs: &dyn JoinedInputs,
+    opts: &ReferenceOptions,
+    out: &mut dyn Write,
+) -> Result<Vec<String>, ZarrError> {
+    let mut sink = RefWriter {
+        out,
+        buf: Vec::with_capacity(OUT_BLOCK + 4096),
+        first: true,
+        started: false,
+        prefix: String::new(),
+        url: None,
+        cons: Some(crate::consolidated::ConsolidatedV2::new()),
+    };
+    emit_joined_references(ds, src, inputs, opts, &mut sink)
+}
+
+/// The references of a join as one dataset in fsspec's Parquet layout, into `store`: see
+/// [`emit_joined_references`] and [`write_references_parquet`].
+///
+/// # Errors
+/// As [`emit_joined_references`]; store errors.
+pub fn write_joined_references_parquet(
+    ds: &Dataset,
+    src: &dyn DataSource,
+    inputs: &dyn JoinedInputs,
+    opts: &ReferenceOptions,
+    layout: &ParquetLayout,
+    store: &dyn crate::Store,
+) -> Result<Vec<String>, ZarrError> {
+    let mut sink = ParquetSink::new(store, layout)?;
+    emit_joined_references(ds, src, inputs, opts, &mut sink)
 }
 
 /// Plan every variable of `ds` (refusing what cannot be referenced before anything is given

@@ -40,8 +40,9 @@ mod write;
 
 pub use error::ZarrError;
 pub use kerchunk::{
-    emit_references, write_references, write_references_parquet, ChunkRef, ParquetLayout,
-    ReferenceOptions, ReferenceSink, MAX_RECORD_SIZE,
+    emit_joined_references, emit_references, write_joined_references,
+    write_joined_references_parquet, write_references, write_references_parquet, ChunkRef,
+    JoinedInputs, ParquetLayout, ReferenceOptions, ReferenceSink, MAX_RECORD_SIZE,
 };
 pub use modes::ZarrModes;
 pub use read::ZarrFile;
