@@ -204,15 +204,7 @@ pub fn write_references(
     opts: &ReferenceOptions,
     out: &mut dyn Write,
 ) -> Result<Vec<String>, ZarrError> {
-    let mut sink = RefWriter {
-        out,
-        buf: Vec::with_capacity(OUT_BLOCK + 4096),
-        first: true,
-        started: false,
-        prefix: String::new(),
-        url: None,
-        cons: Some(crate::consolidated::ConsolidatedV2::new()),
-    };
+    let mut sink = RefWriter::new(out);
     emit_references(ds, src, opts, &mut sink)
 }
 
@@ -247,15 +239,7 @@ pub fn write_joined_references(
     opts: &ReferenceOptions,
     out: &mut dyn Write,
 ) -> Result<Vec<String>, ZarrError> {
-    let mut sink = RefWriter {
-        out,
-        buf: Vec::with_capacity(OUT_BLOCK + 4096),
-        first: true,
-        started: false,
-        prefix: String::new(),
-        url: None,
-        cons: Some(crate::consolidated::ConsolidatedV2::new()),
-    };
+    let mut sink = RefWriter::new(out);
     emit_joined_references(ds, src, inputs, opts, &mut sink)
 }
 
@@ -302,9 +286,23 @@ pub fn emit_references(
         &mut warnings,
     )?;
     let registry = std::sync::OnceLock::new();
+    emit_entries(&entries, sink, |p, sink| {
+        write_chunks(ds, src, opts, p, &registry, sink)
+    })?;
+    sink.finish()?;
+    Ok(warnings)
+}
+
+/// Give the sink each planned group's and variable's metadata in order, and after each
+/// variable's its chunks, by `chunks` (one file's, or a join's).
+fn emit_entries(
+    entries: &[Entry],
+    sink: &mut dyn ReferenceSink,
+    mut chunks: impl FnMut(&VarPlan, &mut dyn ReferenceSink) -> Result<(), ZarrError>,
+) -> Result<(), ZarrError> {
     let meta =
         |sink: &mut dyn ReferenceSink, key: String, v: &Value| sink.metadata(&key, &to_text(v));
-    for e in &entries {
+    for e in entries {
         match e {
             Entry::Group { key, zattrs } => {
                 meta(sink, join(key, ".zgroup"), &json!({"zarr_format": 2}))?;
@@ -315,12 +313,11 @@ pub fn emit_references(
             Entry::Var(p) => {
                 meta(sink, join(&p.key, ".zarray"), &p.zarray)?;
                 meta(sink, join(&p.key, ".zattrs"), &p.zattrs)?;
-                write_chunks(ds, src, opts, p, &registry, sink)?;
+                chunks(p, sink)?;
             }
         }
     }
-    sink.finish()?;
-    Ok(warnings)
+    Ok(())
 }
 
 /// The variables named by `names` (all when empty).
@@ -978,6 +975,21 @@ struct RefWriter<'a> {
     /// The last URL and its JSON text (most chunks share one).
     url: Option<(String, String)>,
     cons: Option<crate::consolidated::ConsolidatedV2>,
+}
+
+impl<'a> RefWriter<'a> {
+    /// A JSON sink writing one reference file to `out`.
+    fn new(out: &'a mut dyn Write) -> Self {
+        RefWriter {
+            out,
+            buf: Vec::with_capacity(OUT_BLOCK + 4096),
+            first: true,
+            started: false,
+            prefix: String::new(),
+            url: None,
+            cons: Some(crate::consolidated::ConsolidatedV2::new()),
+        }
+    }
 }
 
 /// Bytes gathered before they are written out.

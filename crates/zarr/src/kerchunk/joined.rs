@@ -9,14 +9,12 @@
 //! a bounded number open). Nothing but one input's placement of one variable is held.
 
 use nc_dataset::{DataError, DataSource, Dataset, Placement, Slab, Values, VarId, ROOT};
-use serde_json::{json, Value};
 
 use super::{
-    join, plan_group, plan_var, select, write_chunk_refs, write_chunks, ChunkRef, Content, Entry,
-    ReferenceOptions, ReferenceSink, VarPlan,
+    emit_entries, plan_group, plan_var, select, write_chunk_refs, write_chunks, ChunkRef, Content,
+    Entry, ReferenceOptions, ReferenceSink, VarPlan,
 };
 use crate::error::ZarrError;
-use crate::json::to_text;
 
 /// The inputs of a join, as the reference writer asks for them. The joined dataset is the
 /// first input's with the join dimensions lengthened, so its variables have the first
@@ -170,36 +168,22 @@ pub fn emit_joined_references(
         }
     }
     let registry = std::sync::OnceLock::new();
-    let meta =
-        |sink: &mut dyn ReferenceSink, key: String, v: &Value| sink.metadata(&key, &to_text(v));
-    for e in &entries {
-        match e {
-            Entry::Group { key, zattrs } => {
-                meta(sink, join(key, ".zgroup"), &json!({"zarr_format": 2}))?;
-                if let Some(z) = zattrs {
-                    meta(sink, join(key, ".zattrs"), z)?;
-                }
+    emit_entries(&entries, sink, |p, sink| {
+        match (inputs.join(p.var), &p.content) {
+            (Some((axis, offsets)), Content::Refs { .. }) => {
+                let j = JoinedArray {
+                    ds,
+                    inputs,
+                    opts: &plan_opts,
+                    plan: p,
+                    axis,
+                    offsets,
+                };
+                j.write(&registry, sink)
             }
-            Entry::Var(p) => {
-                meta(sink, join(&p.key, ".zarray"), &p.zarray)?;
-                meta(sink, join(&p.key, ".zattrs"), &p.zattrs)?;
-                match (inputs.join(p.var), &p.content) {
-                    (Some((axis, offsets)), Content::Refs { .. }) => {
-                        let j = JoinedArray {
-                            ds,
-                            inputs,
-                            opts: &plan_opts,
-                            plan: p,
-                            axis,
-                            offsets,
-                        };
-                        j.write(&registry, sink)?;
-                    }
-                    _ => write_chunks(ds, &first, &plan_opts, p, &registry, sink)?,
-                }
-            }
+            _ => write_chunks(ds, &first, &plan_opts, p, &registry, sink),
         }
-    }
+    })?;
     sink.finish()?;
     Ok(warnings)
 }
