@@ -489,8 +489,8 @@ impl ObjectSource {
 
     /// The blocks `first..=last` holding the small read `want`, from the cache, from a fetch
     /// of another reader already under way, or fetched (runs of missing blocks by one request
-    /// each, concurrently); `None` when the read is to be served from the read-ahead pool
-    /// (held there, or a miss fetching [`Miss::Piece`]).
+    /// each, concurrently); [`Served::Pool`] when the read is to be served from the
+    /// read-ahead pool (held there, or a miss fetching [`Miss::Piece`] of that size).
     fn blocks(&self, first: u64, last: u64, want: &Range<u64>) -> Result<Served, StoreError> {
         let mut have: Vec<Option<Bytes>> = vec![None; (last - first + 1) as usize];
         // spans of blocks to wait for: (blocks, their fetch, fetched by this reader)
