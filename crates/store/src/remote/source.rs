@@ -1005,6 +1005,45 @@ mod tests {
         assert!(sent <= 30, "{sent} requests for 64 scattered reads");
     }
 
+    /// A sparse reader (a subset): the header's start in one 64 KiB piece, a lone index node
+    /// in a 16 KiB piece, each chunk by its own GET with nothing ahead: the bytes received
+    /// are about the bytes read. The same reads by a whole reader receive blocks and windows.
+    #[test]
+    fn a_sparse_reader_receives_about_what_it_reads() {
+        let len: u64 = 40 << 20;
+        let (store, mut u, data) = object(len);
+        let reads = |src: &ObjectSource| {
+            let check = |off: u64, n: usize| {
+                let mut buf = vec![0u8; n];
+                src.read_at(off, &mut buf).unwrap();
+                assert!(
+                    buf == data[off as usize..off as usize + n],
+                    "{n} bytes at {off}"
+                );
+            };
+            // the header: small reads in its first 20 kB
+            for off in (0..20_000).step_by(500) {
+                check(off, 200);
+            }
+            // a chunk index node far away, then two chunks side by side and one more
+            check(30_000_000, 3_000);
+            check(10_000_000, 200_000);
+            check(10_200_000, 200_000);
+            check(25_000_000, 200_000);
+            src.sent()
+        };
+        let whole = reads(&ObjectSource::open(&u, store.clone()).unwrap());
+        u.access = Access::Sparse;
+        let sparse = reads(&ObjectSource::open(&u, store).unwrap());
+        // the header's piece, the node's piece, three chunks
+        assert_eq!(
+            sparse,
+            (5, 64 * 1024 + 16 * 1024 + 600_000),
+            "whole: {whole:?}"
+        );
+        assert!(whole.1 > 2 * sparse.1, "whole {whole:?}, sparse {sparse:?}");
+    }
+
     /// Readers missing the same block at once: one request, every reader the right bytes.
     #[test]
     fn concurrent_misses_share_one_fetch() {
