@@ -1149,6 +1149,22 @@ fn grid_indices(shape: &[u64], chunk: &[u64]) -> impl Iterator<Item = Vec<u64>> 
     })
 }
 
+/// The chunk grid of a planned variable (chunks along each dimension); `None` when the
+/// variable has no element (no chunk is referenced).
+fn chunk_grid(ds: &Dataset, p: &VarPlan) -> Option<Vec<u64>> {
+    let shape = ds.shape(p.var);
+    if shape.contains(&0) {
+        return None;
+    }
+    Some(
+        shape
+            .iter()
+            .zip(&p.chunk)
+            .map(|(&n, &c)| n.div_ceil(c))
+            .collect(),
+    )
+}
+
 fn write_chunks(
     ds: &Dataset,
     src: &dyn DataSource,
@@ -1157,15 +1173,9 @@ fn write_chunks(
     registry: &std::sync::OnceLock<Arc<Registry>>,
     w: &mut dyn ReferenceSink,
 ) -> Result<(), ZarrError> {
-    let shape = ds.shape(p.var);
-    if shape.contains(&0) {
+    let Some(grid) = chunk_grid(ds, p) else {
         return Ok(());
-    }
-    let grid: Vec<u64> = shape
-        .iter()
-        .zip(&p.chunk)
-        .map(|(&n, &c)| n.div_ceil(c))
-        .collect();
+    };
     w.begin_array(&p.key, &grid)?;
     write_chunk_refs(ds, src, opts, p, registry, w)?;
     w.end_array()

@@ -11,8 +11,8 @@
 use nc_dataset::{DataError, DataSource, Dataset, Placement, Slab, Values, VarId, ROOT};
 
 use super::{
-    emit_entries, plan_group, plan_var, select, write_chunk_refs, write_chunks, ChunkRef, Content,
-    Entry, ReferenceOptions, ReferenceSink, VarPlan,
+    chunk_grid, emit_entries, plan_group, plan_var, select, write_chunk_refs, write_chunks,
+    ChunkRef, Content, Entry, ReferenceOptions, ReferenceSink, VarPlan,
 };
 use crate::error::ZarrError;
 
@@ -261,15 +261,9 @@ impl JoinedArray<'_> {
         sink: &mut dyn ReferenceSink,
     ) -> Result<(), ZarrError> {
         let p = self.plan;
-        let shape = self.ds.shape(p.var);
-        if shape.contains(&0) {
+        let Some(grid) = chunk_grid(self.ds, p) else {
             return Ok(());
-        }
-        let grid: Vec<u64> = shape
-            .iter()
-            .zip(&p.chunk)
-            .map(|(&n, &c)| n.div_ceil(c))
-            .collect();
+        };
         sink.begin_array(&p.key, &grid)?;
         let total = self.offsets.last().copied().unwrap_or(0);
         let c = p.chunk[self.axis];
