@@ -429,3 +429,36 @@ fn an_object_storage_wildcard_joins_its_matches_in_name_order() {
     );
     assert!(!dir.join("empty.nc").exists());
 }
+
+#[test]
+fn explain_names_each_inputs_records_and_rebase() {
+    let dir = tempdir("join_explain");
+    ncgen(&dir, "a", "nc3", &classic_cdl(0, "days since 2000-01-01"));
+    ncgen(&dir, "b", "nc3", &classic_cdl(1, "hours since 2000-01-03"));
+    ncgen(&dir, "c", "nc3", &classic_cdl(5, "days since 2000-01-01"));
+    let o = run(
+        "nccopy-rs",
+        &["--explain", "a.nc", "b.nc", "c.nc", "out.nc"],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    // b's hours since 2000-01-03 are days since 2000-01-01 times 1/24 plus 2
+    assert_eq!(
+        lines[..4],
+        [
+            "join along /time: 6 in all, from 3 inputs; coordinate values rebased to the first input's units",
+            "  a.nc: /time 0-1",
+            &format!("  b.nc: /time 2-3 (values * {} + 2)", 1.0 / 24.0),
+            "  c.nc: /time 4-5",
+        ],
+        "{text}"
+    );
+    // then the copy's table, one line per variable, and nothing written
+    assert!(
+        lines[4..].iter().any(|l| l.starts_with("/temp: ")),
+        "{text}"
+    );
+    assert!(!dir.join("out.nc").exists());
+}

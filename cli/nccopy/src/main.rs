@@ -397,6 +397,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         let report = nc_copy::explain_view(input.dataset(), input.source(), &out_loc, &opts)?;
         print_warnings(&args, &report);
         let mut out = std::io::stdout().lock();
+        if let Input::Joined(j) = &input {
+            for line in j.describe() {
+                writeln!(out, "{line}").context("writing the explanation")?;
+            }
+        }
         for line in &report.explain {
             writeln!(out, "{line}").context("writing the explanation")?;
         }

@@ -995,11 +995,40 @@ impl DataSource for SubsetSource<'_> {
     }
 
     fn raw_chunk(&self, _ds: &Dataset, var: VarId, chunk: ChunkRequest) -> Option<Vec<u8>> {
-        // a subset's chunks are not the original's
-        if self.affects(var) {
-            return None;
+        if !self.affects(var) {
+            return self.src.raw_chunk(self.original, var, chunk);
         }
-        self.src.raw_chunk(self.original, var, chunk)
+        // a chunk of the view is a stored chunk of the original when, along every subset
+        // dimension, it lies wholly inside the view and its indices are one stride-1 run of
+        // the original (the original then has a chunk of that shape there, or says no): a
+        // time range of whole chunks is copied without decoding. A chunk reaching past the
+        // view's end is decoded: its stored tail would hold the original's values beyond the
+        // cut.
+        let mut offsets = Vec::with_capacity(chunk.offsets.len());
+        for (d, sel) in self.sels(var).into_iter().enumerate() {
+            let (o, n) = (*chunk.offsets.get(d)?, *chunk.shape.get(d)?);
+            match sel {
+                None => offsets.push(o),
+                Some(s) => {
+                    if o.checked_add(n)? > s.len() {
+                        return None;
+                    }
+                    match s.segments(o, n).as_slice() {
+                        [r] if r.stride == 1 || r.count == 1 => offsets.push(r.first),
+                        _ => return None,
+                    }
+                }
+            }
+        }
+        self.src.raw_chunk(
+            self.original,
+            var,
+            ChunkRequest {
+                offsets: &offsets,
+                shape: chunk.shape,
+                chain: chunk.chain,
+            },
+        )
     }
 
     fn unwritten(&self, _ds: &Dataset, var: VarId, slab: Slab) -> bool {
@@ -1250,6 +1279,47 @@ mod tests {
             view.var(VarId(0)).data,
             Some(Values::Float(vec![0., 45., 180.]))
         );
+    }
+
+    #[test]
+    fn whole_chunks_inside_a_stride_1_cut_pass_through_raw() {
+        // the original gives the stored chunk at any offsets that are multiples of (2, 4),
+        // with the shape (2, 4): its bytes name the offsets asked
+        struct Raw;
+        impl DataSource for Raw {
+            fn read(&self, _: &Dataset, _: VarId, _: Slab) -> Result<Values, DataError> {
+                Err("unused".into())
+            }
+            fn raw_chunk(&self, _: &Dataset, _: VarId, c: ChunkRequest) -> Option<Vec<u8>> {
+                let aligned = c.offsets[0] % 2 == 0 && c.offsets[1] % 4 == 0;
+                (aligned && c.shape == [2, 4]).then(|| c.offsets.iter().map(|&o| o as u8).collect())
+            }
+        }
+        let (ds, v) = grid();
+        let ask = |specs_: &[&str], offsets: &[u64], shape: &[u64]| {
+            let (view, src) = subset(&ds, &Raw, &specs(specs_)).unwrap();
+            src.raw_chunk(
+                &view,
+                v,
+                ChunkRequest {
+                    offsets,
+                    shape,
+                    chain: &[],
+                },
+            )
+        };
+        // time 2..5 of 6: the view's chunk at time 2 is the original's at time 4
+        assert_eq!(ask(&["time,2,5"], &[0, 0], &[2, 4]), Some(vec![2, 0]));
+        assert_eq!(ask(&["time,2,5"], &[2, 0], &[2, 4]), Some(vec![4, 0]));
+        // time 1..4: the original has no chunk at time 1 or 3
+        assert_eq!(ask(&["time,1,4"], &[0, 0], &[2, 4]), None);
+        // a chunk reaching past the view's end (time 2..4 is 3 long) is not taken raw
+        assert_eq!(ask(&["time,2,4"], &[2, 0], &[2, 4]), None);
+        // a stride, or a cut through the chunk's other dimension, never is
+        assert_eq!(ask(&["time,0,5,2"], &[0, 0], &[2, 4]), None);
+        assert_eq!(ask(&["lat,0,1"], &[0, 0], &[2, 2]), None);
+        // a dimension left whole keeps its offsets
+        assert_eq!(ask(&["lat,0,3"], &[4, 0], &[2, 4]), Some(vec![4, 0]));
     }
 
     #[test]

@@ -122,6 +122,51 @@ impl Join {
         &self.source
     }
 
+    /// The join in words, for `--explain`: one line per joined dimension (its length and the
+    /// number of inputs), then one line per input with the indices it gives each joined
+    /// dimension, and the rebase of its coordinate's values when its units differ from the
+    /// first input's (`v * scale + offset`).
+    pub fn describe(&self) -> Vec<String> {
+        let plan = self.source.plan();
+        let mut lines = Vec::new();
+        for j in &plan.joins {
+            let total = j.offsets.last().copied().unwrap_or(0);
+            lines.push(format!(
+                "join along {}: {total} in all, from {} inputs{}",
+                j.path,
+                plan.inputs.len(),
+                if j.rebases() {
+                    "; coordinate values rebased to the first input's units"
+                } else {
+                    ""
+                }
+            ));
+        }
+        for (i, loc) in plan.inputs.iter().enumerate() {
+            let parts: Vec<String> = plan
+                .joins
+                .iter()
+                .map(|j| {
+                    let (lo, hi) = (j.offsets[i], j.offsets[i + 1]);
+                    let span = match hi - lo {
+                        0 => "none".to_string(),
+                        1 => format!("{lo}"),
+                        _ => format!("{lo}-{}", hi - 1),
+                    };
+                    match j.rebase.get(i).copied().flatten() {
+                        Some(r) => format!(
+                            "{} {span} (values * {} + {})",
+                            j.path, r.scale, r.offset
+                        ),
+                        None => format!("{} {span}", j.path),
+                    }
+                })
+                .collect();
+            lines.push(format!("  {}: {}", loc.display(), parts.join(", ")));
+        }
+        lines
+    }
+
     /// What the readers of the inputs left out or show differently, one line each naming
     /// the file.
     pub fn warnings(&self) -> &[String] {
