@@ -445,7 +445,7 @@ impl Backing {
 
 /// Reverse the bytes of each `N`-byte element of `raw` in place (big- to little-endian); a
 /// constant size lets the compiler do it many elements at a time.
-fn reverse_each<const N: usize>(raw: &mut [u8]) {
+pub(crate) fn reverse_each<const N: usize>(raw: &mut [u8]) {
     for e in raw.chunks_exact_mut(N) {
         e.reverse();
     }

@@ -794,10 +794,12 @@ fn read_be(
             got_ty: v.ty.cdl_name(),
         });
     }
-    if size > 1 {
-        for e in bytes.chunks_exact_mut(size as usize) {
-            e.reverse();
-        }
+    // element sizes known to the compiler: the swaps are vectorised
+    match size {
+        2 => crate::read::reverse_each::<2>(&mut bytes),
+        4 => crate::read::reverse_each::<4>(&mut bytes),
+        8 => crate::read::reverse_each::<8>(&mut bytes),
+        _ => {}
     }
     Ok(bytes)
 }

@@ -154,10 +154,9 @@ impl Join {
                         _ => format!("{lo}-{}", hi - 1),
                     };
                     match j.rebase.get(i).copied().flatten() {
-                        Some(r) => format!(
-                            "{} {span} (values * {} + {})",
-                            j.path, r.scale, r.offset
-                        ),
+                        Some(r) => {
+                            format!("{} {span} (values * {} + {})", j.path, r.scale, r.offset)
+                        }
                         None => format!("{} {span}", j.path),
                     }
                 })

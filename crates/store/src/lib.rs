@@ -52,6 +52,31 @@ mod tests {
         std::fs::write(&p, &bytes).unwrap();
         let f = FileSource::open(&p).unwrap();
         suite::byte_source(&f, &bytes);
+        // a file longer than the kept head: small reads in it, across its end, past it
+        let long: Vec<u8> = (0..200_000u32).map(|i| (i * 13 % 253) as u8).collect();
+        let q = d.join("long.bin");
+        std::fs::write(&q, &long).unwrap();
+        let g = FileSource::open(&q).unwrap();
+        suite::byte_source(&g, &long);
+        for (at, n) in [
+            (0, 8),
+            (100, 4096),
+            (65_000, 536),
+            (65_530, 20),
+            (70_000, 10),
+        ] {
+            assert_eq!(
+                g.read_vec(at, n).unwrap(),
+                long[at as usize..at as usize + n]
+            );
+            let mut buf = vec![0u8; n];
+            g.read_at(at, &mut buf).unwrap();
+            assert_eq!(buf, long[at as usize..at as usize + n]);
+        }
+        // the head is what the file held at its first small read
+        std::fs::write(&q, vec![0u8; 200_000]).unwrap();
+        assert_eq!(g.read_vec(100, 8).unwrap(), long[100..108]);
+        assert_eq!(g.read_vec(100_000, 8).unwrap(), vec![0u8; 8]);
         assert!(FileSource::open(&d).is_err(), "a directory is not a source");
         let e = FileSource::open(&d.join("missing")).unwrap_err();
         assert!(e.is_not_found() && e.to_string().contains("missing"), "{e}");

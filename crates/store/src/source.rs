@@ -5,7 +5,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::StoreError;
 
@@ -135,13 +135,25 @@ pub(crate) fn check_range(name: &str, offset: u64, n: usize, len: u64) -> Result
 }
 
 /// A local file, read with positional reads (any size; several threads at once).
+///
+/// The file's first [`HEAD`] bytes are read once, at the first small read that lies within
+/// them, and served from memory after: readers of HDF5 structures ask for a hundred small
+/// pieces of a small file, most of them there, and a join or a reference set over thousands
+/// of files then costs one read per file instead of a hundred. Larger reads go to the file.
 #[derive(Debug)]
 pub struct FileSource {
     file: File,
     len: u64,
     name: String,
     path: PathBuf,
+    head: OnceLock<Option<Box<[u8]>>>,
 }
+
+/// How many of a file's first bytes [`FileSource`] keeps.
+const HEAD: u64 = 64 << 10;
+
+/// The largest read served from the kept head (a larger one is data: read where it is).
+const HEAD_READ: usize = 16 << 10;
 
 impl FileSource {
     /// Open `path` for reading.
@@ -164,7 +176,27 @@ impl FileSource {
             len: md.len(),
             name: path.display().to_string(),
             path: path.to_path_buf(),
+            head: OnceLock::new(),
         })
+    }
+
+    /// The bytes `offset..offset + n` from the kept head, when they lie in it and the read
+    /// is small (the head is read at the first such read).
+    fn from_head(&self, offset: u64, n: usize) -> Option<&[u8]> {
+        let end = offset.checked_add(n as u64)?;
+        if n > HEAD_READ || end > HEAD.min(self.len) {
+            return None;
+        }
+        let head = self
+            .head
+            .get_or_init(|| {
+                let len = usize::try_from(HEAD.min(self.len)).ok()?;
+                pread_vec(&self.file, 0, len)
+                    .ok()
+                    .map(Vec::into_boxed_slice)
+            })
+            .as_deref()?;
+        head.get(usize::try_from(offset).ok()?..usize::try_from(end).ok()?)
     }
 
     /// The file's path.
@@ -180,6 +212,10 @@ impl ByteSource for FileSource {
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
         check_range(&self.name, offset, buf.len(), self.len)?;
+        if let Some(b) = self.from_head(offset, buf.len()) {
+            buf.copy_from_slice(b);
+            return Ok(());
+        }
         self.file.read_exact_at(buf, offset).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 // the file shrank since it was opened
@@ -201,6 +237,9 @@ impl ByteSource for FileSource {
 
     fn read_vec(&self, offset: u64, n: usize) -> Result<Vec<u8>, StoreError> {
         check_range(&self.name, offset, n, self.len)?;
+        if let Some(b) = self.from_head(offset, n) {
+            return Ok(b.to_vec());
+        }
         pread_vec(&self.file, offset, n).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 // the file shrank since it was opened
