@@ -302,7 +302,7 @@ fn run(
             vars: opts.vars.clone(),
         };
         let warnings = match kerchunk_output(args)? {
-            None => nc_dispatch::write_references(&opened, &loc, &req, out)
+            None => nc_dispatch::write_view_references(&opened, ds, src, &loc, &req, out)
                 .context("writing kerchunk references")?,
             Some((dir, layout)) => {
                 let dest = nc_dispatch::Location::parse(&dir).map_err(Failure::usage)?;
@@ -310,8 +310,10 @@ fn run(
                 if let Err(e) = nc_runtime::install_interrupt_handler("ncdump") {
                     eprintln!("ncdump: warning: cannot install the interrupt handler ({e}); an interrupted run may leave a temporary directory");
                 }
-                nc_dispatch::write_references_parquet(&opened, &loc, &req, &layout, &dest)
-                    .with_context(|| format!("writing Parquet references to {dir}"))?
+                nc_dispatch::write_view_references_parquet(
+                    &opened, ds, src, &loc, &req, &layout, &dest,
+                )
+                .with_context(|| format!("writing Parquet references to {dir}"))?
             }
         };
         for w in warnings {
