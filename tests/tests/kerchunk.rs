@@ -533,6 +533,27 @@ fn a_subset_is_referenced_by_the_chunks_it_keeps_or_carried_inline() {
     assert_eq!(s, "//7//Q==", "-2, -3 big-endian");
     assert_eq!(u3["time/0"], whole3["time/0"], "time is not cut");
 
+    // the same subsets in fsspec's Parquet layout
+    for (args, out) in [
+        (
+            &["--dimension", "time,2,5", "--dimension", "x,3,4", "sub4.nc"][..],
+            "a4.parq",
+        ),
+        (&["--dimension", "x,1,2", "sub3.nc"][..], "u3.parq"),
+    ] {
+        let mut a = vec![
+            "--kerchunk",
+            "--kerchunk-format",
+            "parquet",
+            "--kerchunk-out",
+            out,
+        ];
+        a.extend_from_slice(args);
+        let o = run_ok("ncdump-rs", &a, &dir);
+        assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{o:?}");
+        assert!(dir.join(out).join(".zmetadata").exists());
+    }
+
     // several inputs are refused, in words
     let o = run(
         "ncdump-rs",
@@ -551,12 +572,20 @@ fn a_subset_is_referenced_by_the_chunks_it_keeps_or_carried_inline() {
         ["u4.json", "sub4.nc", {"time": [1, 5, 2], "y": [1, 3]}],
         ["a3.json", "sub3.nc", {"time": [2, 4], "x": [0, 2]}],
         ["u3.json", "sub3.nc", {"x": [1, 3]}],
+        ["a4.parq", "sub4.nc", {"time": [2, 6], "x": [3, 5]}],
+        ["u3.parq", "sub3.nc", {"x": [1, 3]}],
     ]);
     let script = format!(
         "import sys\nsys.argv = ['check', {:?}]\n{SUBSET_CHECK}",
         cases.to_string()
     );
-    let Some(out) = python_script(&dir, CLIENTS, "xarray, zarr 3, fsspec, netCDF4", &script) else {
+    let probe = format!("{CLIENTS}\nimport fastparquet");
+    let Some(out) = python_script(
+        &dir,
+        &probe,
+        "xarray, zarr 3, fsspec, fastparquet, netCDF4",
+        &script,
+    ) else {
         return;
     };
     let got: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -567,6 +596,8 @@ fn a_subset_is_referenced_by_the_chunks_it_keeps_or_carried_inline() {
             ["u4.json", {"time": [2], "v": [2, 2, 5], "w": [2], "x": [5], "y": [2]}],
             ["a3.json", {"s": [2], "t": [2, 2], "time": [2], "x": [2]}],
             ["u3.json", {"s": [2], "t": [5, 2], "time": [5], "x": [2]}],
+            ["a4.parq", {"time": [4], "v": [4, 4, 2], "w": [4], "x": [2], "y": [4]}],
+            ["u3.parq", {"s": [2], "t": [5, 2], "time": [5], "x": [2]}],
         ])
     );
 }

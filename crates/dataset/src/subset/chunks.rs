@@ -173,3 +173,103 @@ fn kept_chunks(map: &ChunkMap, sels: &[Option<&DimSelection>]) -> Option<ChunkMa
         ..map.clone()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::subset::Run;
+    use crate::StoredType;
+
+    fn sel(first: u64, count: u64, stride: u64) -> DimSelection {
+        DimSelection {
+            runs: vec![Run {
+                first,
+                count,
+                stride,
+            }],
+        }
+    }
+
+    fn map(chunk: Vec<u64>, chunks: StoredChunks) -> ChunkMap {
+        ChunkMap {
+            elem: StoredType::Float {
+                size: 4,
+                big_endian: false,
+            },
+            chunk,
+            filters: Vec::new(),
+            fill: None,
+            file: None,
+            chunks,
+        }
+    }
+
+    fn range(index: Vec<u64>, offset: u64) -> StoredChunk {
+        StoredChunk {
+            index,
+            bytes: ChunkBytes::Range { offset, len: 10 },
+        }
+    }
+
+    #[test]
+    fn aligned_cuts_keep_the_chunks_they_touch_renumbered() {
+        // a 6 x 5 grid of chunks (2, 3): chunk [i, j] at 100 i + j
+        let list = (0..3)
+            .flat_map(|i| (0..2).map(move |j| range(vec![i, j], 100 * i + j)))
+            .collect();
+        let m = map(vec![2, 3], StoredChunks::List(list));
+        // rows 2..5 (chunks 1, 2), columns 3..4 (chunk 1)
+        let (a, b) = (sel(2, 4, 1), sel(3, 2, 1));
+        let kept = kept_chunks(&m, &[Some(&a), Some(&b)]).unwrap();
+        assert_eq!(
+            kept.chunks,
+            StoredChunks::List(vec![range(vec![0, 0], 101), range(vec![1, 0], 201)])
+        );
+        assert_eq!(kept.chunk, vec![2, 3]);
+        // one index on a boundary, any stride: kept
+        let one = sel(4, 1, 7);
+        let kept = kept_chunks(&m, &[Some(&one), None]).unwrap();
+        assert_eq!(
+            kept.chunks,
+            StoredChunks::List(vec![range(vec![0, 0], 200), range(vec![0, 1], 201)])
+        );
+        // a start inside a chunk, a stride, two runs: not the input's chunks
+        for s in [sel(1, 2, 1), sel(0, 3, 2)] {
+            assert_eq!(kept_chunks(&m, &[Some(&s), None]), None);
+        }
+        let two = DimSelection {
+            runs: vec![sel(0, 2, 1).runs[0], sel(4, 2, 1).runs[0]],
+        };
+        assert_eq!(kept_chunks(&m, &[Some(&two), None]), None);
+    }
+
+    #[test]
+    fn strided_records_shift_by_whole_chunks() {
+        // 10 records of 12 bytes, 40 apart, at 1000
+        let m = map(
+            vec![1, 3],
+            StoredChunks::Strided {
+                offset: 1000,
+                stride: 40,
+                len: 12,
+                count: 10,
+            },
+        );
+        let (t, x) = (sel(3, 4, 1), sel(0, 2, 1));
+        let kept = kept_chunks(&m, &[Some(&t), Some(&x)]).unwrap();
+        assert_eq!(
+            kept.chunks,
+            StoredChunks::Strided {
+                offset: 1120,
+                stride: 40,
+                len: 12,
+                count: 4
+            }
+        );
+        // x from 1 is inside the record's one chunk
+        let x1 = sel(1, 2, 1);
+        assert_eq!(kept_chunks(&m, &[None, Some(&x1)]), None);
+    }
+}
