@@ -360,3 +360,244 @@ fn refusals_name_the_variable_and_write_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A netCDF-4 file: `v(time, y, x)` (6, 4, 5) chunked (2, 2, 3), deflated and shuffled,
+/// with coordinates `time`, `y`, `x`, and an uncut `w(y)`.
+const SUBSET_NC4: &str = r#"netcdf sub4 {
+dimensions:
+	time = UNLIMITED ;
+	y = 4 ;
+	x = 5 ;
+variables:
+	double time(time) ;
+		time:units = "hours since 2000-01-01" ;
+	float y(y) ;
+	float x(x) ;
+	float v(time, y, x) ;
+		v:_FillValue = -1.f ;
+		v:_ChunkSizes = 2, 2, 3 ;
+		v:_DeflateLevel = 4 ;
+		v:_Shuffle = "true" ;
+	int w(y) ;
+data:
+ time = 0, 6, 12, 18, 24, 30 ;
+ y = 10, 20, 30, 40 ;
+ x = 1, 2, 3, 4, 5 ;
+ v = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+  20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
+  40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59,
+  60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79,
+  80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99,
+  100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119 ;
+ w = 7, 8, 9, 10 ;
+}
+"#;
+
+/// A classic file: record variables `time` and `t(time, x)` (5 records, x = 4), fixed
+/// `s(x)`.
+const SUBSET_NC3: &str = r#"netcdf sub3 {
+dimensions:
+	time = UNLIMITED ;
+	x = 4 ;
+variables:
+	double time(time) ;
+	float x(x) ;
+	float t(time, x) ;
+	short s(x) ;
+data:
+ time = 0, 1, 2, 3, 4 ;
+ x = 0.5, 1.5, 2.5, 3.5 ;
+ t = 0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 30, 31, 32, 33, 40, 41, 42, 43 ;
+ s = -1, -2, -3, -4 ;
+}
+"#;
+
+/// `xarray` through each case's references equals `xr.open_dataset(file).isel(...)`;
+/// prints, per case, the variables compared and their shapes.
+const SUBSET_CHECK: &str = r#"
+import json, sys
+import numpy as np, xarray as xr
+out = []
+for refs, nc, isel in json.loads(sys.argv[1]):
+    r = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": {"fo": refs, "remote_protocol": "file"}}).load()
+    f = xr.open_dataset(nc).isel({k: slice(*v) for k, v in isel.items()}).load()
+    xr.testing.assert_equal(r, f)
+    for v in f.variables:
+        assert r[v].dims == f[v].dims, (refs, v)
+        assert np.array_equal(r[v].values, f[v].values), (refs, v, r[v].values, f[v].values)
+    out.append([refs, {v: list(f[v].shape) for v in sorted(f.variables)}])
+print(json.dumps(out))
+"#;
+
+#[test]
+fn a_subset_is_referenced_by_the_chunks_it_keeps_or_carried_inline() {
+    let dir = tempdir("kerchunk-subset");
+    fs::write(dir.join("sub4.cdl"), SUBSET_NC4).unwrap();
+    fs::write(dir.join("sub3.cdl"), SUBSET_NC3).unwrap();
+    run_ok(
+        "ncgen-rs",
+        &["-k", "nc4", "-o", "sub4.nc", "sub4.cdl"],
+        &dir,
+    );
+    run_ok(
+        "ncgen-rs",
+        &["-k", "nc3", "-o", "sub3.nc", "sub3.cdl"],
+        &dir,
+    );
+    let refs = |args: &[&str], out: &str| -> serde_json::Map<String, serde_json::Value> {
+        let mut a = vec!["--kerchunk"];
+        a.extend_from_slice(args);
+        let o = run_ok("ncdump-rs", &a, &dir);
+        assert!(
+            o.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        fs::write(dir.join(out), &o.stdout).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["refs"].as_object().unwrap().clone()
+    };
+    let zarray = |r: &serde_json::Map<String, serde_json::Value>, k: &str| -> serde_json::Value {
+        serde_json::from_str(r[&format!("{k}/.zarray")].as_str().unwrap()).unwrap()
+    };
+    let inline = |v: &serde_json::Value| v.as_str().is_some_and(|s| s.starts_with("base64:"));
+    let whole4 = refs(&["sub4.nc"], "whole4.json");
+    let whole3 = refs(&["sub3.nc"], "whole3.json");
+
+    // aligned: time from 2 (chunks of 2), x from 3 (chunks of 3): the input's chunks,
+    // renumbered; the last x chunk reaches past the subset's 2 columns
+    let a4 = refs(
+        &["--dimension", "time,2,5", "--dimension", "x,3,4", "sub4.nc"],
+        "a4.json",
+    );
+    let z = zarray(&a4, "v");
+    assert_eq!(z["shape"], serde_json::json!([4, 4, 2]));
+    assert_eq!(z["chunks"], serde_json::json!([2, 2, 3]));
+    assert_eq!(z["filters"], zarray(&whole4, "v")["filters"]);
+    for (view, input) in [("0.0.0", "1.0.1"), ("1.1.0", "2.1.1"), ("0.1.0", "1.1.1")] {
+        assert_eq!(
+            a4[&format!("v/{view}")],
+            whole4[&format!("v/{input}")],
+            "v/{view}"
+        );
+    }
+    let keys: Vec<&String> = a4
+        .keys()
+        .filter(|k| k.starts_with("v/") && !k.contains("/."))
+        .collect();
+    assert_eq!(keys.len(), 4, "{keys:?}");
+    // coordinates of cut dimensions inline; others and uncut variables as without a subset
+    assert!(inline(&a4["time/0"]) && inline(&a4["x/0"]));
+    assert_eq!(a4["y/0"], whole4["y/0"]);
+    assert_eq!(a4["w/0"], whole4["w/0"]);
+
+    // unaligned: time 1..4 every 2nd, y from 1 (inside the first chunk): values inline,
+    // deflated and shuffled as the input's
+    let u4 = refs(
+        &[
+            "--dimension",
+            "time,1,4,2",
+            "--dimension",
+            "y,1,2",
+            "sub4.nc",
+        ],
+        "u4.json",
+    );
+    let z = zarray(&u4, "v");
+    assert_eq!(z["shape"], serde_json::json!([2, 2, 5]));
+    assert_eq!(z["chunks"], serde_json::json!([2, 2, 3]));
+    assert_eq!(z["filters"], zarray(&whole4, "v")["filters"]);
+    assert!(inline(&u4["v/0.0.0"]) && inline(&u4["v/0.0.1"]));
+    assert!(u4.get("v/1.0.0").is_none());
+
+    // classic: records 2..3 (one record per chunk here: two record variables) and x from 0
+    let a3 = refs(
+        &["--dimension", "time,2,3", "--dimension", "x,0,1", "sub3.nc"],
+        "a3.json",
+    );
+    assert_eq!(a3["t/0.0"], whole3["t/2.0"]);
+    assert_eq!(a3["t/1.0"], whole3["t/3.0"]);
+    assert!(a3.get("t/2.0").is_none());
+    assert_eq!(zarray(&a3, "t")["chunks"], serde_json::json!([1, 4]));
+    assert_eq!(a3["s/0"], whole3["s/0"], "x from 0: the whole chunk");
+    // x from 1: inline, big-endian as stored
+    let u3 = refs(&["--dimension", "x,1,2", "sub3.nc"], "u3.json");
+    assert!(inline(&u3["t/0.0"]) && inline(&u3["s/0"]));
+    assert_eq!(zarray(&u3, "s")["dtype"], ">i2");
+    let s = u3["s/0"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("base64:")
+        .to_string();
+    assert_eq!(s, "//7//Q==", "-2, -3 big-endian");
+    assert_eq!(u3["time/0"], whole3["time/0"], "time is not cut");
+
+    // the same subsets in fsspec's Parquet layout
+    for (args, out) in [
+        (
+            &["--dimension", "time,2,5", "--dimension", "x,3,4", "sub4.nc"][..],
+            "a4.parq",
+        ),
+        (&["--dimension", "x,1,2", "sub3.nc"][..], "u3.parq"),
+    ] {
+        let mut a = vec![
+            "--kerchunk",
+            "--kerchunk-format",
+            "parquet",
+            "--kerchunk-out",
+            out,
+        ];
+        a.extend_from_slice(args);
+        let o = run_ok("ncdump-rs", &a, &dir);
+        assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{o:?}");
+        assert!(dir.join(out).join(".zmetadata").exists());
+    }
+
+    // several inputs are refused, in words
+    let o = run(
+        "ncdump-rs",
+        &["--kerchunk", "--dimension", "x,0,1", "sub3.nc", "sub3.nc"],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "ncdump: --dimension with --kerchunk takes one file: references of a subset of several files joined are not made; make references of the join, or of each file's subset\n"
+    );
+
+    let cases = serde_json::json!([
+        ["a4.json", "sub4.nc", {"time": [2, 6], "x": [3, 5]}],
+        ["u4.json", "sub4.nc", {"time": [1, 5, 2], "y": [1, 3]}],
+        ["a3.json", "sub3.nc", {"time": [2, 4], "x": [0, 2]}],
+        ["u3.json", "sub3.nc", {"x": [1, 3]}],
+        ["a4.parq", "sub4.nc", {"time": [2, 6], "x": [3, 5]}],
+        ["u3.parq", "sub3.nc", {"x": [1, 3]}],
+    ]);
+    let script = format!(
+        "import sys\nsys.argv = ['check', {:?}]\n{SUBSET_CHECK}",
+        cases.to_string()
+    );
+    let probe = format!("{CLIENTS}\nimport fastparquet");
+    let Some(out) = python_script(
+        &dir,
+        &probe,
+        "xarray, zarr 3, fsspec, fastparquet, netCDF4",
+        &script,
+    ) else {
+        return;
+    };
+    let got: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        got,
+        serde_json::json!([
+            ["a4.json", {"time": [4], "v": [4, 4, 2], "w": [4], "x": [2], "y": [4]}],
+            ["u4.json", {"time": [2], "v": [2, 2, 5], "w": [2], "x": [5], "y": [2]}],
+            ["a3.json", {"s": [2], "t": [2, 2], "time": [2], "x": [2]}],
+            ["u3.json", {"s": [2], "t": [5, 2], "time": [5], "x": [2]}],
+            ["a4.parq", {"time": [4], "v": [4, 4, 2], "w": [4], "x": [2], "y": [4]}],
+            ["u3.parq", {"s": [2], "t": [5, 2], "time": [5], "x": [2]}],
+        ])
+    );
+}

@@ -8,12 +8,20 @@
 //!   variables, and two files whose time units differ, whose joined time values are the
 //!   ones `nccopy-rs IN1 IN2 OUT` writes (rebased to the first file's units). Skipped with a
 //!   SKIP line when the Python clients are missing.
+//! - A classic file with a single record variable is referenced in chunks of several records,
+//!   and a join of such files in chunks of a number of records dividing every file's count;
+//!   xarray reads them as it reads the files.
+//! - Three files on the local S3 server (moto, shared by this binary's tests), named one by
+//!   one and by a wildcard: references to the objects, read by xarray over s3fs as
+//!   `open_mfdataset` reads local copies.
 //! - Without Python: the keys and URLs of the joined references; refusals (variables that do
-//!   not match, a chunk along the join that would straddle two files) exit 1 naming the file
-//!   and the variable, with nothing on standard output and no directory.
+//!   not match, a chunk along the join that would straddle two files, a filter chain that
+//!   differs found while the references stream) exit 1 naming the file and the variable,
+//!   with nothing on standard output and no directory.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+mod servers;
 use common::*;
 
 use std::fs;
@@ -349,4 +357,320 @@ fn refusals_name_the_file_and_the_variable_and_write_nothing() {
     let out = run("ncdump-rs", &[&a, &d], &dir);
     assert_ne!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--kerchunk"));
+}
+
+/// A classic file of `n` records from `first` with a single record variable `v(time, x)`
+/// (its records lie back to back) and a fixed `s(x)`.
+fn single_record_cdl(n: usize, first: usize) -> String {
+    let v: Vec<String> = (first * 3..(first + n) * 3)
+        .map(|k| format!("{k}.25"))
+        .collect();
+    format!(
+        "netcdf one {{\ndimensions:\n\ttime = UNLIMITED ;\n\tx = 3 ;\nvariables:\n\tfloat v(time, x) ;\n\t\tv:units = \"K\" ;\n\tshort s(x) ;\ndata:\n v = {} ;\n s = 7, 8, 9 ;\n}}\n",
+        v.join(", ")
+    )
+}
+
+/// Compares xarray through the JSON references (`argv[1]`: [[refs, [files]], ...]) with
+/// `open_mfdataset` of the files (one file: `open_dataset`); prints the cases compared.
+const SAME_AS_FILES: &str = r#"
+import json, sys
+import numpy as np, xarray as xr
+done = []
+for refs, files in json.loads(sys.argv[1]):
+    r = xr.open_dataset("reference://", engine="zarr", backend_kwargs={
+        "consolidated": False, "storage_options": {"fo": refs, "remote_protocol": "file"}})
+    if len(files) == 1:
+        f = xr.open_dataset(files[0])
+    else:
+        f = xr.open_mfdataset(files, combine="nested", concat_dim="time", data_vars="minimal",
+                              coords="minimal", compat="override")
+    f = f.load()
+    xr.testing.assert_identical(r, f)
+    for v in f.variables:
+        assert np.array_equal(r[v].values, f[v].values), (refs, v)
+    done.append([refs, sorted(f.variables), f["v"].shape[0]])
+print(json.dumps(done))
+"#;
+
+#[test]
+fn records_back_to_back_are_referenced_several_to_a_chunk() {
+    let dir = tempdir("kerchunk-records");
+    let chunk_refs = |refs: &serde_json::Value, var: &str| -> Vec<(String, Vec<u64>)> {
+        let mut out: Vec<(String, Vec<u64>)> = refs["refs"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| k.starts_with(&format!("{var}/")) && !k.contains("/."))
+            .map(|(k, r)| {
+                let r = r.as_array().unwrap();
+                let file = r[0].as_str().unwrap().rsplit('/').next().unwrap();
+                (
+                    format!("{k} {file}"),
+                    vec![r[1].as_u64().unwrap(), r[2].as_u64().unwrap()],
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let zarray = |refs: &serde_json::Value, var: &str| -> serde_json::Value {
+        serde_json::from_str(refs["refs"][format!("{var}/.zarray")].as_str().unwrap()).unwrap()
+    };
+    // one file of 1000 records: one reference for all of them (12 000 bytes < 8 MiB)
+    let big = make(&dir, "big", "nc3", &single_record_cdl(1000, 0));
+    let out = run_ok("ncdump-rs", &["--kerchunk", &big], &dir);
+    let one: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    fs::write(dir.join("big.json"), &out.stdout).unwrap();
+    assert_eq!(zarray(&one, "v")["chunks"], serde_json::json!([1000, 3]));
+    let v = chunk_refs(&one, "v");
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].0, "v/0.0 big.nc");
+    assert_eq!(v[0].1[1], 12_000);
+
+    // a join of 6, 4 and 8 records: 2 records per chunk (the largest number dividing every
+    // file's count), 9 references for 18 records, each chunk in its own file
+    let files: Vec<String> = [(6, 0), (4, 6), (8, 10)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(n, first))| make(&dir, &format!("r{i}"), "nc3", &single_record_cdl(n, first)))
+        .collect();
+    let f: Vec<&str> = files.iter().map(String::as_str).collect();
+    let mut args = vec!["--kerchunk"];
+    args.extend_from_slice(&f);
+    let out = run_ok("ncdump-rs", &args, &dir);
+    fs::write(dir.join("joined.json"), &out.stdout).unwrap();
+    let joined: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let z = zarray(&joined, "v");
+    assert_eq!(z["shape"], serde_json::json!([18, 3]));
+    assert_eq!(z["chunks"], serde_json::json!([2, 3]));
+    // each file's v starts at the same byte (same header); 2 records are 24 bytes
+    let begin = chunk_refs(&joined, "v")[0].1[0];
+    let mut want = Vec::new();
+    for (i, (file, first)) in [("r0.nc", 0), ("r1.nc", 3), ("r2.nc", 5)]
+        .iter()
+        .enumerate()
+    {
+        let n = [3, 2, 4][i];
+        for k in 0..n {
+            want.push((
+                format!("v/{}.0 {file}", first + k),
+                vec![begin + 24 * k as u64, 24],
+            ));
+        }
+    }
+    want.sort();
+    assert_eq!(chunk_refs(&joined, "v"), want);
+    // the fixed variable is the first file's, whole
+    assert_eq!(chunk_refs(&joined, "s").len(), 1);
+
+    // three files of 5: 5 records per chunk, one reference per file
+    let fives: Vec<String> = (0..3)
+        .map(|i| make(&dir, &format!("f{i}"), "nc3", &single_record_cdl(5, 5 * i)))
+        .collect();
+    let f5: Vec<&str> = fives.iter().map(String::as_str).collect();
+    let mut args = vec!["--kerchunk"];
+    args.extend_from_slice(&f5);
+    let out = run_ok("ncdump-rs", &args, &dir);
+    fs::write(dir.join("fives.json"), &out.stdout).unwrap();
+    let fv: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(zarray(&fv, "v")["chunks"], serde_json::json!([5, 3]));
+    let names: Vec<String> = chunk_refs(&fv, "v").into_iter().map(|(k, _)| k).collect();
+    assert_eq!(names, ["v/0.0 f0.nc", "v/1.0 f1.nc", "v/2.0 f2.nc"]);
+
+    let cases = serde_json::json!([
+        ["big.json", [big]],
+        ["joined.json", files],
+        ["fives.json", fives],
+    ]);
+    let script = format!(
+        "import sys\nsys.argv = ['check', {:?}]\n{SAME_AS_FILES}",
+        cases.to_string()
+    );
+    let Some(out) = python_script(&dir, CLIENTS, "xarray, zarr 3, fsspec, dask", &script) else {
+        return;
+    };
+    let done: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        done,
+        serde_json::json!([
+            ["big.json", ["s", "v"], 1000],
+            ["joined.json", ["s", "v"], 18],
+            ["fives.json", ["s", "v"], 15],
+        ])
+    );
+}
+
+#[test]
+fn a_refusal_found_while_streaming_writes_nothing_to_stdout() {
+    let dir = tempdir("kerchunk-late");
+    // two files of 1000 records, temp in 4000 chunks each (about 600 KiB of references,
+    // many output blocks), then a third whose temp is shuffled as well as deflated: a filter
+    // chain only its placement shows, found after the first two files' chunks were written
+    let a = make(
+        &dir,
+        "a",
+        "nc4",
+        &nc4_cdl(1000, 0, "days since 2000-01-01", 1),
+    );
+    let b = make(
+        &dir,
+        "b",
+        "nc4",
+        &nc4_cdl(1000, 1000, "days since 2000-01-01", 1),
+    );
+    let shuffled = nc4_cdl(2, 2000, "days since 2000-01-01", 1).replace(
+        "temp:_DeflateLevel = 4 ;",
+        "temp:_DeflateLevel = 4 ;\n\t\ttemp:_Shuffle = \"true\" ;",
+    );
+    let c = make(&dir, "c", "nc4", &shuffled);
+    let out = run("ncdump-rs", &["--kerchunk", &a, &b, &c], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{} bytes on stdout",
+        out.stdout.len()
+    );
+    assert!(
+        err.starts_with("ncdump: writing kerchunk references: ")
+            && err.contains("c.nc")
+            && err.contains("\"/temp\"")
+            && err.contains("shuffle"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // the first two alone: the whole reference set, the last chunk included
+    let ok = run_ok("ncdump-rs", &["--kerchunk", &a, &b], &dir);
+    assert!(ok.stdout.len() > 1 << 19, "{} bytes", ok.stdout.len());
+    let refs: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(refs["refs"]["temp/1999.1.1"][0], abs(&dir, "b.nc"));
+    assert!(refs["refs"].get("temp/2000.0.0").is_none());
+}
+
+#[test]
+fn references_of_files_on_object_storage_read_as_open_mfdataset_reads_local_copies() {
+    let Some(m) = servers::moto() else {
+        return;
+    };
+    m.bucket("kmulti");
+    let dir = tempdir("kerchunk-s3");
+    let local: Vec<String> = [(2, 0), (3, 2), (1, 5)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(n, first))| {
+            let cdl = nc4_cdl(n, first, "days since 2000-01-01", 1);
+            make(&dir, &format!("s{i}"), "nc4", &cdl)
+        })
+        .collect();
+    // the objects hold the local files' bytes
+    for f in &local {
+        m.put_public(
+            "kmulti",
+            &format!("run/{f}"),
+            &fs::read(dir.join(f)).unwrap(),
+        );
+    }
+    let s3 = |args: &[&str]| -> std::process::Output {
+        std::process::Command::new(bin("ncdump-rs"))
+            .args(args)
+            .current_dir(&dir)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ENDPOINT_URL", m.endpoint())
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env_remove("AWS_PROFILE")
+            .output()
+            .unwrap()
+    };
+    let urls: Vec<String> = local
+        .iter()
+        .map(|f| format!("s3://kmulti/run/{f}"))
+        .collect();
+    let mut args = vec!["--kerchunk"];
+    args.extend(urls.iter().map(String::as_str));
+    let named = s3(&args);
+    assert!(
+        named.status.success(),
+        "{}",
+        String::from_utf8_lossy(&named.stderr)
+    );
+    assert!(
+        named.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&named.stderr)
+    );
+    let wild = s3(&["--kerchunk", "s3://kmulti/run/s*.nc"]);
+    assert!(
+        wild.status.success(),
+        "{}",
+        String::from_utf8_lossy(&wild.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&wild.stdout),
+        String::from_utf8_lossy(&named.stdout),
+        "the wildcard stands for the three objects in name order"
+    );
+    let refs: serde_json::Value = serde_json::from_slice(&named.stdout).unwrap();
+    let r = &refs["refs"];
+    assert_eq!(r["temp/0.0.0"][0], "s3://kmulti/run/s0.nc");
+    assert_eq!(r["temp/4.1.1"][0], "s3://kmulti/run/s1.nc");
+    assert_eq!(r["temp/5.0.0"][0], "s3://kmulti/run/s2.nc");
+    assert!(r.get("temp/6.0.0").is_none());
+    assert_eq!(r["flat/0.0"][0], "s3://kmulti/run/s0.nc");
+    // the same files referenced locally: the same ranges, the local paths instead
+    let mut args = vec!["--kerchunk"];
+    args.extend(local.iter().map(String::as_str));
+    let here = run_ok("ncdump-rs", &args, &dir);
+    let mut same = String::from_utf8_lossy(&named.stdout).to_string();
+    for f in &local {
+        same = same.replace(&format!("s3://kmulti/run/{f}"), &abs(&dir, f));
+    }
+    assert_eq!(same, String::from_utf8_lossy(&here.stdout));
+    fs::write(dir.join("s3.json"), &named.stdout).unwrap();
+    // a wildcard that matches nothing is an error naming it, with nothing on stdout
+    let none = s3(&["--kerchunk", "s3://kmulti/run/none*.nc"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(none.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&none.stderr)
+            .contains("s3://kmulti/run/none*.nc: no object matches the wildcard"),
+        "{}",
+        String::from_utf8_lossy(&none.stderr)
+    );
+
+    let ep = m.endpoint();
+    let script = format!(
+        r#"
+import json
+import numpy as np, xarray as xr
+so = {{"fo": "s3.json", "remote_protocol": "s3", "asynchronous": True,
+      "remote_options": {{"key": "testing", "secret": "x", "asynchronous": True,
+                          "client_kwargs": {{"endpoint_url": "{ep}"}}}}}}
+r = xr.open_dataset("reference://", engine="zarr", backend_kwargs={{"consolidated": False, "storage_options": so}})
+with xr.open_mfdataset({local:?}, combine="nested", concat_dim="time", data_vars="minimal",
+                       coords="minimal", compat="override") as mf:
+    mf = mf.load()
+    xr.testing.assert_identical(r.load(), mf)
+    for v in mf.variables:
+        assert np.array_equal(r[v].values, mf[v].values, equal_nan=True), v
+    print(json.dumps([sorted(mf.variables), float(r["temp"].sum()), mf["temp"].shape[0]]))
+"#
+    );
+    let Some(out) = python_script(
+        &dir,
+        "import xarray, zarr, fsspec, s3fs, dask",
+        "xarray, zarr 3, fsspec, s3fs, dask",
+        &script,
+    ) else {
+        return;
+    };
+    // temp: file k's values are first * 100 + 0 .. n * 12 (the fill never written)
+    let sum: f64 = [(2u32, 0u32), (3, 2), (1, 5)]
+        .iter()
+        .map(|&(n, first)| (0..n * 12).map(|k| f64::from(first * 100 + k)).sum::<f64>())
+        .sum();
+    let got: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(got, serde_json::json!([["flat", "temp", "time"], sum, 6]));
 }

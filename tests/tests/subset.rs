@@ -634,19 +634,25 @@ fn json_of_a_subset() {
     if let Some(d) = common::diff(want.as_bytes(), got.as_bytes()) {
         panic!("ncdump-rs -j --dimension:\n{d}");
     }
-    // --kerchunk points at the input's chunks, which a subset's are not: refused by name
+    // --kerchunk shows the subset: lat,1 starts inside temp's chunks of 2, so temp's values
+    // go inline; the cut coordinate is inline, one element (-10 as little-endian f32)
     let o = run(
         "ncdump-rs",
         &["--kerchunk", "--dimension", "lat,1", &input("t4.nc")],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
-    assert!(
-        err(&o).contains("ncdump: --dimension cannot be used with --kerchunk: references point at the input's own chunks, and a subset's values are not stored as chunks of it; copy the subset first (nccopy-rs --dimension ... IN OUT.nc) and make references to that copy"),
-        "{}",
-        err(&o)
-    );
-    assert!(o.stdout.is_empty());
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let refs = &doc["refs"];
+    let zarray = |k: &str| -> serde_json::Value {
+        serde_json::from_str(refs[format!("{k}/.zarray")].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(zarray("lat")["shape"], serde_json::json!([1]));
+    assert_eq!(refs["lat/0"], "base64:AAAgwQ==");
+    assert_eq!(zarray("temp")["shape"], serde_json::json!([6, 1, 5]));
+    assert!(refs["temp/0.0.0"].as_str().unwrap().starts_with("base64:"));
+    // lon is not cut: a reference to the file
+    assert!(refs["lon/0"].is_array(), "{}", refs["lon/0"]);
 }
 
 #[test]

@@ -64,7 +64,8 @@ pub struct Args {
     pub extra: Vec<String>,
     /// Print a kerchunk reference file (JSON) instead of CDL: Zarr v2 metadata and the byte
     /// range of every chunk, so that fsspec/xarray read the file as Zarr in place (-v selects
-    /// variables)
+    /// variables; with --dimension, the subset: the input's chunks where it starts on a chunk
+    /// boundary with stride 1, else the subset's values inline, its coordinates inline)
     #[arg(
         long = "kerchunk",
         help_heading = REFS,

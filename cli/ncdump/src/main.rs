@@ -168,10 +168,19 @@ fn joined_references(
     first: nc_dispatch::Location,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let mut locs = vec![first];
-    for f in &args.more {
-        locs.push(nc_dispatch::Location::parse(&f.to_string_lossy())?);
-    }
+    // object-storage wildcards (s3://bucket/run/*.nc) stand for the objects they match
+    let given = args.file.as_ref().map(|f| f.to_string_lossy().into_owned());
+    let mut names: Vec<String> = vec![given.unwrap_or_else(|| first.text().to_string())];
+    names.extend(args.more.iter().map(|f| f.to_string_lossy().into_owned()));
+    let locs = if names.iter().any(|n| nc_multi::is_wildcard(n)) {
+        nc_multi::expand(&names).context("listing the inputs")?
+    } else {
+        let mut locs = vec![first];
+        for f in &names[1..] {
+            locs.push(nc_dispatch::Location::parse(f)?);
+        }
+        locs
+    };
     let jopts = nc_multi::JoinOptions {
         dim: args.join_dim.clone(),
         whole_chunks: true,
@@ -187,8 +196,10 @@ fn joined_references(
     };
     let (ds, src) = (join.dataset(), join.source());
     let warnings = match kerchunk_output(args)? {
-        None => nc_dispatch::write_joined_references(ds, src, &join, &req, out)
-            .context("writing kerchunk references")?,
+        None => all_or_nothing(out, |w| {
+            nc_dispatch::write_joined_references(ds, src, &join, &req, w)
+                .context("writing kerchunk references")
+        })?,
         Some((dir, layout)) => {
             let dest = nc_dispatch::Location::parse(&dir).map_err(Failure::usage)?;
             if let Err(e) = nc_runtime::install_interrupt_handler("ncdump") {
@@ -202,6 +213,31 @@ fn joined_references(
         eprintln!("ncdump: warning: {w}");
     }
     Ok(())
+}
+
+/// What `write` writes, given to `out` only when it succeeds: a join's references stream
+/// input by input, and a later input can still be refused (its chunks, type or filters
+/// differ from the first's) after earlier ones were written. They go to an unnamed
+/// temporary file (gone with the process, however it ends), copied to `out` at the end, so
+/// memory stays one buffer whatever the size.
+fn all_or_nothing<T>(
+    out: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    use std::io::{Seek, SeekFrom};
+    let held = |e: std::io::Error| {
+        anyhow::Error::new(Failure::output(e))
+            .context("holding the references in a temporary file (TMPDIR)")
+    };
+    let mut tmp = tempfile::tempfile().map_err(held)?;
+    let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut tmp);
+    let got = write(&mut buf)?;
+    buf.flush().map_err(held)?;
+    drop(buf);
+    tmp.seek(SeekFrom::Start(0)).map_err(held)?;
+    // a failure here is stdout's: `out` (Tracked) records it for the exit code
+    std::io::copy(&mut tmp, out)?;
+    Ok(got)
 }
 
 /// stdout, remembering the first write failure so that it is told apart from input errors.
@@ -236,7 +272,8 @@ fn run(
         loc = loc.with_param("cache")?;
     }
     let specs = dimension_specs(args)?;
-    if args.kerchunk && (!args.more.is_empty() || args.join_dim.is_some()) {
+    let wildcard = nc_multi::is_wildcard(&file.to_string_lossy());
+    if args.kerchunk && (!args.more.is_empty() || args.join_dim.is_some() || wildcard) {
         return joined_references(args, &opts, loc, out);
     }
     // a subset reads a small part: a remote input is fetched in small pieces (nccopy's too)
@@ -265,7 +302,7 @@ fn run(
             vars: opts.vars.clone(),
         };
         let warnings = match kerchunk_output(args)? {
-            None => nc_dispatch::write_references(&opened, &loc, &req, out)
+            None => nc_dispatch::write_view_references(&opened, ds, src, &loc, &req, out)
                 .context("writing kerchunk references")?,
             Some((dir, layout)) => {
                 let dest = nc_dispatch::Location::parse(&dir).map_err(Failure::usage)?;
@@ -273,8 +310,10 @@ fn run(
                 if let Err(e) = nc_runtime::install_interrupt_handler("ncdump") {
                     eprintln!("ncdump: warning: cannot install the interrupt handler ({e}); an interrupted run may leave a temporary directory");
                 }
-                nc_dispatch::write_references_parquet(&opened, &loc, &req, &layout, &dest)
-                    .with_context(|| format!("writing Parquet references to {dir}"))?
+                nc_dispatch::write_view_references_parquet(
+                    &opened, ds, src, &loc, &req, &layout, &dest,
+                )
+                .with_context(|| format!("writing Parquet references to {dir}"))?
             }
         };
         for w in warnings {

@@ -157,10 +157,16 @@ pub fn dump_options(args: &Args) -> anyhow::Result<DumpOptions> {
 /// # Errors
 /// A [`BadOption`] naming the option and the form it takes.
 pub fn dimension_specs(args: &Args) -> anyhow::Result<Vec<DimSpec>> {
-    if args.kerchunk && !args.dimension.is_empty() {
-        // references name the input's stored chunks; a subset's values are not laid out so
+    let several = !args.more.is_empty()
+        || args.join_dim.is_some()
+        || args
+            .file
+            .as_ref()
+            .is_some_and(|f| nc_multi::is_wildcard(&f.to_string_lossy()));
+    if args.kerchunk && !args.dimension.is_empty() && several {
+        // a subset of a join would renumber chunks file by file: not done
         return bad(
-            "--dimension cannot be used with --kerchunk: references point at the input's own chunks, and a subset's values are not stored as chunks of it; copy the subset first (nccopy-rs --dimension ... IN OUT.nc) and make references to that copy"
+            "--dimension with --kerchunk takes one file: references of a subset of several files joined are not made; make references of the join, or of each file's subset"
                 .to_string(),
         );
     }

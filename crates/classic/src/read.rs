@@ -11,8 +11,8 @@ use nc_store::{ByteSource, BytesSource, FileSource, StoreError};
 use std::path::Path;
 
 use nc_dataset::{
-    AtomicType, Attribute, ChunkBytes, ChunkMap, DataError, DataSource, Dataset, Format, NcType,
-    Placement, StoredChunk, StoredChunks, StoredType, Values, VarId, ROOT,
+    records_per_chunk, AtomicType, Attribute, ChunkBytes, ChunkMap, DataError, DataSource, Dataset,
+    Format, NcType, Placement, StoredChunk, StoredChunks, StoredType, Values, VarId, ROOT,
 };
 
 use crate::cursor::Cursor;
@@ -786,15 +786,11 @@ impl DataSource for ClassicFile {
     }
 }
 
-/// Records of one record variable are grouped into chunks of about this many bytes when
-/// they lie back to back (a file with a single record variable).
-const RECORD_CHUNK_TARGET: u64 = 8 << 20;
-
 impl ClassicFile {
     /// Where variable `var`'s data is: a non-record variable is one chunk of its whole shape at
     /// `begin`; a record variable is one chunk per record at `begin + r * recsize`, or, when
     /// its records lie back to back (a single record variable), chunks of as many whole records
-    /// as divide the record count and stay near [`RECORD_CHUNK_TARGET`] bytes. Elements are
+    /// as divide the record count and stay within [`nc_dataset::RECORD_CHUNK_BYTES`] bytes. Elements are
     /// big-endian, unfiltered; nothing is unwritten.
     ///
     /// # Errors
@@ -845,8 +841,7 @@ impl ClassicFile {
             // records back to back: several per chunk, a divisor of the record count so that
             // the last chunk is whole (a Zarr edge chunk is stored whole)
             let per = if vh.bytes == self.header.recsize && vh.bytes > 0 {
-                let most = (RECORD_CHUNK_TARGET / vh.bytes).clamp(1, numrecs.max(1));
-                (1..=most).rev().find(|k| numrecs % k == 0).unwrap_or(1)
+                records_per_chunk(vh.bytes, numrecs)
             } else {
                 1
             };

@@ -178,3 +178,160 @@ impl StoredType {
         }
     }
 }
+
+/// The size, in bytes, a chunk of whole records aims at when records lie back to back (a
+/// classic file's single record variable): a few MiB, so a reference file has one entry per
+/// chunk instead of one per record, and a reader fetches little more than it asks for.
+pub const RECORD_CHUNK_BYTES: u64 = 8 << 20;
+
+impl ChunkMap {
+    /// For records (chunks along the first dimension, [`StoredChunks::Strided`]) that lie
+    /// back to back, so that any whole number of them is one byte range: the bytes of one
+    /// record and the number of records. `None` for a listed map, or records with a gap
+    /// between them (a classic file with several record variables interleaves them).
+    pub fn back_to_back_records(&self) -> Option<(u64, u64)> {
+        let StoredChunks::Strided {
+            stride, len, count, ..
+        } = self.chunks
+        else {
+            return None;
+        };
+        let per = *self.chunk.first()?;
+        if per == 0 || !len.is_multiple_of(per) || (count > 1 && stride != len) {
+            return None;
+        }
+        Some((len / per, count.checked_mul(per)?))
+    }
+
+    /// The same records in chunks of `per` records: the map itself when its chunks already
+    /// hold `per`, else, for records back to back ([`ChunkMap::back_to_back_records`]) whose
+    /// count `per` divides, chunks of `per` records (a Zarr grid is regular, so every chunk
+    /// is whole). `None` when the records cannot be grouped so.
+    pub fn with_records_per_chunk(&self, per: u64) -> Option<ChunkMap> {
+        if self.chunk.first() == Some(&per) {
+            return Some(self.clone());
+        }
+        let StoredChunks::Strided { offset, .. } = self.chunks else {
+            return None;
+        };
+        let (rec, records) = self.back_to_back_records()?;
+        if per == 0 || !records.is_multiple_of(per) {
+            return None;
+        }
+        let len = rec.checked_mul(per)?;
+        let mut chunk = self.chunk.clone();
+        chunk[0] = per;
+        Some(ChunkMap {
+            chunk,
+            chunks: StoredChunks::Strided {
+                offset,
+                stride: len,
+                len,
+                count: records / per,
+            },
+            ..self.clone()
+        })
+    }
+}
+
+/// The records per chunk for `records` records of `rec` bytes each lying back to back: the
+/// largest divisor of `records` whose chunk stays within [`RECORD_CHUNK_BYTES`] (1 when
+/// even one record is larger, or there are none). A divisor, because a Zarr chunk grid is
+/// regular and an edge chunk is stored whole: a last chunk of fewer records would reach
+/// past the variable's bytes.
+pub fn records_per_chunk(rec: u64, records: u64) -> u64 {
+    if rec == 0 || records == 0 {
+        return 1;
+    }
+    let most = (RECORD_CHUNK_BYTES / rec).clamp(1, records);
+    (1..=most)
+        .rev()
+        .find(|k| records.is_multiple_of(*k))
+        .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn strided(per: u64, offset: u64, stride: u64, len: u64, count: u64) -> ChunkMap {
+        ChunkMap {
+            elem: StoredType::Float {
+                size: 4,
+                big_endian: true,
+            },
+            chunk: vec![per, 3],
+            filters: Vec::new(),
+            fill: None,
+            file: None,
+            chunks: StoredChunks::Strided {
+                offset,
+                stride,
+                len,
+                count,
+            },
+        }
+    }
+
+    #[test]
+    fn records_back_to_back_regroup_into_any_divisor_of_their_count() {
+        // 12 records of 12 bytes at 100, in 2 chunks of 6
+        let m = strided(6, 100, 72, 72, 2);
+        assert_eq!(m.back_to_back_records(), Some((12, 12)));
+        let four = m.with_records_per_chunk(4).unwrap();
+        assert_eq!(four.chunk, vec![4, 3]);
+        assert_eq!(
+            four.chunks,
+            StoredChunks::Strided {
+                offset: 100,
+                stride: 48,
+                len: 48,
+                count: 3
+            }
+        );
+        let one = m.with_records_per_chunk(1).unwrap();
+        assert_eq!(
+            one.chunks,
+            StoredChunks::Strided {
+                offset: 100,
+                stride: 12,
+                len: 12,
+                count: 12
+            }
+        );
+        assert_eq!(m.with_records_per_chunk(6).unwrap(), m);
+        // 5 does not divide 12: the last chunk would reach past the records
+        assert_eq!(m.with_records_per_chunk(5), None);
+        assert_eq!(m.with_records_per_chunk(0), None);
+    }
+
+    #[test]
+    fn interleaved_records_keep_one_per_chunk() {
+        // a record of 12 bytes every 20 (another record variable between)
+        let m = strided(1, 100, 20, 12, 5);
+        assert_eq!(m.back_to_back_records(), None);
+        assert_eq!(m.with_records_per_chunk(5), None);
+        assert_eq!(m.with_records_per_chunk(1).unwrap(), m);
+        // one record: nothing between records
+        assert_eq!(
+            strided(1, 100, 20, 12, 1).back_to_back_records(),
+            Some((12, 1))
+        );
+    }
+
+    #[test]
+    fn records_per_chunk_is_the_largest_divisor_within_the_target() {
+        assert_eq!(records_per_chunk(24, 12), 12);
+        // 1 MiB records: at most 8 per chunk; 8 divides 24
+        assert_eq!(records_per_chunk(1 << 20, 24), 8);
+        // 7 does not divide 21 under the 8 allowed: 7 does
+        assert_eq!(records_per_chunk(1 << 20, 21), 7);
+        // a prime count above the target: one record per chunk
+        assert_eq!(records_per_chunk(1 << 20, 13), 1);
+        assert_eq!(records_per_chunk(RECORD_CHUNK_BYTES + 1, 4), 1);
+        assert_eq!(records_per_chunk(8, 0), 1);
+        assert_eq!(records_per_chunk(0, 10), 1);
+    }
+}

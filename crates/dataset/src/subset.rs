@@ -13,6 +13,8 @@
 use crate::{ChunkRequest, DataError, DataSource, Dataset, DimId, MaybeBytes, Placement};
 use crate::{InMemory, Region, Slab, Values, VarId};
 
+mod chunks;
+
 /// One end of a range as the user wrote it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Limit {
@@ -1100,9 +1102,10 @@ impl DataSource for SubsetSource<'_> {
     }
 
     fn placement(&self, _ds: &Dataset, var: VarId) -> Option<Result<Placement, DataError>> {
-        // a subset's values are not where the original's chunks say
+        // a cut variable: the original's chunks the subset keeps whole, else chunks of the
+        // view's own to be encoded from its values (subset/chunks.rs)
         if self.affects(var) {
-            return None;
+            return self.cut_placement(var);
         }
         self.src.placement(self.original, var)
     }

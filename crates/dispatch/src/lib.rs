@@ -28,5 +28,6 @@ pub use nc_zarr::{JoinedInputs, ParquetLayout, ZarrError, MAX_RECORD_SIZE};
 pub use open::*;
 pub use references::{
     reference_url, write_joined_references, write_joined_references_parquet, write_references,
-    write_references_parquet, ReferenceRequest,
+    write_references_parquet, write_view_references, write_view_references_parquet,
+    ReferenceRequest,
 };

@@ -67,6 +67,43 @@ pub fn write_references(
         .map_err(DispatchError::Zarr)
 }
 
+/// [`write_references`] of a view of `opened`: `ds` and `src` are its dataset and source
+/// (a `--dimension` subset, whose source says which of the input's chunks it keeps whole and
+/// which values the references carry), or `opened`'s own.
+///
+/// # Errors
+/// As [`write_references`].
+pub fn write_view_references(
+    opened: &Opened,
+    ds: &nc_dataset::Dataset,
+    src: &dyn nc_dataset::DataSource,
+    input: &Location,
+    req: &ReferenceRequest,
+    out: &mut dyn Write,
+) -> Result<Vec<String>, DispatchError> {
+    let opts = reference_options(opened, input, req)?;
+    nc_zarr::write_references(ds, src, &opts, out).map_err(DispatchError::Zarr)
+}
+
+/// [`write_references_parquet`] of a view of `opened` (see [`write_view_references`]).
+///
+/// # Errors
+/// As [`write_references_parquet`].
+pub fn write_view_references_parquet(
+    opened: &Opened,
+    ds: &nc_dataset::Dataset,
+    src: &dyn nc_dataset::DataSource,
+    input: &Location,
+    req: &ReferenceRequest,
+    layout: &nc_zarr::ParquetLayout,
+    out: &Location,
+) -> Result<Vec<String>, Failure> {
+    let opts = reference_options(opened, input, req).map_err(Failure::input)?;
+    publish_parquet(out, &|store| {
+        nc_zarr::write_references_parquet(ds, src, &opts, layout, store)
+    })
+}
+
 /// Write the references of `opened` (read from `input`) in fsspec's Parquet layout to the
 /// directory (or object-storage prefix) `out`; returns the warnings. A local directory is
 /// written under a temporary name beside `out` and renamed into place when complete (it
