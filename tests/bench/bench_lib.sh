@@ -25,3 +25,19 @@ append_time() {
         echo "failed" >>"$file"
     fi
 }
+
+# Runs `one TOOL JOB RUN` (the calling script's) $runs times for each TOOL after JOB, the
+# tools alternating, and keeps each run's timing line (or "failed") in $work/JOB.TOOL.times.
+time_runs() {
+    local job=$1 tool r
+    shift
+    for tool in "$@"; do : >"$work/$job.$tool.times"; done
+    for ((r = 0; r < runs; r++)); do
+        for tool in "$@"; do
+            append_time "$work/$job.$tool.times" one "$tool" "$job" "$r"
+        done
+    done
+}
+
+# Prints the median of its arguments (numbers), with two decimals.
+median() { python3 -c 'import sys,statistics as s; print("%.2f" % s.median(float(x) for x in sys.argv[1:]))' "$@"; }

@@ -9,7 +9,8 @@
   dap_server.py serve DIR
       starts pydap (`pydap -b 127.0.0.1 -p PORT -d DIR`: gunicorn, one sync worker) on a
       free port and, in this process, a counting HTTP proxy in front of it (another free
-      port) that streams every answer through as it comes (no buffering of whole answers);
+      port; tests/bench/bench_proxy.py) that streams every answer through as it comes (no
+      buffering of whole answers);
       prints "PROXY_PORT SERVER_PORT PYDAP_PID" once pydap answers and serves until its
       stdin closes (or after two hours); pydap (and its worker) end with it. The proxy
       counts, since its last reset: requests, response body bytes, busy_s (the seconds in
@@ -29,17 +30,13 @@
 """
 
 import http.client
-import http.server
-import json
 import os
 import subprocess
 import sys
-import threading
 import time
-import urllib.request
 
-LIFETIME_S = 7200
-HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "upgrade"}
+import bench_proxy
+
 BLOCK = 1 << 20
 
 
@@ -96,175 +93,70 @@ def make(directory, records):
     print(os.path.getsize(path), data)
 
 
-def cpu_seconds(pids):
-    """User + system CPU seconds of the processes `pids`, from /proc (ended ones count 0)."""
-    total = 0.0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def tree(pid):
-    """`pid` and its descendants (gunicorn's arbiter and its worker)."""
-    children = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(d))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
-
-
-class Counts:
-    def __init__(self, server_pid):
-        self.lock = threading.Lock()
-        self.server_pid = server_pid
-        self.reset()
-
-    def reset(self):
+class Counts(bench_proxy.Counts):
+    def zero(self):
         self.requests = 0
         self.bytes_out = 0
-        self.log = []
-        self.spans = []
-        self.pids = tree(self.server_pid)
-        self.server_cpu0 = cpu_seconds(self.pids)
-        self.proxy_cpu0 = time.process_time()
+
+    def counts(self):
+        return dict(requests=self.requests, bytes_out=self.bytes_out)
 
     def add(self, method, path, status, n_out, t0, th, t1):
         with self.lock:
             self.requests += 1
             self.bytes_out += n_out
-            self.log.append(f"{method} {path} {status} {n_out} head {th - t0:.3f}s all {t1 - t0:.3f}s")
-            self.spans.append((t0, t1))
-
-    def busy(self):
-        total, end = 0.0, float("-inf")
-        for a, b in sorted(self.spans):
-            if b > end:
-                total += b - max(a, end)
-                end = b
-        return total
-
-    def json(self, log):
-        with self.lock:
-            # a worker gunicorn restarted since the reset counts from its start
-            d = dict(requests=self.requests, bytes_out=self.bytes_out, server_busy_s=round(self.busy(), 2),
-                     server_cpu_s=round(cpu_seconds(tree(self.server_pid)) - self.server_cpu0, 2),
-                     proxy_cpu_s=round(time.process_time() - self.proxy_cpu0, 2))
-            if log:
-                d["log"] = list(self.log)
-            return json.dumps(d).encode()
+            self.note(f"{method} {path} {status} {n_out} head {th - t0:.3f}s all {t1 - t0:.3f}s", t0, t1)
 
 
-def proxy(server_port, counts):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class Handler(bench_proxy.ProxyHandler):
+    """Streams every answer through as it comes (no buffering of whole answers)."""
 
-        def log_message(self, *a):
-            pass
-
-        def control(self):
-            if self.path.startswith("/_proxy/reset"):
-                with counts.lock:
-                    counts.reset()
-                out = b"{}"
-            else:
-                out = counts.json("log=1" in self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
-
-        def do_GET(self):
-            if self.path.startswith("/_proxy/"):
-                return self.control()
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
-            t0 = time.monotonic()
-            # gunicorn's sync worker closes every connection after its answer: one per request
-            conn = http.client.HTTPConnection("127.0.0.1", server_port, timeout=600)
-            conn.request(self.command, self.path, headers=headers)
-            resp = conn.getresponse()
-            th = time.monotonic()
-            length = resp.getheader("Content-Length")
-            self.send_response(resp.status, resp.reason)
-            for k, v in resp.getheaders():
-                if k.lower() not in HOP and k.lower() != "content-length":
-                    self.send_header(k, v)
-            chunked = length is None and self.command != "HEAD"
-            if chunked:
-                self.send_header("Transfer-Encoding", "chunked")
-            else:
-                self.send_header("Content-Length", length or "0")
-            self.end_headers()
-            n = 0
-            t1 = None
-            try:
-                if self.command != "HEAD":
-                    while True:
-                        b = resp.read1(BLOCK) if hasattr(resp, "read1") else resp.read(BLOCK)
-                        if not b:
-                            break
-                        n += len(b)
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b) if chunked else b)
-                    t1 = time.monotonic()
-                    if chunked:
-                        self.wfile.write(b"0\r\n\r\n")
-            finally:
-                conn.close()
-                if t1 is None or (length is not None and n != int(length)):
-                    # a cut answer (pydap failing mid-way): the client must see the end, not
-                    # wait for the rest on a kept-alive connection
-                    self.close_connection = True
-                counts.add(self.command, self.path, resp.status, n, t0, th, t1 or time.monotonic())
-
-        do_HEAD = do_GET
-
-    class Server(http.server.ThreadingHTTPServer):
-        daemon_threads = True
-        request_queue_size = 128
-
-        def handle_error(self, request, client_address):
-            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-                super().handle_error(request, client_address)
-
-    return Server(("127.0.0.1", 0), Handler)
-
-
-def free_port():
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def die_with_parent():
-    """In the child, before exec: SIGTERM when the parent (this process) dies (Linux)."""
-    import ctypes
-    import signal
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    def forward(self):
+        headers = self.forwarded_headers()
+        t0 = time.monotonic()
+        # gunicorn's sync worker closes every connection after its answer: one per request
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.upstream, timeout=600)
+        conn.request(self.command, self.path, headers=headers)
+        resp = conn.getresponse()
+        th = time.monotonic()
+        length = resp.getheader("Content-Length")
+        self.send_response(resp.status, resp.reason)
+        for k, v in resp.getheaders():
+            if k.lower() not in bench_proxy.HOP and k.lower() != "content-length":
+                self.send_header(k, v)
+        chunked = length is None and self.command != "HEAD"
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", length or "0")
+        self.end_headers()
+        n = 0
+        t1 = None
+        try:
+            if self.command != "HEAD":
+                while True:
+                    b = resp.read1(BLOCK) if hasattr(resp, "read1") else resp.read(BLOCK)
+                    if not b:
+                        break
+                    n += len(b)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(b), b) if chunked else b)
+                t1 = time.monotonic()
+                if chunked:
+                    self.wfile.write(b"0\r\n\r\n")
+        finally:
+            conn.close()
+            if t1 is None or (length is not None and n != int(length)):
+                # a cut answer (pydap failing mid-way): the client must see the end, not
+                # wait for the rest on a kept-alive connection
+                self.close_connection = True
+            self.server.counts.add(self.command, self.path, resp.status, n, t0, th, t1 or time.monotonic())
 
 
 def serve(directory):
-    port = free_port()
+    port = bench_proxy.free_port()
     log = open(os.path.join(os.path.dirname(os.path.abspath(directory)), "pydap.log"), "ab")
     child = subprocess.Popen(["pydap", "-b", "127.0.0.1", "-p", str(port), "-d", directory],
-                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=die_with_parent)
+                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=bench_proxy.die_with_parent)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -278,33 +170,11 @@ def serve(directory):
             child.kill()
             sys.exit(f"pydap did not start (exit {child.poll()}): see pydap.log beside {directory}")
         time.sleep(0.2)
-    counts = Counts(child.pid)
-    srv = proxy(port, counts)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-
-    def end():
-        child.terminate()
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-        os._exit(0)
-
-    threading.Timer(LIFETIME_S, end).start()
-    print(srv.server_address[1], port, child.pid, flush=True)
-    sys.stdin.read()
-    end()
+    bench_proxy.run(Handler, port, Counts(child.pid), lambda: bench_proxy.stop_child(child), port, child.pid)
 
 
 def stats(port, what=""):
-    base = f"http://127.0.0.1:{port}/_proxy/"
-    d = json.load(urllib.request.urlopen(base + "stats" + ("?log=1" if what == "log" else "")))
-    keys = ("requests", "bytes_out", "server_busy_s", "server_cpu_s", "proxy_cpu_s")
-    print(" ".join(str(d[k]) for k in keys))
-    if what == "log":
-        print("\n".join(d["log"]))
-    if what == "reset":
-        urllib.request.urlopen(base + "reset").read()
+    bench_proxy.stats(port, ("requests", "bytes_out", "server_busy_s", "server_cpu_s", "proxy_cpu_s"), what)
 
 
 def check(src, copy):

@@ -10,7 +10,8 @@
       AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY of the environment) or s3rver (BIN is
       s3rver, Node.js, over the files of DATA_DIR, credentials S3RVER / S3RVER); their
       stderr goes to DATA_DIR.log.
-      The proxy forwards every request unchanged and counts, since its last reset, the
+      The proxy (tests/bench/bench_proxy.py) forwards every request unchanged and counts,
+      since its last reset, the
       requests by method (GETs with a Range header apart), the response body bytes, the
       request body bytes, the seconds in which the server had at least one request in hand
       (server_busy_s: what no client can go below), and the CPU seconds (user + system) of
@@ -47,16 +48,14 @@
 """
 
 import http.client
-import http.server
-import json
 import os
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 import warnings
 
+import bench_proxy
 from same_values import same_values
 
 warnings.simplefilter("ignore")
@@ -74,35 +73,14 @@ sys.stdin.read()
 os._exit(0)
 """
 
-HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "upgrade"}
-
-
-def cpu_seconds(pid):
-    """User + system CPU seconds of process `pid` (all its threads), from /proc."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            # the fields after the command name, which is in parentheses and may hold spaces
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    # utime and stime are the stat file's fields 14 and 15 (proc(5)), in clock ticks
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class Counts:
-    def __init__(self, server_pid):
-        self.lock = threading.Lock()
-        self.server_pid = server_pid
-        self.reset()
-
-    def reset(self):
+class Counts(bench_proxy.Counts):
+    def zero(self):
         self.by = dict(get=0, get_ranged=0, head=0, put=0, post=0, delete=0, list=0)
         self.bytes_out = 0
         self.bytes_in = 0
-        self.log = []
-        self.spans = []
-        self.server_cpu0 = cpu_seconds(self.server_pid)
-        self.proxy_cpu0 = time.process_time()
+
+    def counts(self):
+        return dict(requests=sum(self.by.values()), **self.by, bytes_out=self.bytes_out, bytes_in=self.bytes_in)
 
     def add(self, method, path, rng, status, n_out, n_in, t0, t1):
         with self.lock:
@@ -114,136 +92,67 @@ class Counts:
             self.by[m] = self.by.get(m, 0) + 1
             self.bytes_out += n_out
             self.bytes_in += n_in
-            self.log.append(f"{method} {path} {rng or '-'} {status} {n_out} {t1 - t0:.3f}s")
-            self.spans.append((t0, t1))
-
-    def busy(self):
-        """Seconds in which the S3 server had at least one request of ours in hand."""
-        total, end = 0.0, float("-inf")
-        for a, b in sorted(self.spans):
-            if b > end:
-                total += b - max(a, end)
-                end = b
-        return total
-
-    def json(self, log):
-        with self.lock:
-            d = dict(requests=sum(self.by.values()), **self.by)
-            d.update(bytes_out=self.bytes_out, bytes_in=self.bytes_in, server_busy_s=round(self.busy(), 2))
-            d.update(server_cpu_s=round(cpu_seconds(self.server_pid) - self.server_cpu0, 2),
-                     proxy_cpu_s=round(time.process_time() - self.proxy_cpu0, 2))
-            if log:
-                d["log"] = list(self.log)
-            return json.dumps(d).encode()
+            self.note(f"{method} {path} {rng or '-'} {status} {n_out} {t1 - t0:.3f}s", t0, t1)
 
 
-def proxy(server_port, counts):
+class Handler(bench_proxy.ProxyHandler):
+    """Forwards every request unchanged (its body read whole), over one kept-alive
+    connection to the server per proxy thread."""
+
     local = threading.local()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = bytearray()
+            while True:
+                n = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if n == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return bytes(out)
+                out += self.rfile.read(n)
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
 
-        def log_message(self, *a):
-            pass
-
-        def body(self):
-            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                out = bytearray()
-                while True:
-                    n = int(self.rfile.readline().split(b";")[0].strip(), 16)
-                    if n == 0:
-                        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                            pass
-                        return bytes(out)
-                    out += self.rfile.read(n)
-                    self.rfile.readline()
-            n = int(self.headers.get("Content-Length") or 0)
-            return self.rfile.read(n) if n else b""
-
-        def control(self):
-            if self.path.startswith("/_proxy/reset"):
-                with counts.lock:
-                    counts.reset()
-                out = b"{}"
-            else:
-                out = counts.json("log=1" in self.path)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
+    def forward(self):
+        local = self.local
+        data = self.body()
+        headers = self.forwarded_headers()
+        headers.pop("Expect", None)
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            headers["Content-Length"] = str(len(data))
+        t0 = time.monotonic()
+        for attempt in (0, 1):
+            conn = getattr(local, "conn", None)
+            if conn is None:
+                conn = local.conn = http.client.HTTPConnection("127.0.0.1", self.server.upstream, timeout=600)
+            try:
+                conn.request(self.command, self.path, body=data or None, headers=headers)
+                resp = conn.getresponse()
+                out = resp.read()
+                t1 = time.monotonic()
+                break
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                local.conn = None
+                if attempt:
+                    raise
+        self.send_response(resp.status, resp.reason)
+        n_out = 0
+        for k, v in resp.getheaders():
+            if k.lower() not in bench_proxy.HOP and k.lower() != "content-length":
+                self.send_header(k, v)
+        if self.command == "HEAD":
+            self.send_header("Content-Length", resp.getheader("Content-Length", "0"))
+        else:
             self.send_header("Content-Length", str(len(out)))
-            self.end_headers()
+            n_out = len(out)
+        self.end_headers()
+        if self.command != "HEAD":
             self.wfile.write(out)
-
-        def forward(self):
-            if self.path.startswith("/_proxy/"):
-                return self.control()
-            data = self.body()
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
-            headers.pop("Expect", None)
-            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                headers["Content-Length"] = str(len(data))
-            t0 = time.monotonic()
-            for attempt in (0, 1):
-                conn = getattr(local, "conn", None)
-                if conn is None:
-                    conn = local.conn = http.client.HTTPConnection("127.0.0.1", server_port, timeout=600)
-                try:
-                    conn.request(self.command, self.path, body=data or None, headers=headers)
-                    resp = conn.getresponse()
-                    out = resp.read()
-                    t1 = time.monotonic()
-                    break
-                except (http.client.HTTPException, OSError):
-                    conn.close()
-                    local.conn = None
-                    if attempt:
-                        raise
-            self.send_response(resp.status, resp.reason)
-            n_out = 0
-            for k, v in resp.getheaders():
-                if k.lower() not in HOP and k.lower() != "content-length":
-                    self.send_header(k, v)
-            if self.command == "HEAD":
-                self.send_header("Content-Length", resp.getheader("Content-Length", "0"))
-            else:
-                self.send_header("Content-Length", str(len(out)))
-                n_out = len(out)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(out)
-            counts.add(self.command, self.path, self.headers.get("Range"), resp.status, n_out, len(data), t0, t1)
-
-        do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = forward
-
-    class Server(http.server.ThreadingHTTPServer):
-        daemon_threads = True
-        request_queue_size = 128
-
-        def handle_error(self, request, client_address):
-            # a client that hung up (a timed-out run) is no news
-            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-                super().handle_error(request, client_address)
-
-    return Server(("127.0.0.1", 0), Handler)
-
-
-LIFETIME_S = 7200
-
-
-def free_port():
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def die_with_parent():
-    """In the child, before exec: SIGTERM when the parent (this process) dies (Linux)."""
-    import ctypes
-    import signal
-
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        self.server.counts.add(self.command, self.path, self.headers.get("Range"), resp.status, n_out, len(data),
+                               t0, t1)
 
 
 def start_server(kind, binary, data):
@@ -252,10 +161,10 @@ def start_server(kind, binary, data):
         env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(__file__)))
         child = subprocess.Popen(
             [sys.executable, "-c", MOTO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, preexec_fn=die_with_parent,
+            env=env, preexec_fn=bench_proxy.die_with_parent,
         )
         return child, int(child.stdout.readline())
-    port = free_port()
+    port = bench_proxy.free_port()
     os.makedirs(data, exist_ok=True)
     env = dict(os.environ)
     if kind == "s3s":
@@ -270,7 +179,7 @@ def start_server(kind, binary, data):
         sys.exit(f"unknown server {kind} (moto, s3s or s3rver)")
     with open(data.rstrip("/") + ".log", "ab") as log:
         child = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log, stderr=log, env=env,
-                                 preexec_fn=die_with_parent)
+                                 preexec_fn=bench_proxy.die_with_parent)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -285,37 +194,18 @@ def start_server(kind, binary, data):
 
 def serve(kind="moto", binary="", data=""):
     child, server_port = start_server(kind, binary, data)
-    counts = Counts(child.pid)
-    srv = proxy(server_port, counts)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
 
-    def end():
-        if kind == "moto":
-            child.stdin.close()
-        else:
-            child.terminate()
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-        os._exit(0)
+    def stop():
+        # moto's child ends when its stdin closes
+        bench_proxy.stop_child(child, close_stdin=kind == "moto")
 
-    threading.Timer(LIFETIME_S, end).start()
-    print(srv.server_address[1], server_port, flush=True)
-    sys.stdin.read()
-    end()
+    bench_proxy.run(Handler, server_port, Counts(child.pid), stop, server_port)
 
 
 def stats(port, what=""):
-    base = f"http://127.0.0.1:{port}/_proxy/"
-    d = json.load(urllib.request.urlopen(base + "stats" + ("?log=1" if what == "log" else "")))
     keys = ("requests", "get_ranged", "get", "head", "put", "post", "delete", "list", "bytes_out", "bytes_in",
             "server_busy_s", "server_cpu_s", "proxy_cpu_s")
-    print(" ".join(str(d.get(k, 0)) for k in keys))
-    if what == "log":
-        print("\n".join(d["log"]))
-    if what == "reset":
-        urllib.request.urlopen(base + "reset").read()
+    bench_proxy.stats(port, keys, what)
 
 
 def s3fs_fs():

@@ -182,8 +182,6 @@ one() {
     echo "$w $(python3 -c "print(f'{$u + $s:.2f}')") $m $n $ranged $((put + post)) $bin $bout $busy $scpu $pcpu"
 }
 
-median() { python3 -c 'import sys,statistics as s; print("%.2f" % s.median(float(x) for x in sys.argv[1:]))' "$@"; }
-
 status=0
 printf '\n%-9s %-9s %7s %7s %7s %6s %6s %5s %8s %8s %6s %7s %7s %7s  %s\n' job tool wall_s cpu_s rss_MB reqs ranged puts MB_recv MB_sent busy_s srv_cpu pxy_cpu MB/s values
 for job in ${jobs//,/ }; do
@@ -192,12 +190,7 @@ for job in ${jobs//,/ }; do
         copy_v2 | copy_v3) sides="nccopy-rs xarray" ;;
         *) echo "unknown job $job" >&2; exit 2 ;;
     esac
-    for tool in $sides; do : >"$work/$job.$tool.times"; done
-    for ((r = 0; r < runs; r++)); do
-        for tool in $sides; do
-            append_time "$work/$job.$tool.times" one "$tool" "$job" "$r"
-        done
-    done
+    time_runs "$job" $sides
     for tool in $sides; do
         if grep -q failed "$work/$job.$tool.times"; then
             printf '%-9s %-9s %s\n' "$job" "$tool" "FAILED (see $work/stderr.log)"

@@ -103,8 +103,6 @@ one() {
     echo "$w $(python3 -c "print(f'{$u + $s:.2f}')") $m"
 }
 
-median() { python3 -c 'import sys,statistics as s; print("%.2f" % s.median(float(x) for x in sys.argv[1:]))' "$@"; }
-
 if [[ ,$jobs, == *,to_nc4,* || ,$jobs, == *,reshard,* ]]; then
     "$nccopy" -F '*,32015,3' --shard auto "$src" "$(url "$input")"
 fi

@@ -26,14 +26,6 @@ pub enum JoinError {
         /// The wildcard as given.
         pattern: String,
     },
-    /// A wildcard in the bucket or before the last `/`.
-    #[error(
-        "{pattern}: a wildcard is supported in the last path segment only (s3://bucket/run/*.nc)"
-    )]
-    WildcardPlace {
-        /// The wildcard as given.
-        pattern: String,
-    },
     /// No record dimension to join along, and none named.
     #[error("{file}: no unlimited (record) dimension to join along: name the dimension with --join-dim NAME")]
     NoRecordDimension {

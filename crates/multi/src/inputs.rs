@@ -1,15 +1,10 @@
 //! The names a user gave, as locations: an object-storage name with a wildcard in its last
-//! path segment is listed and sorted by name (a bucket cannot be globbed by the shell); any
-//! other name is one input.
+//! path segment (split by nc-store's [`Location::wildcard`]) is listed, matched and sorted by
+//! name (a bucket cannot be globbed by the shell); any other name is one input.
 
 use nc_dispatch::{DispatchError, Location};
 
 use crate::JoinError;
-
-/// True when `c` makes a wildcard.
-fn is_wild(c: char) -> bool {
-    c == '*' || c == '?'
-}
 
 /// Does `name` match the pattern `pat` (`*`: any run of characters, `?`: any one)?
 fn glob(pat: &[char], name: &[char]) -> bool {
@@ -34,16 +29,9 @@ fn glob(pat: &[char], name: &[char]) -> bool {
     pat[p..].iter().all(|&c| c == '*')
 }
 
-/// Where the wildcard of an object-storage name begins (an HTTP name's `?` is its query).
-fn wildcard_at(loc: &Location, name: &str) -> Option<usize> {
-    loc.remote()
-        .filter(|u| u.cloud != nc_store::remote::Cloud::Http)
-        .and(name.find(is_wild))
-}
-
 /// True when `name` is an object-storage name with a wildcard, which [`expand`] lists.
 pub fn is_wildcard(name: &str) -> bool {
-    Location::parse(name).is_ok_and(|l| wildcard_at(&l, name).is_some())
+    Location::parse(name).is_ok_and(|l| !matches!(l.wildcard(), Ok(None)))
 }
 
 /// Every input the names stand for, in order: each name parsed as a location, and a remote
@@ -53,51 +41,36 @@ pub fn is_wildcard(name: &str) -> bool {
 /// A name that cannot be parsed, a wildcard before the last segment, a listing that fails,
 /// a wildcard that matches nothing.
 pub fn expand(names: &[String]) -> Result<Vec<Location>, JoinError> {
+    let open = |e| JoinError::Open(DispatchError::Store(e));
     let mut out = Vec::new();
     for name in names {
-        let loc = Location::parse(name).map_err(|e| JoinError::Open(DispatchError::Store(e)))?;
-        let Some(at) = wildcard_at(&loc, name) else {
+        let loc = Location::parse(name).map_err(open)?;
+        let Some(wild) = loc.wildcard().map_err(open)? else {
             out.push(loc);
             continue;
         };
-        let pattern = || name.clone();
-        let cut = name[..at]
-            .rfind('/')
-            .ok_or_else(|| JoinError::WildcardPlace { pattern: pattern() })?;
-        let (prefix, rest) = (&name[..cut], &name[cut + 1..]);
-        let (seg, fragment) = match rest.split_once('#') {
-            Some((s, f)) => (s, format!("#{f}")),
-            None => (rest, String::new()),
-        };
-        // the bucket itself must be named: scheme://bucket/...
-        let bucket_named = prefix
-            .split_once("://")
-            .is_some_and(|(_, b)| !b.is_empty() && !b.contains(is_wild));
-        if seg.contains('/') || !bucket_named {
-            return Err(JoinError::WildcardPlace { pattern: pattern() });
-        }
-        let store = Location::parse(prefix)
-            .and_then(|l| l.open_store())
-            .map_err(|source| JoinError::List {
-                pattern: pattern(),
-                source,
-            })?;
-        let keys = store.list("").map_err(|source| JoinError::List {
-            pattern: pattern(),
+        let listing = |source| JoinError::List {
+            pattern: name.clone(),
             source,
-        })?;
-        let pat: Vec<char> = seg.chars().collect();
+        };
+        let keys = wild
+            .prefix
+            .open_store()
+            .and_then(|store| store.list(""))
+            .map_err(listing)?;
+        let pat: Vec<char> = wild.pattern.chars().collect();
         let mut matched: Vec<String> = keys
             .into_iter()
             .filter(|k| !k.contains('/') && glob(&pat, &k.chars().collect::<Vec<_>>()))
             .collect();
         if matched.is_empty() {
-            return Err(JoinError::EmptyWildcard { pattern: pattern() });
+            return Err(JoinError::EmptyWildcard {
+                pattern: name.clone(),
+            });
         }
         matched.sort();
         for k in matched {
-            let text = format!("{prefix}/{k}{fragment}");
-            out.push(Location::parse(&text).map_err(|e| JoinError::Open(DispatchError::Store(e)))?);
+            out.push(wild.object(&k).map_err(open)?);
         }
     }
     Ok(out)
@@ -135,6 +108,18 @@ mod tests {
     #[test]
     fn a_wildcard_in_the_bucket_is_refused() {
         let e = expand(&["s3://buck*/x.nc".to_string()]).unwrap_err();
-        assert!(matches!(e, JoinError::WildcardPlace { .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                JoinError::Open(DispatchError::Store(
+                    nc_store::StoreError::WildcardPlace { .. }
+                ))
+            ),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "s3://buck*/x.nc: a wildcard is supported in the last path segment only (s3://bucket/run/*.nc)"
+        );
     }
 }

@@ -78,6 +78,14 @@ pub enum StoreError {
         /// What to do about it, when there is something.
         cure: Option<String>,
     },
+    /// An object-storage wildcard (`*`, `?`) in the bucket or before the last `/`.
+    #[error(
+        "{name}: a wildcard is supported in the last path segment only (s3://bucket/run/*.nc)"
+    )]
+    WildcardPlace {
+        /// The name as given.
+        name: String,
+    },
     /// Writing was asked of a place opened for reading, or of a read-only kind of place.
     #[error("{location}: {why}")]
     ReadOnly {

@@ -26,6 +26,7 @@ mod source;
 #[cfg(any(test, feature = "conformance"))]
 pub mod suite;
 mod temp;
+mod wildcard;
 
 pub use dest::{remove_path, Destination, Writeback};
 pub use error::StoreError;
@@ -37,6 +38,7 @@ pub use location::{
 };
 pub use source::{range_len, ByteSource, BytesSource, FileSource};
 pub use temp::{free_bytes, hold_lock, remove_stale, OutputFile, NAMED_TEMPS_ENV};
+pub use wildcard::Wildcard;
 
 #[cfg(test)]
 mod tests {

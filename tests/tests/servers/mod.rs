@@ -221,7 +221,8 @@ fn read_body(r: &mut impl BufRead, head: &Head) -> Option<Vec<u8>> {
 }
 
 /// A web server on 127.0.0.1 serving the files of a directory with `HEAD` and `GET`, honouring
-/// `Range: bytes=A-B` (206 with Content-Range), counting the requests it answered.
+/// `Range: bytes=A-B` (206 with Content-Range) or, started by [`RangeServer::ignoring_ranges`],
+/// answering every GET with the whole file (200), counting the requests it answered.
 pub struct RangeServer {
     pub port: u16,
     pub requests: Arc<AtomicUsize>,
@@ -229,6 +230,15 @@ pub struct RangeServer {
 
 impl RangeServer {
     pub fn start(root: &Path) -> RangeServer {
+        Self::serve(root, true)
+    }
+
+    /// A server that ignores `Range` (as Python's `http.server` does).
+    pub fn ignoring_ranges(root: &Path) -> RangeServer {
+        Self::serve(root, false)
+    }
+
+    fn serve(root: &Path, ranges: bool) -> RangeServer {
         let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(AtomicUsize::new(0));
@@ -236,7 +246,7 @@ impl RangeServer {
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
                 let (root, count) = (root.clone(), count.clone());
-                std::thread::spawn(move || serve_files(conn, &root, &count));
+                std::thread::spawn(move || serve_files(conn, &root, &count, ranges));
             }
         });
         RangeServer { port, requests }
@@ -247,7 +257,7 @@ impl RangeServer {
     }
 }
 
-fn serve_files(conn: TcpStream, root: &Path, count: &AtomicUsize) {
+fn serve_files(conn: TcpStream, root: &Path, count: &AtomicUsize, ranges: bool) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(30)));
     let mut r = BufReader::new(conn.try_clone().unwrap());
     let mut w = conn;
@@ -272,7 +282,7 @@ fn serve_files(conn: TcpStream, root: &Path, count: &AtomicUsize) {
             continue;
         };
         let total = data.len();
-        let range = head.header("range").and_then(|v| {
+        let range = head.header("range").filter(|_| ranges).and_then(|v| {
             let (a, b) = v.strip_prefix("bytes=")?.split_once('-')?;
             let a: usize = a.parse().ok()?;
             let b: usize = if b.is_empty() {

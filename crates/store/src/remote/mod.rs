@@ -28,7 +28,8 @@ pub use url::{mode_words, parse_remote, Access, Cloud, RemoteUrl};
 
 use crate::error::StoreError;
 
-/// Open the object `u` names as a byte source (one HEAD request).
+/// Open the object `u` names as a byte source, by the first ranged GET its reader would make
+/// (no HEAD; a web server ignoring `Range` sends the whole object).
 ///
 /// # Errors
 /// No such object or bucket, denied, unreachable server, incomplete settings; each names the
@@ -87,7 +88,7 @@ pub fn upload_open_file(u: &RemoteUrl, f: std::fs::File, shown: &str) -> Result<
 /// # Errors
 /// Any other failure (denied, no such bucket, unreachable).
 pub fn object_exists(u: &RemoteUrl) -> Result<bool, StoreError> {
-    match open_source(u) {
+    match source::head_len(u, connect::connect(u)?.as_ref()) {
         Ok(_) => Ok(true),
         Err(StoreError::Remote { cause, .. }) if cause == "no such object" => Ok(false),
         Err(e) => Err(e),

@@ -1,4 +1,5 @@
-//! A remote object as a [`ByteSource`]: one HEAD for its length, then ranged GETs. Small reads
+//! A remote object as a [`ByteSource`]: opened by the first ranged GET its reader makes (the
+//! object's length from the answer), then more ranged GETs. Small reads
 //! (HDF5 and classic metadata) go through aligned blocks kept in a bounded cache, so a header
 //! spread over many small structures costs a few requests. The first miss fetches one block; a
 //! miss near the first one (in its aligned 16 MiB, nearer to it than to the end of the object)
@@ -28,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, ObjectStore, ObjectStoreExt};
 
 use super::connect::{object_path, remote_error};
 use super::runtime::{block_on, permit, spawn};
@@ -95,6 +96,9 @@ pub struct ObjectSource {
     store: Arc<dyn ObjectStore>,
     path: Path,
     len: u64,
+    /// The whole object, when the server sent it in answer to the opening GET (it would not
+    /// answer a range): every read is served from it.
+    whole: Option<Bytes>,
     cache: Mutex<Blocks>,
     ahead: Mutex<Ahead>,
     /// Large reads (chunks) have begun: the header was read.
@@ -405,47 +409,162 @@ pub(crate) async fn fetch(
     Ok(b)
 }
 
+/// What the GET opening an object received.
+enum Opened {
+    /// The object's length and its first bytes (the range asked for, or fewer when the object
+    /// is shorter).
+    Start { len: u64, bytes: Bytes },
+    /// The whole object: the server would not answer the range (an empty object: 416; a web
+    /// server ignoring `Range`: 200 with the whole body).
+    Whole(Bytes),
+}
+
+/// True when `e` says the server did not answer a range with part of the object: a range
+/// past the end (416, S3's InvalidRange; the in-memory store's own check), or a 200 with
+/// the whole body, which object_store refuses before reading it.
+fn range_refused(e: &object_store::Error) -> bool {
+    if matches!(e, object_store::Error::NotSupported { .. }) {
+        // the HTTP store: "Range request not supported"
+        return true;
+    }
+    let t = e.to_string();
+    t.contains("416 Range Not Satisfiable")
+        || t.contains("InvalidRange")
+        || t.contains("Wanted range starting at 0,")
+        || t.contains("non-partial response when range requested")
+}
+
+/// The GET opening an object: its first `n` bytes and its length (from Content-Range). When
+/// the server does not answer the range ([`range_refused`]) the whole object is asked for
+/// (object_store drops a 200's body unread, so that costs a second GET).
+async fn open_get(
+    store: &dyn ObjectStore,
+    path: &Path,
+    n: u64,
+) -> Result<Opened, object_store::Error> {
+    let _p = permit().await;
+    count_request();
+    let opts = GetOptions::new().with_range(Some(0..n));
+    match store.get_opts(path, opts).await {
+        Ok(got) => {
+            let len = got.meta.size;
+            let bytes = got.bytes().await?;
+            count_read(bytes.len() as u64);
+            Ok(Opened::Start { len, bytes })
+        }
+        Err(e) if range_refused(&e) => {
+            count_request();
+            let bytes = store
+                .get_opts(path, GetOptions::new())
+                .await?
+                .bytes()
+                .await?;
+            count_read(bytes.len() as u64);
+            Ok(Opened::Whole(bytes))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The length of the object `u` names, by one HEAD request (and, for a failure on object
+/// storage, a one-byte GET whose answer names the cause).
+///
+/// # Errors
+/// [`StoreError::Remote`] naming the URL, the cause (no such object or bucket, denied,
+/// unreachable) and the cure.
+pub(crate) fn head_len(u: &RemoteUrl, store: &dyn ObjectStore) -> Result<u64, StoreError> {
+    let path = object_path(u, "");
+    let meta = block_on(async {
+        let _p = permit().await;
+        count_request();
+        match store.head(&path).await {
+            Ok(m) => Ok(m),
+            // a plain web server's 404 says all there is to say
+            Err(e @ object_store::Error::NotFound { .. }) if u.cloud == Cloud::Http => Err(e),
+            // a HEAD answer has no body, so no S3 error code (NoSuchBucket or NoSuchKey,
+            // InvalidAccessKeyId or AccessDenied): ask again with a GET, whose answer says
+            Err(e) => {
+                count_request();
+                match store.get_range(&path, 0..1).await {
+                    Err(detailed) => Err(detailed),
+                    Ok(_) => Err(e),
+                }
+            }
+        }
+    })?
+    .map_err(|e| remote_error(u, "", &e))?;
+    Ok(meta.size)
+}
+
 impl ObjectSource {
-    /// Open the object `u` names: one HEAD request for its length.
+    /// Open the object `u` names by the first GET its reader would make: the first piece
+    /// ([`Access::Sparse`]) or block ([`Access::Whole`]), kept as the cache's first miss, the
+    /// object's length read from the answer (Content-Range). No HEAD.
     ///
     /// # Errors
     /// [`StoreError::Remote`] naming the URL, the cause (no such object or bucket, denied,
-    /// unreachable) and the cure.
+    /// unreachable; a GET's answer carries S3's error code) and the cure.
     pub(crate) fn open(u: &RemoteUrl, store: Arc<dyn ObjectStore>) -> Result<Self, StoreError> {
         let path = object_path(u, "");
-        let meta = block_on(async {
-            let _p = permit().await;
-            count_request();
-            match store.head(&path).await {
-                Ok(m) => Ok(m),
-                // a plain web server's 404 says all there is to say (and a DAP2 dataset's
-                // URL is one: the client asks for URL.dds next)
-                Err(e @ object_store::Error::NotFound { .. }) if u.cloud == Cloud::Http => Err(e),
-                // a HEAD answer has no body, so no S3 error code (NoSuchBucket or NoSuchKey,
-                // InvalidAccessKeyId or AccessDenied): ask again with a GET, whose answer says
-                Err(e) => {
-                    count_request();
-                    match store.get_range(&path, 0..1).await {
-                        Err(detailed) => Err(detailed),
-                        Ok(_) => Err(e),
-                    }
-                }
-            }
-        })?
-        .map_err(|e| remote_error(u, "", &e))?;
-        Ok(ObjectSource {
+        let sparse = u.access == Access::Sparse;
+        let first = if sparse { PIECE } else { BLOCK };
+        let opened = block_on(open_get(store.as_ref(), &path, first))?
+            .map_err(|e| remote_error(u, "", &e))?;
+        let (len, whole, bytes, requests) = match opened {
+            Opened::Whole(b) => (b.len() as u64, Some(b.clone()), b, 2),
+            Opened::Start { len, bytes } => (len, None, bytes, 1),
+        };
+        let s = ObjectSource {
             url: u.clone(),
             store,
             path,
-            len: meta.size,
+            len,
+            whole,
             cache: Mutex::new(Blocks {
-                sparse: u.access == Access::Sparse,
+                sparse,
                 ..Blocks::default()
             }),
             ahead: Mutex::new(Ahead::default()),
             data: AtomicBool::new(false),
             tally: Arc::default(),
-        })
+        };
+        s.tally.requests.fetch_add(requests, Ordering::Relaxed);
+        s.tally
+            .bytes
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let want = first.min(len);
+        if s.whole.is_some() || len == 0 {
+            return Ok(s);
+        }
+        if bytes.len() as u64 != want {
+            return Err(s.short(&(0..want), bytes.len()));
+        }
+        {
+            // the first miss, as a reader's first read (its magic number at byte 0) makes it:
+            // a block, or a piece into the read-ahead pool
+            let mut c = s.cache.lock().map_err(|_| s.poisoned())?;
+            let miss = c.miss(0, len.div_ceil(BLOCK), &(0..1), false);
+            debug_assert_eq!(
+                miss,
+                if sparse {
+                    Miss::Piece(PIECE)
+                } else {
+                    Miss::Blocks(1)
+                }
+            );
+            if sparse {
+                let window: Window = futures::future::ready(Ok(bytes)).boxed().shared();
+                let mut a = s.ahead.lock().map_err(|_| s.poisoned())?;
+                a.pool.push(Held {
+                    range: 0..want,
+                    window,
+                    tick: 0,
+                });
+            } else {
+                c.put(0, bytes);
+            }
+        }
+        Ok(s)
     }
 
     /// One ranged GET of this object, counted in its tally; runs in the background from now on.
@@ -827,6 +946,10 @@ impl ByteSource for ObjectSource {
         if buf.is_empty() {
             return Ok(());
         }
+        if let Some(w) = &self.whole {
+            buf.copy_from_slice(&w[offset as usize..offset as usize + buf.len()]);
+            return Ok(());
+        }
         let end = offset + buf.len() as u64;
         if buf.len() as u64 >= DIRECT {
             return self.read_large(offset, buf);
@@ -854,6 +977,12 @@ impl ByteSource for ObjectSource {
     fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Vec<u8>>, StoreError> {
         for r in ranges {
             range_len(&self.url.display, r, self.len)?;
+        }
+        if let Some(w) = &self.whole {
+            return Ok(ranges
+                .iter()
+                .map(|r| w[r.start as usize..r.end as usize].to_vec())
+                .collect());
         }
         // a sparse reader's ranges are a few chunks: bytes between them are not wanted
         let gap = match self.url.access {
@@ -1048,20 +1177,22 @@ mod tests {
     #[test]
     fn concurrent_misses_share_one_fetch() {
         use object_store::throttle::{ThrottleConfig, ThrottledStore};
-        let (mem, u, data) = object(3 << 20);
+        let (mem, u, data) = object(40 << 20);
         // each GET takes 200 ms, so the readers all miss while the first fetch is under way
         let cfg = ThrottleConfig {
             wait_get_per_call: std::time::Duration::from_millis(200),
             ..ThrottleConfig::default()
         };
         let src = ObjectSource::open(&u, Arc::new(ThrottledStore::new(mem, cfg))).unwrap();
+        // block 0 came with the opening GET; block 70 is far from it (one block, not a span)
+        let base = 70 * BLOCK;
         let barrier = std::sync::Barrier::new(4);
         std::thread::scope(|s| {
             for t in 0..4u64 {
                 let (src, barrier, data) = (&src, &barrier, &data);
                 s.spawn(move || {
                     barrier.wait();
-                    let off = 1000 + t * 5000;
+                    let off = base + 1000 + t * 5000;
                     let mut buf = vec![0u8; 3000];
                     src.read_at(off, &mut buf).unwrap();
                     assert!(buf == data[off as usize..off as usize + 3000], "reader {t}");
@@ -1070,8 +1201,56 @@ mod tests {
         });
         assert_eq!(
             src.sent(),
-            (1, BLOCK),
-            "requests and bytes of 4 readers of block 0"
+            (2, 2 * BLOCK),
+            "requests and bytes: the opening block 0, then block 70 once for 4 readers"
+        );
+    }
+
+    /// The opening GET gives the object's length and its first block (a whole reader) or
+    /// piece (a sparse one), not fetched again; an object shorter than that range, and an
+    /// empty one (the in-memory store refuses the range, as S3 answers 416), open too.
+    #[test]
+    fn the_opening_get_is_the_first_read() {
+        for (len, access, first) in [
+            (3 << 20, Access::Whole, BLOCK),
+            (3 << 20, Access::Sparse, PIECE),
+            (1000, Access::Whole, 1000),
+            (1000, Access::Sparse, 1000),
+        ] {
+            let (store, mut u, data) = object(len);
+            u.access = access;
+            let src = ObjectSource::open(&u, store).unwrap();
+            assert_eq!(src.len(), len, "{access:?} {len}");
+            assert_eq!(src.sent(), (1, first), "{access:?} {len}: opened");
+            // reads in the first bytes: no request
+            for (off, n) in [(0u64, 8usize), (100, 300), (first - 10, 10)] {
+                let mut buf = vec![0u8; n];
+                src.read_at(off, &mut buf).unwrap();
+                assert!(
+                    buf == data[off as usize..off as usize + n],
+                    "{n} bytes at {off}"
+                );
+            }
+            assert_eq!(
+                src.sent(),
+                (1, first),
+                "{access:?} {len}: read in the first bytes"
+            );
+        }
+        let (store, u, _) = object(0);
+        let src = ObjectSource::open(&u, store).unwrap();
+        assert_eq!(src.len(), 0);
+        // the refused range, then the whole (empty) object
+        assert_eq!(src.sent(), (2, 0));
+        assert_eq!(src.read_vec(0, 0).unwrap(), Vec::<u8>::new());
+        let (store, _, _) = object(10);
+        let u = crate::remote::url::parse_remote("s3://b/missing").unwrap();
+        let Err(e) = ObjectSource::open(&u, store) else {
+            panic!("opened a missing object")
+        };
+        assert_eq!(
+            e.to_string(),
+            "s3://b/missing: no such object; check the key (the path after the bucket)"
         );
     }
 
