@@ -41,3 +41,6 @@ time_runs() {
 
 # Prints the median of its arguments (numbers), with two decimals.
 median() { python3 -c 'import sys,statistics as s; print("%.2f" % s.median(float(x) for x in sys.argv[1:]))' "$@"; }
+
+# The median of the numbers on stdin, one per line (as printed: no rounding).
+median_lines() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }

@@ -67,8 +67,6 @@ timed() {
     awk '{printf "%s %.0f\n", $1, $2 / 1024}' "$work/$name.time"
 }
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-
 refs() { python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["refs"]))' "$1"; }
 
 # ours RUNS NAME CMD...: RUNS timed runs, print "median_wall rss_of_last"
@@ -77,7 +75,7 @@ ours() {
     shift 2
     : >"$work/$name.list"
     for _ in $(seq "$n"); do append_time "$work/$name.list" timed "$name" "$@"; done
-    echo "$(cut -d' ' -f1 "$work/$name.list" | median) $(tail -1 "$work/$name.list" | cut -d' ' -f2)"
+    echo "$(cut -d' ' -f1 "$work/$name.list" | median_lines) $(tail -1 "$work/$name.list" | cut -d' ' -f2)"
 }
 
 refs_job() {

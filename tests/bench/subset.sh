@@ -58,8 +58,6 @@ timed() {
     awk '{printf "%s %.2f %.0f\n", $1, $2 + $3, $4 / 1024}' "$work/$name.time"
 }
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-
 # same A B: "yes" when every variable of A holds the same values in B (netCDF4-python, raw
 # values compared as numbers: xarray may store time with another type)
 same() {
@@ -105,9 +103,9 @@ for job in ${jobs//,/ }; do
         append_time "$work/n.list" timed ncks ncks -O "${ncks_args[@]}" "$src" "$work/ncks.nc"
         append_time "$work/x.list" timed xr python3 -c "$py"
     done
-    o=$(cut -d' ' -f1 "$work/o.list" | median)
-    n=$(cut -d' ' -f1 "$work/n.list" | median)
-    x=$(cut -d' ' -f1 "$work/x.list" | median)
+    o=$(cut -d' ' -f1 "$work/o.list" | median_lines)
+    n=$(cut -d' ' -f1 "$work/n.list" | median_lines)
+    x=$(cut -d' ' -f1 "$work/x.list" | median_lines)
     read -r _ oc orss < <(tail -1 "$work/o.list")
     read -r _ nc nrss < <(tail -1 "$work/n.list")
     read -r _ xc xrss < <(tail -1 "$work/x.list")
