@@ -386,19 +386,8 @@ fn an_object_storage_wildcard_joins_its_matches_in_name_order() {
     m.bucket("join");
     let dir = tempdir("join-s3");
     let local = three_classic(&dir);
-    let s3 = |args: &[&str]| -> Output {
-        Command::new(bin("nccopy-rs"))
-            .args(args)
-            .current_dir(&dir)
-            .env("AWS_ACCESS_KEY_ID", "testing")
-            .env("AWS_SECRET_ACCESS_KEY", "testing")
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_ENDPOINT_URL", m.endpoint())
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env_remove("AWS_PROFILE")
-            .output()
-            .unwrap()
-    };
+    let s3 =
+        |args: &[&str]| -> Output { m.command("nccopy-rs", &dir).args(args).output().unwrap() };
     // uploaded in reverse, so the listing's order is the one that counts
     for name in local.iter().rev() {
         let o = s3(&[name, &format!("s3://join/run/{name}")]);

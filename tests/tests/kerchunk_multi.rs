@@ -572,17 +572,7 @@ fn references_of_files_on_object_storage_read_as_open_mfdataset_reads_local_copi
         );
     }
     let s3 = |args: &[&str]| -> std::process::Output {
-        std::process::Command::new(bin("ncdump-rs"))
-            .args(args)
-            .current_dir(&dir)
-            .env("AWS_ACCESS_KEY_ID", "testing")
-            .env("AWS_SECRET_ACCESS_KEY", "testing")
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_ENDPOINT_URL", m.endpoint())
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env_remove("AWS_PROFILE")
-            .output()
-            .unwrap()
+        m.command("ncdump-rs", &dir).args(args).output().unwrap()
     };
     let urls: Vec<String> = local
         .iter()

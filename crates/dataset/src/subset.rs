@@ -1294,7 +1294,7 @@ mod tests {
                 Err("unused".into())
             }
             fn raw_chunk(&self, _: &Dataset, _: VarId, c: ChunkRequest) -> Option<Vec<u8>> {
-                let aligned = c.offsets[0] % 2 == 0 && c.offsets[1] % 4 == 0;
+                let aligned = c.offsets[0].is_multiple_of(2) && c.offsets[1].is_multiple_of(4);
                 (aligned && c.shape == [2, 4]).then(|| c.offsets.iter().map(|&o| o as u8).collect())
             }
         }

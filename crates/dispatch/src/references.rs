@@ -120,10 +120,15 @@ pub fn write_references_parquet(
     layout: &nc_zarr::ParquetLayout,
     out: &Location,
 ) -> Result<Vec<String>, Failure> {
-    let opts = reference_options(opened, input, req).map_err(Failure::input)?;
-    publish_parquet(out, &|store| {
-        nc_zarr::write_references_parquet(opened.dataset(), opened.source(), &opts, layout, store)
-    })
+    write_view_references_parquet(
+        opened,
+        opened.dataset(),
+        opened.source(),
+        input,
+        req,
+        layout,
+        out,
+    )
 }
 
 /// Write the references of many inputs as one dataset (`ds`, the joined dataset, its values

@@ -182,7 +182,7 @@ impl FileSource {
 
     /// The bytes `offset..offset + n` from the kept head, when they lie in it and the read
     /// is small (the head is read at the first such read).
-    fn from_head(&self, offset: u64, n: usize) -> Option<&[u8]> {
+    fn in_head(&self, offset: u64, n: usize) -> Option<&[u8]> {
         let end = offset.checked_add(n as u64)?;
         if n > HEAD_READ || end > HEAD.min(self.len) {
             return None;
@@ -212,7 +212,7 @@ impl ByteSource for FileSource {
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
         check_range(&self.name, offset, buf.len(), self.len)?;
-        if let Some(b) = self.from_head(offset, buf.len()) {
+        if let Some(b) = self.in_head(offset, buf.len()) {
             buf.copy_from_slice(b);
             return Ok(());
         }
@@ -237,7 +237,7 @@ impl ByteSource for FileSource {
 
     fn read_vec(&self, offset: u64, n: usize) -> Result<Vec<u8>, StoreError> {
         check_range(&self.name, offset, n, self.len)?;
-        if let Some(b) = self.from_head(offset, n) {
+        if let Some(b) = self.in_head(offset, n) {
             return Ok(b.to_vec());
         }
         pread_vec(&self.file, offset, n).map_err(|e| {

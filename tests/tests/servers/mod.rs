@@ -66,6 +66,20 @@ os._exit(0)\n";
 
 impl Moto {
     /// `http://127.0.0.1:PORT`
+    /// Tool `name` of the build under test, run in `dir` with this server's endpoint and
+    /// its test credentials.
+    pub fn command(&self, name: &str, dir: &std::path::Path) -> std::process::Command {
+        let mut c = std::process::Command::new(crate::common::bin(name));
+        c.current_dir(dir)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ENDPOINT_URL", self.endpoint())
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env_remove("AWS_PROFILE");
+        c
+    }
+
     pub fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
