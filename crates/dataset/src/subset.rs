@@ -245,6 +245,11 @@ impl Run {
     fn last(&self) -> u64 {
         self.index(self.count.saturating_sub(1))
     }
+
+    /// True when its indices are consecutive in the original (stride 1, or one index).
+    pub(crate) fn contiguous(&self) -> bool {
+        self.stride == 1 || self.count == 1
+    }
 }
 
 /// What a subset keeps of one dimension: its runs, one after another in the view's order.
@@ -714,7 +719,7 @@ impl SubsetSource<'_> {
                 }
                 let segments = s.segments(s0, c0);
                 if let [r] = segments.as_slice() {
-                    if r.stride == 1 || r.count == 1 {
+                    if r.contiguous() {
                         return Ok(vec![Piece {
                             start: r.first,
                             count: r.count,
@@ -1016,7 +1021,7 @@ impl DataSource for SubsetSource<'_> {
                         return None;
                     }
                     match s.segments(o, n).as_slice() {
-                        [r] if r.stride == 1 || r.count == 1 => offsets.push(r.first),
+                        [r] if r.contiguous() => offsets.push(r.first),
                         _ => return None,
                     }
                 }

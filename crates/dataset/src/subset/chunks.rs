@@ -134,7 +134,7 @@ fn kept_chunks(map: &ChunkMap, sels: &[Option<&DimSelection>]) -> Option<ChunkMa
             return None;
         };
         let c = *map.chunk.get(d)?;
-        if (r.stride != 1 && r.count > 1) || !r.first.is_multiple_of(c) || r.count == 0 {
+        if !r.contiguous() || !r.first.is_multiple_of(c) || r.count == 0 {
             return None;
         }
         lo[d] = r.first / c;
