@@ -68,6 +68,9 @@ const CASES: &[&[&str]] = &[
     &["time,2"],
     &["time,1,4,2"],
     &["time,,,3"],
+    // whole 2x2x2 chunks inside the cut: copied as they are stored (the view's raw_chunk)
+    &["time,2,5"],
+    &["time,2,5", "lat,0,1"],
     // coordinate ranges: ascending (lat), descending (lev); the nearest single value
     &["lat,-15.,15."],
     &["lev,200.,600."],
