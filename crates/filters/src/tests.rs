@@ -1008,3 +1008,35 @@ mod codec_json_tests {
         ));
     }
 }
+
+/// Deflate chunks of the known chunk size inflate in one call (libdeflate); a truncated or
+/// corrupt one still fails as the zlib-rs decoder words it, and a stream longer than the
+/// chunk still decodes (then fails the pipeline's length check, as before).
+#[test]
+fn deflate_decodes_whole_chunks_and_words_bad_ones_as_before() {
+    let r = Registry::with_builtins();
+    let p = r
+        .pipeline(&c_chain("1,4"), FilterContext::new(4, &[1000]))
+        .unwrap();
+    let data: Vec<u8> = (0..4000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let enc = p.encode(&data).unwrap();
+    assert_eq!(p.decode(&enc).unwrap(), data);
+    let err = p.decode(&enc[..enc.len() / 2]).unwrap_err().to_string();
+    assert!(err.contains("truncated chunk"), "{err}");
+    let mut bad = enc.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 0xff; // the Adler-32 checksum
+    assert!(p.decode(&bad).is_err());
+    // a chunk that holds more than the chunk shape says
+    let small = r
+        .pipeline(&c_chain("1,4"), FilterContext::new(4, &[10]))
+        .unwrap();
+    assert!(matches!(
+        small.decode(&enc),
+        Err(FilterError::Length {
+            expected: 40,
+            got: 4000,
+            ..
+        })
+    ));
+}
