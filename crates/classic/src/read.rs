@@ -12,7 +12,8 @@ use std::path::Path;
 
 use nc_dataset::{
     records_per_chunk, AtomicType, Attribute, ChunkBytes, ChunkMap, DataError, DataSource, Dataset,
-    Format, NcType, Placement, StoredChunk, StoredChunks, StoredType, Values, VarId, ROOT,
+    Format, NcType, Placement, RecordLayout, StoredChunk, StoredChunks, StoredType, Values, VarId,
+    ROOT,
 };
 
 use crate::cursor::Cursor;
@@ -781,6 +782,54 @@ impl DataSource for ClassicFile {
         Some(
             self.chunk_map(own)
                 .map(Placement::Chunks)
+                .map_err(DataError::from),
+        )
+    }
+
+    fn stored_records(
+        &self,
+        ds: &Dataset,
+        first: u64,
+        n: u64,
+        layout: &RecordLayout,
+        out: &mut Vec<u8>,
+    ) -> Option<Result<(), DataError>> {
+        let h = &self.header;
+        if h.recsize != layout.recsize || first.checked_add(n)? > h.numrecs {
+            return None;
+        }
+        // this file's record variables in the order they are stored
+        let mut own: Vec<(u64, usize)> = (h.vars.iter().enumerate())
+            .filter(|(_, vh)| vh.record)
+            .map(|(i, vh)| (vh.begin, i))
+            .collect();
+        own.sort_unstable();
+        if own.len() != layout.vars.len() {
+            return None;
+        }
+        let rec0 = own.first()?.0;
+        let mut at = 0u64;
+        for (&(begin, i), &(var, bytes)) in own.iter().zip(&layout.vars) {
+            let vh = &h.vars[i];
+            let same_type = ds.vars.get(var.0)?.ty == NcType::Atomic(vh.ty);
+            if self.own_var(ds, var).0 != i || !same_type || vh.bytes != bytes || begin - rec0 != at
+            {
+                return None;
+            }
+            at += bytes;
+        }
+        let len = n.checked_mul(h.recsize)?;
+        let start = rec0.checked_add(first.checked_mul(h.recsize)?)?;
+        // records cut short: the variable-by-variable read says where
+        if at != h.recsize || start.checked_add(len)? > self.backing.len() {
+            return None;
+        }
+        let mark = out.len();
+        out.resize(mark + usize::try_from(len).ok()?, 0);
+        let name = self.ds.vars[own[0].1].name.as_str();
+        Some(
+            self.backing
+                .read_at(start, &mut out[mark..], name)
                 .map_err(DataError::from),
         )
     }

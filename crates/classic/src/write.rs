@@ -13,8 +13,8 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use nc_dataset::{
-    AtomicType, Attribute, DataSource, Dataset, Format, NcType, Values, VarId, FILTER_DEFLATE,
-    FILTER_FLETCHER32, FILTER_SHUFFLE,
+    AtomicType, Attribute, DataSource, Dataset, Format, NcType, RecordLayout, Values, VarId,
+    FILTER_DEFLATE, FILTER_FLETCHER32, FILTER_SHUFFLE,
 };
 use unicode_normalization::UnicodeNormalization;
 
@@ -675,6 +675,18 @@ impl Plan {
         Ok(())
     }
 
+    /// The records' layout for [`DataSource::stored_records`], when records hold the record
+    /// variables back to back with no padding and every record comes from the source.
+    fn record_layout(&self, recs: &[&PlanVar]) -> Option<RecordLayout> {
+        let dense = recs.len() == 1 || recs.iter().all(|v| v.place.vsize == v.place.bytes);
+        let sum: u64 = recs.iter().map(|v| v.place.bytes).sum();
+        let all = recs.iter().all(|v| v.given_records >= self.numrecs);
+        (dense && all && sum == self.recsize).then(|| RecordLayout {
+            recsize: self.recsize,
+            vars: recs.iter().map(|v| (v.id, v.place.bytes)).collect(),
+        })
+    }
+
     /// The records, interleaved.
     fn write_records<W: Write>(
         &self,
@@ -700,9 +712,29 @@ impl Plan {
         if self.recsize > 0 && self.recsize <= SLAB {
             // batches of whole records: read each variable's slab once per batch
             let per_batch = (SLAB / self.recsize).max(1);
+            let layout = self.record_layout(&recs);
+            let mut whole = Vec::new();
             let mut r0 = 0;
             while r0 < self.numrecs {
                 let n = per_batch.min(self.numrecs - r0);
+                // records stored as this file stores them: moved whole, in one read
+                if let Some(layout) = &layout {
+                    whole.clear();
+                    match src.stored_records(ds, r0, n, layout, &mut whole) {
+                        Some(Ok(())) if whole.len() as u64 == n * self.recsize => {
+                            w.put(&whole)?;
+                            r0 += n;
+                            continue;
+                        }
+                        Some(Err(source)) => {
+                            return Err(ClassicError::Source {
+                                var: recs[0].name.clone(),
+                                source,
+                            })
+                        }
+                        _ => {}
+                    }
+                }
                 let mut bufs = Vec::with_capacity(recs.len());
                 for v in &recs {
                     bufs.push(record_bytes(ds, src, v, r0, n, pad_fill)?);

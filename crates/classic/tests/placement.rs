@@ -153,3 +153,76 @@ fn data_past_the_end_is_an_error_naming_the_variable() {
     assert!(file.chunk_map(b).is_err());
     assert!(file.chunk_map(f).is_ok());
 }
+
+/// `stored_records`: whole records as the file stores them, only for the layout it has.
+#[test]
+fn stored_records_are_the_files_record_bytes_for_its_own_layout() {
+    let mut ds = Dataset::new("r");
+    let t = ds.add_dim(ROOT, "t", 4, true);
+    let x = ds.add_dim(ROOT, "x", 2, false);
+    let a = ds.add_var(ROOT, "a", NcType::Atomic(AtomicType::Int), vec![t, x]);
+    let b = ds.add_var(ROOT, "b", NcType::Atomic(AtomicType::Double), vec![t]);
+    ds.var_mut(a).data = Some(Values::Int((0..8).map(|i| i * 3 - 5).collect()));
+    ds.var_mut(b).data = Some(Values::Double(vec![0.5, 1.5, -2.5, 1e10]));
+    let bytes = write(&ds, Format::Classic);
+    let file = ClassicFile::from_bytes(bytes.clone()).unwrap();
+    let fds = file.dataset();
+    let h = file.header();
+    assert_eq!(h.recsize, 16);
+    let begin = h.vars[a.0].begin as usize;
+    let layout = nc_dataset::RecordLayout {
+        recsize: 16,
+        vars: vec![(a, 8), (b, 8)],
+    };
+    // records 1 and 2, after what the buffer held
+    let mut out = vec![7u8];
+    file.stored_records(fds, 1, 2, &layout, &mut out)
+        .unwrap()
+        .unwrap();
+    assert_eq!(out[0], 7);
+    assert_eq!(&out[1..], &bytes[begin + 16..begin + 48]);
+    // record 1 of `a` is [1, 4], big-endian; of `b`, 1.5
+    assert_eq!(&out[1..9], &[0, 0, 0, 1, 0, 0, 0, 4]);
+    assert_eq!(&out[9..17], &1.5f64.to_be_bytes());
+    // another order, another size, a missing variable, records past the end: not offered
+    for (layout, first, n) in [
+        (
+            nc_dataset::RecordLayout {
+                recsize: 16,
+                vars: vec![(b, 8), (a, 8)],
+            },
+            0,
+            1,
+        ),
+        (
+            nc_dataset::RecordLayout {
+                recsize: 24,
+                vars: vec![(a, 16), (b, 8)],
+            },
+            0,
+            1,
+        ),
+        (
+            nc_dataset::RecordLayout {
+                recsize: 8,
+                vars: vec![(a, 8)],
+            },
+            0,
+            1,
+        ),
+        (layout.clone(), 3, 2),
+    ] {
+        let mut out = vec![1u8, 2];
+        assert!(file
+            .stored_records(fds, first, n, &layout, &mut out)
+            .is_none());
+        assert_eq!(out, [1, 2]);
+    }
+    // a file cut inside its records: not offered (the variable-by-variable read says where)
+    let cut = ClassicFile::from_bytes(bytes[..bytes.len() - 4].to_vec()).unwrap();
+    let mut out = Vec::new();
+    assert!(cut
+        .stored_records(cut.dataset(), 0, 4, &layout, &mut out)
+        .is_none());
+    assert!(out.is_empty());
+}

@@ -1,7 +1,7 @@
 //! The data source the writers read: the input's variables through the output-to-input map,
 //! fill for variables whose data is not copied, progress counted as data is read.
 
-use nc_dataset::{ChunkRequest, MaybeBytes, Region, Slab};
+use nc_dataset::{ChunkRequest, MaybeBytes, RecordLayout, Region, Slab};
 use nc_dataset::{DataError, DataSource, Dataset, InMemory, Values, VarId};
 
 use crate::progress::Progress;
@@ -86,6 +86,43 @@ impl DataSource for MappedSource<'_> {
 
     fn stored_regions(&self, ds: &Dataset, var: VarId) -> Option<Vec<Region>> {
         self.mapped_stored_regions(ds, var)
+    }
+
+    fn stored_records(
+        &self,
+        ds: &Dataset,
+        first: u64,
+        n: u64,
+        layout: &RecordLayout,
+        out: &mut Vec<u8>,
+    ) -> Option<Result<(), DataError>> {
+        // every variable copied from the input, without conversion
+        let mut vars = Vec::with_capacity(layout.vars.len());
+        for &(var, bytes) in &layout.vars {
+            let iv = self.map.get(var.0).copied().flatten()?;
+            if self.input.vars.get(iv.0)?.ty != ds.vars.get(var.0)?.ty {
+                return None;
+            }
+            vars.push((iv, bytes));
+        }
+        let mapped = RecordLayout {
+            recsize: layout.recsize,
+            vars,
+        };
+        let got = self
+            .src
+            .stored_records(self.input, first, n, &mapped, out)?;
+        let got = self.note(got);
+        if let (Ok(()), Some(p)) = (&got, &self.progress) {
+            for &(var, _) in &layout.vars {
+                let mut count = ds.shape(var);
+                if let Some(c) = count.first_mut() {
+                    *c = n;
+                }
+                p.read(var, &count);
+            }
+        }
+        Some(got)
     }
 
     fn unwritten(&self, ds: &Dataset, var: VarId, slab: Slab) -> bool {

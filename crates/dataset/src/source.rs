@@ -261,6 +261,35 @@ pub trait DataSource: Sync {
         let _ = (ds, var);
         None
     }
+
+    /// Records `first .. first + n` appended to `out` exactly as a classic (CDF) file whose
+    /// records are laid out as `layout` says stores them (big-endian, interleaved), when this
+    /// source stores every one of those records so: a classic writer then moves whole records
+    /// with one read, without a read and two byte swaps per variable. `None`: not offered
+    /// (`out` is left as it was); the writer reads variable by variable.
+    fn stored_records(
+        &self,
+        ds: &Dataset,
+        first: u64,
+        n: u64,
+        layout: &RecordLayout,
+        out: &mut Vec<u8>,
+    ) -> Option<Result<(), DataError>> {
+        let _ = (ds, first, n, layout, out);
+        None
+    }
+}
+
+/// The layout of a classic file's records asked of [`DataSource::stored_records`]: each record
+/// is `recsize` bytes, holding each of `vars` (every record variable, in the order they are
+/// stored) back to back from its start, with no padding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordLayout {
+    /// Bytes of one record.
+    pub recsize: u64,
+    /// The record variables, in the order their records are stored, with their bytes per
+    /// record.
+    pub vars: Vec<(VarId, u64)>,
 }
 
 /// Steps `idx` to the next index of a row-major walk over a hyperslab of `count` elements

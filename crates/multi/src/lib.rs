@@ -14,6 +14,7 @@
 
 mod error;
 mod inputs;
+mod kept;
 mod plan;
 mod references;
 mod source;
@@ -25,6 +26,7 @@ pub use source::JoinSource;
 
 use nc_dataset::{DataSource, Dataset};
 use nc_dispatch::Location;
+use rayon::prelude::*;
 
 /// How to join.
 #[derive(Debug, Clone)]
@@ -85,18 +87,28 @@ impl Join {
         planner.check_repeats()?;
         planner.add(&first, &first_loc.display())?;
         let mut kept = vec![(0, first)];
-        for (i, loc) in inputs.iter().enumerate().skip(1) {
-            let input = nc_dispatch::open(loc).map_err(JoinError::Open)?;
-            warnings.extend(
-                input
-                    .warnings()
-                    .iter()
-                    .map(|w| format!("{}: {w}", loc.display())),
-            );
-            planner.add(&input, &loc.display())?;
-            // the first files stay open for the copy; the rest are closed now
-            if kept.len() < max_open {
-                kept.push((i, input));
+        // inputs are opened (their metadata parsed) a batch at a time on every thread, and
+        // checked in order: at most a batch of them is open beyond the kept ones
+        let batch = (rayon::current_num_threads() * 8).max(1);
+        let rest: Vec<(usize, &Location)> = inputs.iter().enumerate().skip(1).collect();
+        for group in rest.chunks(batch) {
+            let opened: Vec<_> = group
+                .par_iter()
+                .map(|(_, loc)| nc_dispatch::open(loc))
+                .collect();
+            for (&(i, loc), input) in group.iter().zip(opened) {
+                let input = input.map_err(JoinError::Open)?;
+                warnings.extend(
+                    input
+                        .warnings()
+                        .iter()
+                        .map(|w| format!("{}: {w}", loc.display())),
+                );
+                planner.add(&input, &loc.display())?;
+                // the first files stay open for the copy; the rest are closed now
+                if kept.len() < max_open {
+                    kept.push((i, input));
+                }
             }
         }
         let (dataset, plan) = planner.finish(inputs.to_vec());
@@ -176,8 +188,9 @@ impl Join {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nc_dataset::{AtomicType, Attribute, NcType, Slab, Values, ROOT};
+    use nc_dataset::{AtomicType, Attribute, ChunkRequest, NcType, Slab, Values, ROOT};
     use nc_dispatch::{create, CreateOptions};
+    use std::io::Read;
 
     /// A classic file of `n` records: `time` from `first` in `units`, `v(time, x)` with x = 2.
     fn write(dir: &std::path::Path, name: &str, first: i32, n: usize, units: &str) -> Location {
@@ -249,6 +262,143 @@ mod tests {
             .collect();
         assert_eq!(bytes, want);
         assert!(join.join_source().open_inputs() <= 2);
+    }
+
+    /// Classic inputs of one record layout hand their records over whole, the rebased
+    /// coordinate among them or not; a join that rebases reads variable by variable.
+    #[test]
+    fn records_of_classic_inputs_are_handed_over_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let units = "days since 2000-01-01";
+        let locs: Vec<Location> = (0..3)
+            .map(|i| write(dir.path(), &format!("f{i}"), 2 * i, 2, units))
+            .collect();
+        let join = Join::open(&locs, &JoinOptions::default()).unwrap();
+        let ds = join.dataset();
+        let time = ds.find_var(ROOT, "time").unwrap();
+        let v = ds.find_var(ROOT, "v").unwrap();
+        let layout = nc_dataset::RecordLayout {
+            recsize: 12,
+            vars: vec![(time, 4), (v, 8)],
+        };
+        // records 1..5 cross all three files
+        let mut out = Vec::new();
+        join.source()
+            .stored_records(ds, 1, 4, &layout, &mut out)
+            .unwrap()
+            .unwrap();
+        let mut want = Vec::new();
+        for r in 1..5i32 {
+            let f = r / 2;
+            want.extend_from_slice(&r.to_be_bytes());
+            for k in 0..2 {
+                want.extend_from_slice(&(100 * 2 * f + 2 * (r % 2) + k).to_be_bytes());
+            }
+        }
+        assert_eq!(out, want);
+        // a layout the files do not have
+        let other = nc_dataset::RecordLayout {
+            recsize: 12,
+            vars: vec![(v, 8), (time, 4)],
+        };
+        let mut out = vec![9];
+        assert!(join
+            .source()
+            .stored_records(ds, 0, 2, &other, &mut out)
+            .is_none());
+        assert_eq!(out, [9]);
+        // rebased time: not the files' bytes
+        let rebased = write(dir.path(), "g", 10, 2, "days since 2000-01-02");
+        let join = Join::open(&[locs[0].clone(), rebased], &JoinOptions::default()).unwrap();
+        let mut out = Vec::new();
+        assert!(join
+            .source()
+            .stored_records(join.dataset(), 0, 4, &layout, &mut out)
+            .is_none());
+    }
+
+    /// netCDF-4 inputs: the plan keeps each input's chunk index and coordinate values, so
+    /// raw chunks, unwritten regions and the coordinate are read without opening any input
+    /// again, whatever `max_open`; the values are the inputs'.
+    #[test]
+    fn a_netcdf4_join_reads_chunks_and_coordinates_without_reopening_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let deflate = nc_dataset::FilterSpec {
+            id: nc_dataset::FILTER_DEFLATE,
+            params: vec![1],
+        };
+        let locs: Vec<Location> = (0..5)
+            .map(|i| {
+                let mut ds = Dataset::new("n");
+                let t = ds.add_dim(ROOT, "time", 2, true);
+                let x = ds.add_dim(ROOT, "x", 3, false);
+                let time = ds.add_var(ROOT, "time", NcType::Atomic(AtomicType::Double), vec![t]);
+                ds.var_mut(time).data =
+                    Some(Values::Double(vec![2.0 * i as f64, 2.0 * i as f64 + 1.0]));
+                let v = ds.add_var(ROOT, "v", NcType::Atomic(AtomicType::Int), vec![t, x]);
+                ds.var_mut(v).storage.chunk_sizes = Some(vec![1, 3]);
+                ds.var_mut(v).storage.filters = vec![deflate.clone()];
+                ds.var_mut(v).data = Some(Values::Int((0..6).map(|k| 10 * i + k).collect()));
+                let loc = Location::local(&dir.path().join(format!("n{i}.nc")));
+                let opts = CreateOptions {
+                    format: nc_dataset::Format::Netcdf4,
+                    ..CreateOptions::default()
+                };
+                create(&loc, &ds, &nc_dataset::InMemory, &opts).unwrap();
+                loc
+            })
+            .collect();
+        let opts = JoinOptions {
+            dim: None,
+            max_open: 1,
+            whole_chunks: false,
+        };
+        let join = Join::open(&locs, &opts).unwrap();
+        let ds = join.dataset();
+        let src = join.join_source();
+        let time = ds.find_var(ROOT, "time").unwrap();
+        let v = ds.find_var(ROOT, "v").unwrap();
+        let got = src.read(ds, time, Slab::new(&[0], &[10])).unwrap();
+        assert_eq!(got, Values::Double((0..10).map(f64::from).collect()));
+        assert!(src
+            .read_le_bytes(ds, time, Slab::new(&[0], &[10]))
+            .is_none());
+        let chain = [deflate];
+        for r in 0..10u64 {
+            let raw = src
+                .raw_chunk(
+                    ds,
+                    v,
+                    ChunkRequest {
+                        offsets: &[r, 0],
+                        shape: &[1, 3],
+                        chain: &chain,
+                    },
+                )
+                .unwrap();
+            let mut dec = Vec::new();
+            flate2::read::ZlibDecoder::new(&raw[..])
+                .read_to_end(&mut dec)
+                .unwrap();
+            let (i, k) = ((r / 2) as i32, (r % 2) as i32);
+            let want: Vec<u8> = (0..3)
+                .flat_map(|c| (10 * i + 3 * k + c).to_le_bytes())
+                .collect();
+            assert_eq!(dec, want, "record {r}");
+            assert!(!src.unwritten(ds, v, Slab::new(&[r, 0], &[1, 3])));
+        }
+        // another chunk shape or chain: not offered, still without opening an input
+        let other = ChunkRequest {
+            offsets: &[4, 0],
+            shape: &[2, 3],
+            chain: &chain,
+        };
+        assert!(src.raw_chunk(ds, v, other).is_none());
+        assert_eq!(src.reopened(), 0);
+        // values read through the inputs: opened again, as many as are needed
+        let got = src.read(ds, v, Slab::new(&[3, 1], &[4, 1])).unwrap();
+        assert_eq!(got, Values::Int(vec![14, 21, 24, 31]));
+        assert!(src.reopened() > 0);
     }
 
     #[test]

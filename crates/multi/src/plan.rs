@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use nc_dataset::{Dataset, DimId, Slab, VarId};
 use nc_dispatch::{Location, Opened};
 
+use crate::kept::Kept;
 use crate::units::{Calendar, Rebase, TimeUnits};
 use crate::JoinError;
 
@@ -91,6 +92,8 @@ pub(crate) struct Plan {
     pub inputs: Vec<Location>,
     pub joins: Vec<JoinDim>,
     pub routes: Vec<VarRoute>,
+    /// Each input's chunk index and coordinate values, read while the plan had it open.
+    pub kept: Kept,
 }
 
 /// The state of a plan being built: the first input's facts and the running checks.
@@ -110,6 +113,8 @@ pub(crate) struct Planner {
     /// With whole chunks asked for: per joined variable its path, join, axis, the first
     /// input's chunk shape, and the last input with records that ended inside a chunk.
     whole: Vec<WholeChunks>,
+    /// What the copy reads of each input without opening it again.
+    kept: Kept,
 }
 
 /// A joined variable whose chunks along the join must lie within one file.
@@ -219,6 +224,7 @@ impl Planner {
             last: vec![None; n],
             direction: vec![None; n],
             whole: Vec::new(),
+            kept: Kept::new(n),
         })
     }
 
@@ -380,7 +386,29 @@ impl Planner {
         for j in 0..self.joins.len() {
             self.coordinate(j, input, name)?;
         }
-        self.whole_chunks(ds, name)
+        self.whole_chunks(ds, name)?;
+        self.keep(input);
+        Ok(())
+    }
+
+    /// Keep where the input's joined variables are stored (see [`Kept`]).
+    fn keep(&mut self, input: &Opened) {
+        let ds = input.dataset();
+        let joined: Vec<&str> = self
+            .dims
+            .iter()
+            .filter(|d| d.2.is_some())
+            .map(|d| d.0.as_str())
+            .collect();
+        let by_path = vars_by_path(ds);
+        let vars: Vec<(usize, VarId)> = self
+            .vars
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, _, dims))| dims.iter().any(|d| joined.contains(&d.as_str())))
+            .filter_map(|(k, (path, _, _))| by_path.get(path).map(|&v| (k, v)))
+            .collect();
+        self.kept.input(ds, input.source(), &vars);
     }
 
     /// Input `input`'s coordinate of join dimension `j`: its rebase to the first input's
@@ -389,6 +417,7 @@ impl Planner {
         let ds = input.dataset();
         let Some(path) = self.joins[j].coord.clone() else {
             self.joins[j].rebase.push(None);
+            self.kept.coordinate(j, None);
             return Ok(());
         };
         let v = vars_by_path(ds)
@@ -423,6 +452,7 @@ impl Planner {
         // the order of the joined coordinate, checked on its values in the first file's units
         let len = ds.shape(v).first().copied().unwrap_or(0);
         if len == 0 {
+            self.kept.coordinate(j, None);
             return Ok(());
         }
         let values = input
@@ -433,6 +463,7 @@ impl Planner {
                 var: path.clone(),
                 source,
             })?;
+        self.kept.coordinate(j, Some(&values));
         let offsets = &self.joins[j].offsets;
         let base = offsets[offsets.len() - 2];
         for k in 0..values.len() {
@@ -502,6 +533,7 @@ impl Planner {
                 inputs,
                 joins: self.joins,
                 routes,
+                kept: self.kept,
             },
         )
     }

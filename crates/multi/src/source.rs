@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use nc_dataset::{ChunkRequest, DataError, DataSource, Dataset, MaybeBytes, Region, Slab};
-use nc_dataset::{Values, VarId};
+use nc_dataset::{RecordLayout, Values, VarId};
 use nc_dispatch::Opened;
+use nc_store::ByteSource;
 
 use crate::plan::{dim_path, vars_by_path, Plan, VarRoute};
 use crate::JoinError;
@@ -39,11 +40,13 @@ impl std::ops::Deref for OpenedRef {
     }
 }
 
-/// The inputs kept open, with the tick each was last used at.
+/// The inputs kept open, with the tick each was last used at; and the inputs' bytes opened
+/// (without their metadata) to read chunks whose place [`crate::kept::Kept`] holds.
 #[derive(Default)]
 struct Cache {
     tick: u64,
     open: Vec<(usize, u64, Arc<Entry>)>,
+    bytes: Vec<(usize, u64, Arc<dyn ByteSource>)>,
 }
 
 /// The data of the joined view (see the module docs).
@@ -51,6 +54,8 @@ pub struct JoinSource {
     plan: Plan,
     max_open: usize,
     cache: Mutex<Cache>,
+    /// Inputs opened again (their metadata parsed) after the plan.
+    reopened: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for JoinSource {
@@ -77,13 +82,24 @@ impl JoinSource {
         JoinSource {
             plan,
             max_open: max_open.max(1),
-            cache: Mutex::new(Cache { tick: 0, open }),
+            reopened: 0.into(),
+            cache: Mutex::new(Cache {
+                tick: 0,
+                open,
+                bytes: Vec::new(),
+            }),
         }
     }
 
     /// How many inputs are open now (for tests of the bound).
     pub fn open_inputs(&self) -> usize {
         self.cache.lock().map_or(0, |c| c.open.len())
+    }
+
+    /// How many times an input was opened again (its metadata parsed) after the plan: a
+    /// copy whose chunks and coordinates the plan kept opens none.
+    pub fn reopened(&self) -> usize {
+        self.reopened.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The plan the view reads by.
@@ -113,6 +129,8 @@ impl JoinSource {
         }
         // opened outside the lock, so other threads read meanwhile
         let loc = &self.plan.inputs[i];
+        self.reopened
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let opened = nc_dispatch::open(loc).map_err(JoinError::Open)?;
         self.check_unchanged(i, &opened)?;
         let vars = vars_by_path(opened.dataset());
@@ -139,6 +157,42 @@ impl JoinSource {
         }
         c.open.push((i, tick, Arc::clone(&entry)));
         Ok(entry)
+    }
+
+    /// Input `i`'s bytes (kept among the last [`crate::JoinOptions::max_open`] opened).
+    fn bytes(&self, i: usize) -> Result<Arc<dyn ByteSource>, DataError> {
+        {
+            let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            c.tick += 1;
+            let tick = c.tick;
+            if let Some(e) = c.bytes.iter_mut().find(|e| e.0 == i) {
+                e.1 = tick;
+                return Ok(Arc::clone(&e.2));
+            }
+        }
+        let src = self.plan.inputs[i]
+            .open_source()
+            .map_err(|e| DataError::from(e.to_string()))?;
+        let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        c.tick += 1;
+        let tick = c.tick;
+        if c.bytes.len() >= self.max_open {
+            if let Some(k) = (0..c.bytes.len()).min_by_key(|&k| c.bytes[k].1) {
+                c.bytes.swap_remove(k);
+            }
+        }
+        c.bytes.push((i, tick, Arc::clone(&src)));
+        Ok(src)
+    }
+
+    /// The join coordinate `route` is of, when its values are kept for every input: the
+    /// join's index.
+    fn kept_coordinate(&self, route: &VarRoute) -> Option<usize> {
+        let (_, j) = route.join?;
+        let join = &self.plan.joins[j];
+        (join.coord.as_deref() == Some(route.path.as_str())
+            && self.plan.kept.all_coords(j, &join.offsets))
+        .then_some(j)
     }
 
     /// A reopened input must still have the join lengths it was planned with.
@@ -241,16 +295,30 @@ impl DataSource for JoinSource {
         };
         let pieces = self.pieces(axis, j, slab);
         let rebase = &self.plan.joins[j].rebase;
+        let kept = self.kept_coordinate(route);
         let got = self.gather(
             axis,
             slab,
             &pieces,
             |i, s| {
-                let e = self.input(i)?;
-                let v = e
-                    .opened
-                    .source()
-                    .read(e.opened.dataset(), e.var(route)?, *s)?;
+                let v = match kept.and_then(|j| self.plan.kept.coord(j, i)) {
+                    // a coordinate is 1-D, along the join
+                    Some(all) if s.start.len() == 1 => {
+                        let (at, n) = (s.start[0] as usize, s.count[0] as usize);
+                        if at + n > all.len() {
+                            return Err(
+                                format!("{}: index past the kept values", route.path).into()
+                            );
+                        }
+                        all.slice(at, n)
+                    }
+                    _ => {
+                        let e = self.input(i)?;
+                        e.opened
+                            .source()
+                            .read(e.opened.dataset(), e.var(route)?, *s)?
+                    }
+                };
                 match rebase[i].filter(|_| route.rebased) {
                     Some(r) => r.apply(&v).map(Some).ok_or_else(|| {
                         format!("{}: not numbers, cannot rebase", route.path).into()
@@ -282,7 +350,8 @@ impl DataSource for JoinSource {
             };
             return e.opened.source().read_le_bytes(e.opened.dataset(), v, slab);
         };
-        if route.rebased || slab.is_empty() {
+        // a kept coordinate is read from its values (`read`), without opening the inputs
+        if route.rebased || slab.is_empty() || self.kept_coordinate(route).is_some() {
             return None;
         }
         let pieces = self.pieces(axis, j, slab);
@@ -329,6 +398,16 @@ impl DataSource for JoinSource {
                 }
                 let mut o = chunk.offsets.to_vec();
                 o[axis] = at;
+                // where the chunk's bytes are, from the input's kept chunk index
+                let req = ChunkRequest {
+                    offsets: &o,
+                    ..chunk
+                };
+                if let Some(range) = self.plan.kept.raw_range(i, var.0, &req) {
+                    let (offset, len) = range?;
+                    let len = usize::try_from(len).ok()?;
+                    return self.bytes(i).ok()?.read_vec(offset, len).ok();
+                }
                 (i, o)
             }
         };
@@ -353,9 +432,62 @@ impl DataSource for JoinSource {
             None => ask(0, slab),
             Some((axis, j)) => {
                 let pieces = self.pieces(axis, j, slab);
+                // a piece that the kept chunk index shows stored: written, without asking
+                let kept = &self.plan.kept;
+                if pieces
+                    .iter()
+                    .any(|(i, s, c)| kept.stores_any(*i, var.0, s, c) == Some(true))
+                {
+                    return false;
+                }
                 !pieces.is_empty() && pieces.iter().all(|(i, s, c)| ask(*i, Slab::new(s, c)))
             }
         }
+    }
+
+    fn stored_records(
+        &self,
+        _ds: &Dataset,
+        first: u64,
+        n: u64,
+        layout: &RecordLayout,
+        out: &mut Vec<u8>,
+    ) -> Option<Result<(), DataError>> {
+        // every variable joined along the same dimension, its first, as the inputs store it
+        let mut join = None;
+        for (var, _) in &layout.vars {
+            let route = &self.plan.routes[var.0];
+            match route.join {
+                Some((0, j)) if !route.rebased && join.is_none_or(|k| k == j) => join = Some(j),
+                _ => return None,
+            }
+        }
+        let mark = out.len();
+        for (i, at, k) in self.plan.joins[join?].pieces(first, n) {
+            let e = match self.input(i) {
+                Ok(e) => e,
+                Err(err) => return Some(Err(err)),
+            };
+            let vars: Option<Vec<(VarId, u64)>> = (layout.vars.iter())
+                .map(|&(v, b)| e.var(&self.plan.routes[v.0]).ok().map(|iv| (iv, b)))
+                .collect();
+            let here = vars.map(|vars| RecordLayout {
+                recsize: layout.recsize,
+                vars,
+            });
+            let got = here.and_then(|l| {
+                (e.opened.source()).stored_records(e.opened.dataset(), at, k, &l, out)
+            });
+            match got {
+                Some(Ok(())) => {}
+                Some(Err(err)) => return Some(Err(err)),
+                None => {
+                    out.truncate(mark);
+                    return None;
+                }
+            }
+        }
+        Some(Ok(()))
     }
 
     fn stored_regions(&self, _ds: &Dataset, var: VarId) -> Option<Vec<Region>> {
