@@ -2,7 +2,9 @@
 //! URLs. A pydap server (`pip install "pydap[server]"`, started once for this binary on a free
 //! loopback port, stopped by its PID when the binary ends) serves classic files this test
 //! writes; a static web server (tests/tests/servers) serves netCDF-C's own DAP2 test
-//! responses, and counts the requests. Skips with a message when pydap or netCDF-C's tools are
+//! responses, and counts the requests. Beside pydap, tests/tests/servers/dap2_numpy.py serves
+//! the same files with DAP2 answers that slice right, and tests/tests/servers/dap4_numpy.py
+//! serves them as DAP4 (DMR, chunked `.dap` evaluating `dap4.ce`), each logging its requests. Skips with a message when pydap or netCDF-C's tools are
 //! missing (`.ci/run` installs both).
 //!
 //! pydap serves the file itself at the plain URL too: the plain URL is read by byte range
@@ -112,6 +114,9 @@ struct Pydap {
     /// the port of tests/tests/servers/dap2_numpy.py over the same files: pydap's responses
     /// with data that slices right, for constrained URLs
     numpy_port: u16,
+    /// the port of tests/tests/servers/dap4_numpy.py over the same files: DAP4 DMRs and
+    /// data responses, evaluating `dap4.ce` constraints
+    dap4_port: u16,
     dir: PathBuf,
     _child: Mutex<Child>,
 }
@@ -127,7 +132,16 @@ impl Pydap {
 
     /// The requests the numpy server has logged so far for paths beginning with `prefix`.
     fn numpy_requests_of(&self, prefix: &str) -> Vec<String> {
-        std::fs::read_to_string(self.dir.join("requests.log"))
+        self.logged("requests.log", prefix)
+    }
+
+    /// The requests the DAP4 server has logged so far for paths beginning with `prefix`.
+    fn dap4_requests_of(&self, prefix: &str) -> Vec<String> {
+        self.logged("requests4.log", prefix)
+    }
+
+    fn logged(&self, log: &str, prefix: &str) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join(log))
             .unwrap_or_default()
             .lines()
             .filter(|l| l.starts_with(prefix))
@@ -175,19 +189,23 @@ fn pydap() -> Option<&'static Pydap> {
         }
         let port = free_port();
         let numpy_port = free_port();
+        let dap4_port = free_port();
         let numpy = common::root().join("tests/tests/servers/dap2_numpy.py");
+        let dap4 = common::root().join("tests/tests/servers/dap4_numpy.py");
         // the servers are stopped (SIGINT: gunicorn's quick shutdown) when our end of their
         // shell's stdin closes (this process ended, however it ended: statics are never
         // dropped) or after ten minutes
         let script = format!(
             "pydap -b 127.0.0.1 -p {port} -d \"$0\" 2>&1 & p=$!; \
              python3 \"$1\" \"$0\" {numpy_port} \"$0/requests.log\" 2>&1 & q=$!; \
-             timeout 600 cat >/dev/null; kill -INT $p; kill $q; wait $p $q"
+             python3 \"$2\" \"$0\" {dap4_port} \"$0/requests4.log\" 2>&1 & r=$!; \
+             timeout 600 cat >/dev/null; kill -INT $p; kill $q $r; wait $p $q $r"
         );
         let mut child = Command::new("sh")
             .args(["-c", &script])
             .arg(&dir)
             .arg(&numpy)
+            .arg(&dap4)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -209,10 +227,12 @@ fn pydap() -> Option<&'static Pydap> {
         while std::time::Instant::now() < deadline {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
                 && std::net::TcpStream::connect(("127.0.0.1", numpy_port)).is_ok()
+                && std::net::TcpStream::connect(("127.0.0.1", dap4_port)).is_ok()
             {
                 return Some(Pydap {
                     port,
                     numpy_port,
+                    dap4_port,
                     dir,
                     _child: Mutex::new(child),
                 });
@@ -691,7 +711,11 @@ fn bad_servers_and_answers_fail_clearly_and_leave_nothing() {
 
 /// DAP4 over HTTP: pydap serves no `.dap` data, so netCDF-C's own DAP4 test responses are
 /// served by a static web server (with the `.dmr.xml` netCDF-C asks for first, cut from each
-/// response): the same dumps as ncdump 4.9.0 on the same URLs, in fewer requests (one).
+/// response): the same dumps as ncdump 4.9.0 on the same URLs, in no more requests. Ours are
+/// two per dataset, as netCDF-C's: the DMR at open (all `-h` needs, one request; a subset
+/// then asks the server for its parts alone) and the whole `.dap` at the first read. (Until
+/// issue 33 a dump was the `.dap` alone, one request, but a header or a subset cost the whole
+/// dataset.)
 #[test]
 fn dap4_responses_over_http_dump_as_netcdf_c() {
     let Some(cases) = reference_cases("dap4/daptestfiles") else {
@@ -735,9 +759,18 @@ fn dap4_responses_over_http_dump_as_netcdf_c() {
         );
         assert!(r.status.success(), "ncdump {name}");
         assert_eq!(text(&o), text(&r), "{name}");
+        // a header is the DMR alone
+        let before = count();
+        let o = run(&bin("ncdump-rs"), &["-h", &url], &d);
+        assert_eq!(count() - before, 1, "{name} -h");
+        assert_eq!(text(&o), text(&run(Path::new("ncdump"), &["-h", &url], &d)));
     }
-    assert_eq!(ours, names.len(), "one request per dataset");
-    assert!(ours < theirs, "ours {ours}, netCDF-C {theirs}");
+    assert_eq!(
+        ours,
+        2 * names.len(),
+        "the DMR and one data request per dataset"
+    );
+    assert!(ours <= theirs, "ours {ours}, netCDF-C {theirs}");
 }
 
 /// A DAP4 response whose checksum does not match its data fails naming the variable;
@@ -774,4 +807,259 @@ fn dap4_checksums_are_verified_unless_ignored() {
     );
     assert!(ignored.status.success());
     assert_eq!(text(&ignored).replace("bad", "good"), text(&good));
+}
+
+/// Serve FILES[`which`] under `name` for the DAP4 tests (its requests logged under its own
+/// name, so each test's are its own).
+fn serve_copy(p: &Pydap, which: usize, name: &str) {
+    let d = tempdir(&format!("dap4-{name}"));
+    std::fs::write(d.join("f.cdl"), FILES[which].1).unwrap();
+    let o = Command::new("ncgen")
+        .args(["-o", &p.dir.join(name).to_string_lossy(), "f.cdl"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "ncgen {name}");
+}
+
+/// netCDF4-python reads `file` whole and `out` sliced by `slices` (`{"var": "[1:3, ::2]"}`,
+/// numpy syntax); prints "same" when every variable of `out` equals its slice.
+fn python_slices_equal(file: &Path, out: &Path, slices: &[(&str, &str)]) -> String {
+    let cases: Vec<String> = slices
+        .iter()
+        .map(|(v, s)| format!("(\"{v}\", np.s_{s})"))
+        .collect();
+    let script = format!(
+        "import netCDF4, numpy as np\n\
+         a = netCDF4.Dataset(\"{}\"); b = netCDF4.Dataset(\"{}\")\n\
+         a.set_auto_maskandscale(False); b.set_auto_maskandscale(False)\n\
+         cut = dict([{}])\n\
+         bad = [n for n in b.variables if not np.array_equal(a[n][cut.get(n, ...)], b[n][...])]\n\
+         print('same' if not bad and set(a.variables) == set(b.variables) else f'differ: {{bad}}')\n",
+        file.display(),
+        out.display(),
+        cases.join(", ")
+    );
+    let o = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    text(&o).trim().to_string()
+}
+
+/// `--dimension` over DAP4 (issue 33): the DMR at open, then each variable the subset cuts
+/// asked for alone as the server's constraint, `URL.dap?dap4.ce=/VAR[first:stride:last]`,
+/// and an uncut variable alone (`dap4.ce=/VAR`): never the whole dataset. The dump is
+/// netCDF-C 4.9.0's of the same constraint on the URL (its dimensions shrunk alike), and the
+/// copy's values are netCDF4-python's slices of the served file.
+#[test]
+fn dap4_dimension_subsets_become_the_servers_constraint() {
+    let Some(p) = pydap() else { return };
+    let d = tempdir("dap4-subset");
+    serve_copy(p, 1, "sub4.nc");
+    serve_copy(p, 0, "types4.nc");
+    let base = |name: &str| format!("http://127.0.0.1:{}/{name}", p.dap4_port);
+
+    let mine = || p.dap4_requests_of("/sub4.nc");
+    let url = format!("{}#dap4", base("sub4.nc"));
+    let args = ["--dimension", "lat,1,2", "--dimension", "lon,1,,2", &url];
+    let o = run(&bin("ncdump-rs"), &args, &d);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        mine(),
+        [
+            "/sub4.nc.dmr.xml",
+            "/sub4.nc.dap?dap4.ce=/lat%5B1:1:2%5D",
+            "/sub4.nc.dap?dap4.ce=/lon%5B1:2:3%5D",
+            "/sub4.nc.dap?dap4.ce=/sst%5B1:1:2%5D%5B1:2:3%5D",
+        ]
+    );
+    // netCDF-C reads the constraint from the URL (and escapes it three times over: the
+    // server decodes until nothing is left)
+    let ce = "/lat[1:1:2];/lon[1:2:3];/sst[1:1:2][1:2:3]";
+    let theirs = run(
+        Path::new("ncdump"),
+        &[&format!("{}?dap4.ce={ce}#dap4", base("sub4.nc"))],
+        &d,
+    );
+    assert!(theirs.status.success(), "ncdump {ce}");
+    assert_eq!(text(&o), text(&theirs));
+    assert!(
+        text(&o).contains(" sst =\n  7, 9,\n  12, 14 ;"),
+        "{}",
+        text(&o)
+    );
+
+    // every classic type, a char variable, an index and a stride; the same as netCDF-C
+    let url = format!("{}#dap4", base("types4.nc"));
+    let before = p.dap4_requests_of("/types4.nc").len();
+    let o = run(
+        &bin("ncdump-rs"),
+        &["--dimension", "time,1,2", "--dimension", "x,0,3,3", &url],
+        &d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let asked = p.dap4_requests_of("/types4.nc")[before..].to_vec();
+    assert_eq!(asked.len(), 8, "{asked:?}");
+    assert!(asked.iter().skip(1).all(|r| r.contains("%5B")), "{asked:?}");
+    let ce =
+        "/time[1:1:2];/temp[1:1:2][0:3:3];/b[0:3:3];/s[0:3:3];/i[1:1:2];/d[0:3:3];/code[0:3:3]";
+    let theirs = run(
+        Path::new("ncdump"),
+        &[&format!("{}?dap4.ce={ce}#dap4", base("types4.nc"))],
+        &d,
+    );
+    assert!(theirs.status.success(), "ncdump {ce}");
+    assert_eq!(text(&o), text(&theirs));
+
+    // a copy: lat is not cut, so it is asked for alone; the values are the file's slices
+    let before = mine().len();
+    let o = run(
+        &bin("nccopy-rs"),
+        &[
+            "--dimension",
+            "lon,0,4,2",
+            &format!("{}#dap4", base("sub4.nc")),
+            "sub4.nc",
+        ],
+        &d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut asked = mine()[before..].to_vec();
+    // the copy reads variables in parallel: in any order
+    asked.sort();
+    assert_eq!(
+        asked,
+        [
+            "/sub4.nc.dap?dap4.ce=/lat",
+            "/sub4.nc.dap?dap4.ce=/lon%5B0:2:4%5D",
+            "/sub4.nc.dap?dap4.ce=/sst%5B0:1:2%5D%5B0:2:4%5D",
+            "/sub4.nc.dmr.xml",
+        ]
+    );
+    assert_eq!(
+        python_slices_equal(
+            &p.dir.join("sub4.nc"),
+            &d.join("sub4.nc"),
+            &[("lon", "[0:5:2]"), ("sst", "[:, 0:5:2]")]
+        ),
+        "same"
+    );
+    let o = run(
+        &bin("nccopy-rs"),
+        &[
+            "--dimension",
+            "time,1,2",
+            "--dimension",
+            "x,1,,2",
+            &url,
+            "types4.nc",
+        ],
+        &d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        python_slices_equal(
+            &p.dir.join("types4.nc"),
+            &d.join("types4.nc"),
+            &[
+                ("time", "[1:3]"),
+                ("temp", "[1:3, 1::2]"),
+                ("b", "[1::2]"),
+                ("s", "[1::2]"),
+                ("i", "[1:3]"),
+                ("d", "[1::2]"),
+                ("code", "[1::2]"),
+            ]
+        ),
+        "same"
+    );
+    // a header is the DMR alone; a whole dump, the DMR and one `.dap`
+    let before = mine().len();
+    let url = format!("{}#dap4", base("sub4.nc"));
+    let o = run(&bin("ncdump-rs"), &["-h", &url], &d);
+    assert_eq!(mine()[before..], ["/sub4.nc.dmr.xml"]);
+    assert_eq!(text(&o), text(&run(Path::new("ncdump"), &["-h", &url], &d)));
+    let before = mine().len();
+    let o = run(&bin("ncdump-rs"), &[&url], &d);
+    assert!(o.status.success());
+    assert_eq!(mine()[before..], ["/sub4.nc.dmr.xml", "/sub4.nc.dap"]);
+    assert_eq!(text(&o), text(&run(Path::new("ncdump"), &[&url], &d)));
+}
+
+/// A DAP4 server that ignores constraints (it answers every variable whole): the first
+/// constrained answer is kept and cut here, no more requests are made, and the values are
+/// the subset's.
+#[test]
+fn dap4_servers_ignoring_constraints_still_give_the_subset() {
+    let Some(p) = pydap() else { return };
+    let d = tempdir("dap4-ignore");
+    serve_copy(p, 1, "ign4.nc");
+    let url = format!("http://127.0.0.1:{}/ignore/ign4.nc#dap4", p.dap4_port);
+    let o = run(
+        &bin("ncdump-rs"),
+        &["--dimension", "lat,1,2", "--dimension", "lon,1,,2", &url],
+        &d,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        text(&o).ends_with(
+            "data:\n\n lat = 0, 10 ;\n\n lon = 90, 270 ;\n\n sst =\n  7, 9,\n  12, 14 ;\n}\n"
+        ),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        p.dap4_requests_of("/ignore/ign4.nc"),
+        [
+            "/ignore/ign4.nc.dmr.xml",
+            "/ignore/ign4.nc.dap?dap4.ce=/lat%5B1:1:2%5D",
+        ]
+    );
+}
+
+/// A DAP4 server that fails on a constrained data request (an error chunk after the DMR was
+/// served): exit 1, the message names the URL and the variable asked for, and nccopy-rs
+/// leaves no output behind.
+#[test]
+fn dap4_server_errors_mid_read_fail_clearly_and_leave_nothing() {
+    let Some(p) = pydap() else { return };
+    let d = tempdir("dap4-fail");
+    serve_copy(p, 1, "fail4.nc");
+    let url = format!("http://127.0.0.1:{}/fail/fail4.nc#dap4", p.dap4_port);
+    let o = run(
+        &bin("nccopy-rs"),
+        &["--dimension", "lat,1,2", &url, "out.nc"],
+        &d,
+    );
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let asked = format!(
+        "http://127.0.0.1:{}/fail/fail4.nc.dap?dap4.ce=/",
+        p.dap4_port
+    );
+    assert!(err.contains(&asked), "{err}");
+    assert!(
+        err.contains(
+            ": the server answered with an error: code 400: the server failed while reading /"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // ncdump-rs: the variable the dump reached
+    let o = run(&bin("ncdump-rs"), &["--dimension", "lat,1,2", &url], &d);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{asked}lat[1:1:2]: the server answered with an error"
+        )),
+        "{err}"
+    );
 }

@@ -1,6 +1,6 @@
 //! Getting a DAP response: for `file://`, the files `PATH.dds`, `PATH.das`, `PATH.dods`
 //! (DAP2) and `PATH.dap` (DAP4); for `http(s)://`, a GET of `URL.dds`, `URL.das` and
-//! `URL.dods?PROJECTION`.
+//! `URL.dods?PROJECTION` (DAP2), or of `URL.dmr.xml` and `URL.dap?dap4.ce=CE` (DAP4).
 
 use std::path::PathBuf;
 
@@ -136,6 +136,51 @@ impl Target {
     }
 }
 
+impl Target {
+    /// The DMR of a server's whole dataset, `URL.dmr.xml` (the name netCDF-C 4.9.0 asks for;
+    /// the DAP4 servers it reads answer it).
+    ///
+    /// # Errors
+    /// A failed request; local files have no DMR of their own (`Unsupported`).
+    pub fn get_dmr(&self) -> Result<Vec<u8>, DapError> {
+        match self {
+            Target::File(_) => Err(DapError::Unsupported {
+                url: self.display(),
+                what: "a local DAP4 response has no separate DMR".to_string(),
+            }),
+            Target::Http { base, .. } => crate::http::get(&format!("{base}.dmr.xml")),
+        }
+    }
+
+    /// The DAP4 data response to the constraint expression `ce` (DAP4 Volume 2):
+    /// `URL.dap?dap4.ce=CE`, the brackets escaped (`[` as `%5B`) and `/`, `:`, `;` left as
+    /// netCDF-C leaves them. A local file takes no constraint: its whole response.
+    ///
+    /// # Errors
+    /// A missing file, a failed request.
+    pub fn get_dap4_ce(&self, ce: &str) -> Result<Vec<u8>, DapError> {
+        match self {
+            Target::File(_) => self.get_dap4(),
+            Target::Http { base, .. } => {
+                crate::http::get(&format!("{base}.dap?dap4.ce={}", escape_ce(ce)))
+            }
+        }
+    }
+}
+
+/// A DAP4 constraint as a query value: every byte but unreserved ones and `/ : ;` as `%XX`.
+fn escape_ce(ce: &str) -> String {
+    let mut out = String::with_capacity(ce.len() + 16);
+    for b in ce.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/:;".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// The URL's constraint with one more projection: `proj` alone, the URL's projections
 /// replaced by it (its selections kept), as netCDF-C merges a variable's fetch with the
 /// user's constraint.
@@ -182,5 +227,14 @@ mod tests {
             "g[0:1][2]"
         );
         assert_eq!(merge_constraint(Some("gg[0:1],y"), Some("g.lat")), "g.lat");
+    }
+
+    #[test]
+    fn dap4_constraints_escape_brackets() {
+        assert_eq!(
+            escape_ce("/g/sst[0:2:4][1:1:1];/lat"),
+            "/g/sst%5B0:2:4%5D%5B1:1:1%5D;/lat"
+        );
+        assert_eq!(escape_ce("/a b"), "/a%20b");
     }
 }

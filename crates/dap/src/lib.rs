@@ -4,8 +4,11 @@
 //! [`DapFile::open`] takes a location nc-store parsed and the protocol it chose
 //! ([`nc_store::DapProtocol`]): for `file://` it reads `PATH.dds`, `PATH.das` and `PATH.dods`
 //! (DAP2) or `PATH.dap` (DAP4) once and keeps every variable's values; for `http(s)://` it
-//! fetches `URL.dds` and `URL.das` at open and `URL.dods?VAR` when a variable is first read.
-//! The result is a [`Dataset`] and a [`DataSource`].
+//! fetches `URL.dds` and `URL.das` (DAP2) or `URL.dmr.xml` (DAP4) at open, and the values
+//! when they are first read: `URL.dods?VAR` per variable (DAP2), `URL.dap` for the whole
+//! dataset or `URL.dap?dap4.ce=/VAR` per variable under a subset (DAP4); a strided hyperslab
+//! is the server's constraint in both (`VAR[a:s:b]`). The result is a [`Dataset`] and a
+//! [`DataSource`].
 
 mod cookies;
 pub mod dap2;
@@ -102,11 +105,47 @@ pub enum DapError {
     },
 }
 
-/// Fetching variables lazily over HTTP: the data URL's base and the DAP2 decoding context.
+/// Where lazily read values come from.
+enum Remote {
+    Dap2(dap2::Remote),
+    Dap4(dap4::Remote),
+}
+
+impl Remote {
+    fn fetch_all(&self, ds: &Dataset) -> Result<Option<Vec<(VarId, Values)>>, DapError> {
+        match self {
+            Remote::Dap2(r) => r.fetch_all(ds),
+            Remote::Dap4(r) => r.fetch_all(ds).map(Some),
+        }
+    }
+
+    fn fetch_var(&self, ds: &Dataset, var: VarId) -> Result<Vec<(VarId, Values)>, DapError> {
+        match self {
+            Remote::Dap2(r) => r.fetch_var(ds, var),
+            Remote::Dap4(r) => r.fetch_var(ds, var),
+        }
+    }
+
+    fn fetch_slab(
+        &self,
+        ds: &Dataset,
+        var: VarId,
+        slab: Slab,
+        stride: &[u64],
+    ) -> Option<Result<Slabbed, DapError>> {
+        match self {
+            Remote::Dap2(r) => r.fetch_slab(ds, var, slab, stride),
+            Remote::Dap4(r) => r.fetch_slab(ds, var, slab, stride),
+        }
+    }
+}
+
+/// Fetching variables lazily over HTTP: the server and the values fetched so far.
 struct Lazy {
-    remote: dap2::Remote,
+    remote: Remote,
     cache: Mutex<HashMap<VarId, Values>>,
-    /// `[cache]` (ncdump `-w`): the first read fetches every variable in one request
+    /// the first read fetches every variable in one request: `[cache]` (ncdump `-w`) over
+    /// DAP2; every DAP4 read but a subset's (a dump or copy of everything: one `URL.dap`)
     whole: std::sync::atomic::AtomicBool,
 }
 
@@ -164,8 +203,11 @@ impl DapFile {
         let target = fetch::Target::of(loc)?;
         match protocol {
             nc_store::DapProtocol::Dap4 => {
-                let bytes = target.get_dap4()?;
                 let opts = dap4_options(loc);
+                if let Some(lazy) = open_dap4_lazy(loc, &target, &opts)? {
+                    return Ok(lazy);
+                }
+                let bytes = target.get_dap4()?;
                 let (mut ds, data, warnings) =
                     dap4::open_response_with(&bytes, &target.display(), &opts)?;
                 ds.name = loc.dataset_name();
@@ -183,7 +225,7 @@ impl DapFile {
                 let opened = dap2::open(&target, &opts, &loc.dataset_name())?;
                 let whole = loc.param("cache").is_some();
                 let lazy = opened.remote.map(|remote| Lazy {
-                    remote,
+                    remote: Remote::Dap2(remote),
                     cache: Mutex::new(HashMap::new()),
                     whole: whole.into(),
                 });
@@ -208,6 +250,51 @@ impl DapFile {
     }
 }
 
+/// A DAP4 dataset on a server opened from its DMR alone (`URL.dmr.xml`), its values fetched
+/// when first read. `None` (read everything from one `URL.dap` now, as before) for a URL with
+/// its own `dap4.ce` constraint or `[cache]`, and when the server answers no DMR (an HTTP
+/// error status, or an answer that is not a DMR).
+///
+/// A subset ([`DataSource::will_read_parts`]) fetches each variable, or each strided
+/// hyperslab, alone; anything else fetches the whole dataset in one `URL.dap` at the first
+/// read, so a dump costs the DMR and one data request.
+///
+/// # Errors
+/// A DMR request that failed without an HTTP status (no answer), a server error document.
+fn open_dap4_lazy(
+    loc: &nc_store::Location,
+    target: &fetch::Target,
+    opts: &dap4::Dap4Options,
+) -> Result<Option<DapFile>, DapError> {
+    if target.is_local() || target.constrained() || loc.param("cache").is_some() {
+        return Ok(None);
+    }
+    let dmr_url = target.url_of("dmr.xml");
+    let ds = match target.get_dmr() {
+        Ok(bytes) => match dap4::open_dmr(&bytes, &dmr_url, opts) {
+            Ok(ds) => ds,
+            // an HTML page, a DAP2 answer: not a DMR, try the data response
+            Err(DapError::Malformed { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        },
+        Err(DapError::Http { what, .. }) if what.starts_with("HTTP ") => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut ds = ds;
+    ds.name = loc.dataset_name();
+    ds.format.get_or_insert(nc_dataset::Format::Netcdf4);
+    Ok(Some(DapFile {
+        ds,
+        values: HashMap::new(),
+        lazy: Some(Lazy {
+            remote: Remote::Dap4(dap4::Remote::new(target.clone(), *opts)),
+            cache: Mutex::new(HashMap::new()),
+            whole: true.into(),
+        }),
+        warnings: Vec::new(),
+    }))
+}
+
 impl DataSource for DapFile {
     fn read(&self, ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
         if let Some(all) = self.values.get(&var) {
@@ -226,6 +313,16 @@ impl DataSource for DapFile {
             if !cache.contains_key(&var) {
                 for (v, values) in lazy.remote.fetch_var(ds, var)? {
                     cache.entry(v).or_insert(values);
+                }
+                // every DAP4 variable has data: an answer without it is the server's fault,
+                // not a variable to show as fill values
+                if matches!(lazy.remote, Remote::Dap4(_)) && !cache.contains_key(&var) {
+                    return Err(format!(
+                        "variable {}: the DAP4 server's answer holds no values of it as the DMR \
+                         describes it",
+                        ds.var_path(var)
+                    )
+                    .into());
                 }
             }
             // a read of the whole variable takes its values out of the cache: no copy, and
@@ -247,6 +344,17 @@ impl DataSource for DapFile {
         }
         // no data: the fill value everywhere
         nc_dataset::InMemory.read(ds, var, slab)
+    }
+
+    fn will_read_parts(&self) {
+        // DAP4: each variable alone, not the whole dataset at the first read. DAP2 asks for
+        // each variable alone anyway, and `[cache]` there keeps its one request.
+        if let Some(lazy) = &self.lazy {
+            if matches!(lazy.remote, Remote::Dap4(_)) {
+                lazy.whole
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
     }
 
     fn read_strided(

@@ -221,6 +221,12 @@ pub trait DataSource: Sync {
         None
     }
 
+    /// Told that the reads that follow are parts of variables (a `--dimension` subset is
+    /// read through this source): a source that would fetch every variable in one request
+    /// at its first read (a DAP4 server's `URL.dap`) fetches each variable, or each strided
+    /// hyperslab ([`DataSource::read_strided`]), alone instead. Nothing for other sources.
+    fn will_read_parts(&self) {}
+
     /// The stored bytes of the chunk `chunk` asks for, still filtered, when this source stores
     /// the variable in little-endian chunks of exactly `chunk.shape` with exactly `chunk.chain`
     /// applied to that chunk: a copy to the same chunking and filters then moves the bytes

@@ -409,6 +409,9 @@ pub fn subset<'a>(
             view.dims[i].len = s.len();
         }
     }
+    if sel.iter().any(Option::is_some) {
+        src.will_read_parts();
+    }
     let source = SubsetSource {
         original: ds,
         src,
@@ -974,6 +977,10 @@ fn gather_multi(
 }
 
 impl DataSource for SubsetSource<'_> {
+    fn will_read_parts(&self) {
+        self.src.will_read_parts();
+    }
+
     fn read(&self, _ds: &Dataset, var: VarId, slab: Slab) -> Result<Values, DataError> {
         if !self.affects(var) {
             return self.src.read(self.original, var, slab);

@@ -25,7 +25,10 @@ mod build;
 mod chunk;
 mod decode;
 mod dmr;
+mod remote;
 mod xml;
+
+pub use remote::Remote;
 
 use crate::{DapData, DapError};
 
@@ -145,6 +148,26 @@ pub fn open_response_with(
         values.push((v, dv.values));
     }
     Ok((ds, DapData { values }, warnings))
+}
+
+/// The dataset a DMR alone describes (the answer to `URL.dmr.xml`), without values.
+///
+/// # Errors
+/// [`DapError::Malformed`] for a DMR that does not parse or that netCDF-C refuses;
+/// [`DapError::Server`] for an `<Error>` document.
+pub fn open_dmr(
+    bytes: &[u8],
+    display_name: &str,
+    opts: &Dap4Options,
+) -> Result<nc_dataset::Dataset, DapError> {
+    let root = xml::parse(bytes).map_err(|e| DapError::Malformed {
+        url: display_name.to_string(),
+        what: format!("DMR: {e}"),
+    })?;
+    if root.name == "Error" {
+        return Err(server_error(display_name, &root));
+    }
+    Ok(metadata(&root, display_name, opts)?.0)
 }
 
 type Metadata = (
