@@ -24,13 +24,47 @@ use crate::vds::{self, Source, Virtual};
 use crate::Hdf5Error;
 use nc_filters::{ChunkDecoder, FilterContext};
 
-/// Decoded chunks kept for repeated small reads (bytes).
+/// Decoded chunks kept for repeated small reads: the budget the cache starts with, and the
+/// most it grows to (bytes; see [`ChunkCache`]).
+const CHUNK_CACHE_START: usize = 8 << 20;
 const CHUNK_CACHE_BYTES: usize = 64 << 20;
 /// Chunks decoded per parallel batch (bounds memory held at once).
 const BATCH: usize = 64;
 
-/// Decoded chunks by (variable, chunk address), with the bytes they hold in total.
-type ChunkCache = (usize, HashMap<(usize, u64), Arc<Vec<u8>>>);
+/// Decoded chunks by (variable, chunk address), kept for repeated small reads. The budget
+/// starts at [`CHUNK_CACHE_START`] and doubles, up to [`CHUNK_CACHE_BYTES`], each time a chunk
+/// dropped when the cache was last emptied is asked for again: a copy that reads each chunk
+/// once (a subset, a copy to the same chunks) holds a few megabytes whose buffers the
+/// allocator hands out again, instead of tens of megabytes of fresh pages; one that reads
+/// chunks again (a rechunking copy) soon gets the room it needs.
+#[derive(Default)]
+struct ChunkCache {
+    bytes: usize,
+    budget: usize,
+    map: HashMap<(usize, u64), Arc<Vec<u8>>>,
+    dropped: std::collections::HashSet<(usize, u64)>,
+}
+
+impl ChunkCache {
+    /// Keep `data`, decoded for `key` because it was not kept.
+    fn keep(&mut self, key: (usize, u64), data: &Arc<Vec<u8>>) {
+        if self.budget == 0 {
+            self.budget = CHUNK_CACHE_START;
+        }
+        if self.dropped.remove(&key) {
+            self.budget = (self.budget * 2).min(CHUNK_CACHE_BYTES);
+        }
+        if data.len() > CHUNK_CACHE_BYTES / 4 {
+            return;
+        }
+        if self.bytes + data.len() > self.budget {
+            self.dropped = self.map.drain().map(|(k, _)| k).collect();
+            self.bytes = 0;
+        }
+        self.bytes += data.len();
+        self.map.insert(key, Arc::clone(data));
+    }
+}
 
 /// A chunked variable's index entries, chunk shape and decoded chunk size in bytes.
 type ChunkIndex = (Arc<Vec<ChunkEntry>>, Vec<u64>, u64);
@@ -899,7 +933,7 @@ impl Reader<'_> {
             .chunks
             .lock()
             .ok()
-            .and_then(|m| m.1.get(&key).cloned())
+            .and_then(|m| m.map.get(&key).cloned())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -948,14 +982,7 @@ impl Reader<'_> {
         }
         let data = Arc::new(self.decode_chunk(name, info, e, chunk, chunk_bytes)?);
         if let Ok(mut m) = self.cache.chunks.lock() {
-            if m.0 + data.len() > CHUNK_CACHE_BYTES {
-                m.1.clear();
-                m.0 = 0;
-            }
-            if data.len() <= CHUNK_CACHE_BYTES / 4 {
-                m.0 += data.len();
-                m.1.insert(key, data.clone());
-            }
+            m.keep(key, &data);
         }
         Ok(data)
     }
