@@ -1454,3 +1454,33 @@ fn collect_chunk_entries(
     }
     Ok(entries)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunks read once never grow the cache past its first budget; a chunk dropped and asked
+    /// again doubles it, up to the most.
+    #[test]
+    fn the_chunk_cache_grows_only_when_dropped_chunks_come_back() {
+        let mut c = ChunkCache::default();
+        let chunk = Arc::new(vec![0u8; 1 << 20]);
+        for k in 0..40u64 {
+            c.keep((0, k), &chunk);
+            assert!(c.bytes <= CHUNK_CACHE_START);
+        }
+        assert_eq!(c.budget, CHUNK_CACHE_START);
+        // the chunks of the last emptying: 24..32 were dropped when 32 came in
+        assert!(c.dropped.contains(&(0, 24)) && !c.map.contains_key(&(0, 24)));
+        c.keep((0, 24), &chunk);
+        assert_eq!(c.budget, 2 * CHUNK_CACHE_START);
+        for k in 25..32 {
+            c.keep((0, k), &chunk);
+        }
+        assert_eq!(c.budget, CHUNK_CACHE_BYTES);
+        // too large to keep: not kept, nothing dropped
+        let before = c.map.len();
+        c.keep((1, 0), &Arc::new(vec![0u8; CHUNK_CACHE_BYTES / 4 + 1]));
+        assert_eq!(c.map.len(), before);
+    }
+}
