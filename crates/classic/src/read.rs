@@ -825,13 +825,12 @@ impl DataSource for ClassicFile {
             return None;
         }
         let mark = out.len();
-        out.resize(mark + usize::try_from(len).ok()?, 0);
         let name = self.ds.vars[own[0].1].name.as_str();
-        Some(
-            self.backing
-                .read_at(start, &mut out[mark..], name)
-                .map_err(DataError::from),
-        )
+        let got = (self.backing.0).read_append(start, usize::try_from(len).ok()?, out);
+        Some(got.map_err(|e| {
+            out.truncate(mark);
+            DataError::from(self.backing.source_err(name, start, e))
+        }))
     }
 }
 

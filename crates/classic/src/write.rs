@@ -687,6 +687,62 @@ impl Plan {
         })
     }
 
+    /// Records as the source stores them ([`DataSource::stored_records`]), `per_batch` at a
+    /// time: a thread reads the next batch while this one writes the last. Returns the record
+    /// from which the source did not offer them (`numrecs` when it offered all).
+    fn write_stored_records<W: Write>(
+        &self,
+        w: &mut Sink<'_, W>,
+        ds: &Dataset,
+        src: &dyn DataSource,
+        layout: &RecordLayout,
+        per_batch: u64,
+        first: &PlanVar,
+    ) -> Result<u64, ClassicError> {
+        type Batch = (u64, u64, Option<Result<Vec<u8>, nc_dataset::DataError>>);
+        let numrecs = self.numrecs;
+        let recsize = self.recsize;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(1);
+        // written buffers go back to the reader: no fresh pages per batch
+        let (back, spare) = std::sync::mpsc::channel::<Vec<u8>>();
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let mut r0 = 0;
+                while r0 < numrecs {
+                    let n = per_batch.min(numrecs - r0);
+                    let mut buf = spare.try_recv().unwrap_or_default();
+                    buf.clear();
+                    let got = src
+                        .stored_records(ds, r0, n, layout, &mut buf)
+                        .map(|r| r.map(|()| buf));
+                    let go_on = matches!(got, Some(Ok(_)));
+                    if tx.send((r0, n, got)).is_err() || !go_on {
+                        return;
+                    }
+                    r0 += n;
+                }
+            });
+            let mut done = 0;
+            for (r0, n, got) in rx {
+                match got {
+                    Some(Ok(buf)) if buf.len() as u64 == n * recsize => {
+                        w.put(&buf)?;
+                        done = r0 + n;
+                        let _ = back.send(buf);
+                    }
+                    Some(Err(source)) => {
+                        return Err(ClassicError::Source {
+                            var: first.name.clone(),
+                            source,
+                        })
+                    }
+                    _ => return Ok(r0),
+                }
+            }
+            Ok(done)
+        })
+    }
+
     /// The records, interleaved.
     fn write_records<W: Write>(
         &self,
@@ -712,29 +768,16 @@ impl Plan {
         if self.recsize > 0 && self.recsize <= SLAB {
             // batches of whole records: read each variable's slab once per batch
             let per_batch = (SLAB / self.recsize).max(1);
-            let layout = self.record_layout(&recs);
-            let mut whole = Vec::new();
-            let mut r0 = 0;
+            // records stored as the output stores them: moved whole, a batch read while the
+            // one before is written
+            let mut r0 = match self.record_layout(&recs) {
+                Some(layout) => {
+                    self.write_stored_records(w, ds, src, &layout, per_batch, recs[0])?
+                }
+                None => 0,
+            };
             while r0 < self.numrecs {
                 let n = per_batch.min(self.numrecs - r0);
-                // records stored as this file stores them: moved whole, in one read
-                if let Some(layout) = &layout {
-                    whole.clear();
-                    match src.stored_records(ds, r0, n, layout, &mut whole) {
-                        Some(Ok(())) if whole.len() as u64 == n * self.recsize => {
-                            w.put(&whole)?;
-                            r0 += n;
-                            continue;
-                        }
-                        Some(Err(source)) => {
-                            return Err(ClassicError::Source {
-                                var: recs[0].name.clone(),
-                                source,
-                            })
-                        }
-                        _ => {}
-                    }
-                }
                 let mut bufs = Vec::with_capacity(recs.len());
                 for v in &recs {
                     bufs.push(record_bytes(ds, src, v, r0, n, pad_fill)?);

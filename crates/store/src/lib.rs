@@ -74,7 +74,16 @@ mod tests {
             let mut buf = vec![0u8; n];
             g.read_at(at, &mut buf).unwrap();
             assert_eq!(buf, long[at as usize..at as usize + n]);
+            // appended, from the head or from the file
+            let mut out = vec![1u8];
+            g.read_append(at, n, &mut out).unwrap();
+            assert_eq!(out[1..], long[at as usize..at as usize + n]);
         }
+        // a large read straight into a buffer used before (its old bytes cleared)
+        let mut out = vec![9u8; 100];
+        out.clear();
+        g.read_append(1_000, 150_000, &mut out).unwrap();
+        assert_eq!(out, long[1_000..151_000]);
         // the head is what the file held at its first small read
         std::fs::write(&q, vec![0u8; 200_000]).unwrap();
         assert_eq!(g.read_vec(100, 8).unwrap(), long[100..108]);

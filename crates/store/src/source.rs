@@ -42,6 +42,17 @@ pub trait ByteSource: Send + Sync {
         Ok(buf)
     }
 
+    /// `n` bytes from `offset` appended to `out` (a buffer used again: a local file reads
+    /// them straight into its spare room, without zeroing it first). On error `out` may hold
+    /// part of them.
+    ///
+    /// # Errors
+    /// As [`ByteSource::read_at`].
+    fn read_append(&self, offset: u64, n: usize, out: &mut Vec<u8>) -> Result<(), StoreError> {
+        out.extend_from_slice(&self.read_vec(offset, n)?);
+        Ok(())
+    }
+
     /// The bytes of each range, in the order asked. A remote source merges ranges that are
     /// close together into one request and runs requests concurrently; the default reads
     /// them one by one.
@@ -235,6 +246,27 @@ impl ByteSource for FileSource {
         Some(&self.path)
     }
 
+    fn read_append(&self, offset: u64, n: usize, out: &mut Vec<u8>) -> Result<(), StoreError> {
+        check_range(&self.name, offset, n, self.len)?;
+        if let Some(b) = self.in_head(offset, n) {
+            out.extend_from_slice(b);
+            return Ok(());
+        }
+        pread_append(&self.file, offset, n, out).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                // the file shrank since it was opened
+                StoreError::Range {
+                    key: self.name.clone(),
+                    offset,
+                    end: offset.saturating_add(n as u64),
+                    size: self.len,
+                }
+            } else {
+                StoreError::io(&self.name, e)
+            }
+        })
+    }
+
     fn read_vec(&self, offset: u64, n: usize) -> Result<Vec<u8>, StoreError> {
         check_range(&self.name, offset, n, self.len)?;
         if let Some(b) = self.in_head(offset, n) {
@@ -262,24 +294,33 @@ impl ByteSource for FileSource {
 
 /// `n` bytes at `offset` of `file`, read by `pread` into a fresh buffer's spare capacity, so
 /// a large read (a contiguous variable, a chunk) is not zeroed first (the local fast path).
-#[allow(unsafe_code)]
 fn pread_vec(file: &File, offset: u64, n: usize) -> std::io::Result<Vec<u8>> {
+    let mut buf: Vec<u8> = Vec::new();
+    pread_append(file, offset, n, &mut buf)?;
+    Ok(buf)
+}
+
+/// `n` bytes from `offset` appended to `buf`, read straight into its spare capacity.
+#[allow(unsafe_code)]
+fn pread_append(file: &File, offset: u64, n: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
     use std::io::{Error, ErrorKind};
     use std::os::fd::AsRawFd;
-    let mut buf: Vec<u8> = Vec::with_capacity(n);
+    buf.reserve(n);
+    let base = buf.len();
     let mut done = 0usize;
     while done < n {
         let at = offset
             .checked_add(done as u64)
             .and_then(|o| libc::off_t::try_from(o).ok())
             .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "offset past 2^63"))?;
-        // SAFETY: the destination is the buffer's spare capacity from `done` on, which holds
-        // `n - done` bytes; pread writes at most that many there and nothing else, and the
-        // descriptor is open (owned by `file`, borrowed for the call).
+        // SAFETY: the destination is the buffer's spare capacity from `base + done` on, which
+        // holds at least `n - done` bytes (reserved above); pread writes at most that many
+        // there and nothing else, and the descriptor is open (owned by `file`, borrowed for
+        // the call).
         let r = unsafe {
             libc::pread(
                 file.as_raw_fd(),
-                buf.as_mut_ptr().add(done).cast(),
+                buf.as_mut_ptr().add(base + done).cast(),
                 n - done,
                 at,
             )
@@ -300,9 +341,10 @@ fn pread_vec(file: &File, offset: u64, n: usize) -> std::io::Result<Vec<u8>> {
             }
         }
     }
-    // SAFETY: pread initialised all `n` bytes (the loop ends only when `done == n`).
-    unsafe { buf.set_len(n) };
-    Ok(buf)
+    // SAFETY: pread initialised the `n` bytes after `base` (the loop ends only when
+    // `done == n`), within the capacity reserved above.
+    unsafe { buf.set_len(base + n) };
+    Ok(())
 }
 
 /// Bytes in memory (tests, fuzzing, small files fetched whole).

@@ -94,4 +94,14 @@ pub fn byte_source(src: &dyn ByteSource, expected: &[u8]) {
     assert_eq!(src.read_vec(n, 0).unwrap(), Vec::<u8>::new());
     let e = src.read_vec(n - 5, 10).unwrap_err();
     assert!(matches!(e, StoreError::Range { .. }), "{e}");
+    // appended after what a buffer holds, twice, the second from the end
+    let mut out = vec![7u8, 8];
+    src.read_append(5, 30, &mut out).unwrap();
+    src.read_append(n - 20, 20, &mut out).unwrap();
+    let mut want = vec![7u8, 8];
+    want.extend_from_slice(&expected[5..35]);
+    want.extend_from_slice(&expected[expected.len() - 20..]);
+    assert_eq!(out, want);
+    let e = src.read_append(n - 5, 10, &mut out).unwrap_err();
+    assert!(matches!(e, StoreError::Range { .. }), "{e}");
 }
