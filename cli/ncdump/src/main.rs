@@ -184,6 +184,8 @@ fn joined_references(
     let jopts = nc_multi::JoinOptions {
         dim: args.join_dim.clone(),
         whole_chunks: true,
+        // the references ask each input for its chunks: nothing to keep
+        keep_chunk_index: false,
         ..nc_multi::JoinOptions::default()
     };
     let join = nc_multi::Join::open(&locs, &jopts).context("joining the inputs")?;

@@ -40,6 +40,10 @@ pub struct JoinOptions {
     /// straddle two files, or a file chunks a joined variable unlike the first: what
     /// references of the join as one chunk grid need (`ncdump-rs --kerchunk IN1 IN2 ...`).
     pub whole_chunks: bool,
+    /// Keep each input's chunk index from the plan, so a copy reads stored chunks without
+    /// opening the inputs again (see `kept.rs`); a writer of references, which asks each
+    /// input for its chunks itself, does without.
+    pub keep_chunk_index: bool,
 }
 
 impl Default for JoinOptions {
@@ -48,6 +52,7 @@ impl Default for JoinOptions {
             dim: None,
             max_open: 64,
             whole_chunks: false,
+            keep_chunk_index: true,
         }
     }
 }
@@ -81,6 +86,7 @@ impl Join {
             .map(|w| format!("{}: {w}", first_loc.display()))
             .collect();
         let mut planner = plan::Planner::new(&first, &first_loc.display(), opts.dim.as_deref())?;
+        planner.keep_chunk_index(opts.keep_chunk_index);
         if opts.whole_chunks {
             planner.check_whole_chunks();
         }
@@ -236,7 +242,7 @@ mod tests {
         let opts = JoinOptions {
             dim: None,
             max_open: 2,
-            whole_chunks: false,
+            ..JoinOptions::default()
         };
         let join = Join::open(&locs, &opts).unwrap();
         let ds = join.dataset();
@@ -351,7 +357,7 @@ mod tests {
         let opts = JoinOptions {
             dim: None,
             max_open: 1,
-            whole_chunks: false,
+            ..JoinOptions::default()
         };
         let join = Join::open(&locs, &opts).unwrap();
         let ds = join.dataset();
@@ -408,7 +414,7 @@ mod tests {
         let opts = JoinOptions {
             dim: Some("x".into()),
             max_open: 1,
-            whole_chunks: false,
+            ..JoinOptions::default()
         };
         let join = Join::open(&[a.clone(), a], &opts).unwrap();
         let ds = join.dataset();

@@ -115,6 +115,7 @@ pub(crate) struct Planner {
     whole: Vec<WholeChunks>,
     /// What the copy reads of each input without opening it again.
     kept: Kept,
+    keep_index: bool,
 }
 
 /// A joined variable whose chunks along the join must lie within one file.
@@ -225,6 +226,7 @@ impl Planner {
             direction: vec![None; n],
             whole: Vec::new(),
             kept: Kept::new(n),
+            keep_index: true,
         })
     }
 
@@ -391,8 +393,16 @@ impl Planner {
         Ok(())
     }
 
+    /// Whether to keep each input's chunk index (the coordinates' values are kept anyway).
+    pub fn keep_chunk_index(&mut self, keep: bool) {
+        self.keep_index = keep;
+    }
+
     /// Keep where the input's joined variables are stored (see [`Kept`]).
     fn keep(&mut self, input: &Opened) {
+        if !self.keep_index {
+            return;
+        }
         let ds = input.dataset();
         let joined: Vec<&str> = self
             .dims
