@@ -191,6 +191,21 @@ impl FileSource {
         })
     }
 
+    /// A failed read of `n` bytes at `offset`, worded: past the end when the file shrank
+    /// since it was opened.
+    fn read_error(&self, offset: u64, n: usize, e: std::io::Error) -> StoreError {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            StoreError::Range {
+                key: self.name.clone(),
+                offset,
+                end: offset.saturating_add(n as u64),
+                size: self.len,
+            }
+        } else {
+            StoreError::io(&self.name, e)
+        }
+    }
+
     /// The bytes `offset..offset + n` from the kept head, when they lie in it and the read
     /// is small (the head is read at the first such read).
     fn in_head(&self, offset: u64, n: usize) -> Option<&[u8]> {
@@ -227,19 +242,7 @@ impl ByteSource for FileSource {
             buf.copy_from_slice(b);
             return Ok(());
         }
-        self.file.read_exact_at(buf, offset).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                // the file shrank since it was opened
-                StoreError::Range {
-                    key: self.name.clone(),
-                    offset,
-                    end: offset.saturating_add(buf.len() as u64),
-                    size: self.len,
-                }
-            } else {
-                StoreError::io(&self.name, e)
-            }
-        })
+        (self.file.read_exact_at(buf, offset)).map_err(|e| self.read_error(offset, buf.len(), e))
     }
 
     fn local_path(&self) -> Option<&Path> {
@@ -252,39 +255,13 @@ impl ByteSource for FileSource {
             out.extend_from_slice(b);
             return Ok(());
         }
-        pread_append(&self.file, offset, n, out).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                // the file shrank since it was opened
-                StoreError::Range {
-                    key: self.name.clone(),
-                    offset,
-                    end: offset.saturating_add(n as u64),
-                    size: self.len,
-                }
-            } else {
-                StoreError::io(&self.name, e)
-            }
-        })
+        pread_append(&self.file, offset, n, out).map_err(|e| self.read_error(offset, n, e))
     }
 
     fn read_vec(&self, offset: u64, n: usize) -> Result<Vec<u8>, StoreError> {
-        check_range(&self.name, offset, n, self.len)?;
-        if let Some(b) = self.in_head(offset, n) {
-            return Ok(b.to_vec());
-        }
-        pread_vec(&self.file, offset, n).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                // the file shrank since it was opened
-                StoreError::Range {
-                    key: self.name.clone(),
-                    offset,
-                    end: offset.saturating_add(n as u64),
-                    size: self.len,
-                }
-            } else {
-                StoreError::io(&self.name, e)
-            }
-        })
+        let mut out = Vec::new();
+        self.read_append(offset, n, &mut out)?;
+        Ok(out)
     }
 
     fn name(&self) -> &str {
