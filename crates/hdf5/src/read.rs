@@ -41,13 +41,19 @@ const BATCH: usize = 64;
 struct ChunkCache {
     bytes: usize,
     budget: usize,
-    map: HashMap<(usize, u64), Arc<Vec<u8>>>,
-    dropped: std::collections::HashSet<(usize, u64)>,
+    map: HashMap<ChunkKey, Arc<Vec<u8>>>,
+    dropped: std::collections::HashSet<ChunkKey>,
 }
+
+/// A decoded chunk's key: (variable, chunk address, still byte-shuffled).
+type ChunkKey = (usize, u64, bool);
+
+/// A decoded chunk, and whether it is still byte-shuffled.
+type Decoded = (Arc<Vec<u8>>, bool);
 
 impl ChunkCache {
     /// Keep `data`, decoded for `key` because it was not kept.
-    fn keep(&mut self, key: (usize, u64), data: &Arc<Vec<u8>>) {
+    fn keep(&mut self, key: ChunkKey, data: &Arc<Vec<u8>>) {
         if self.budget == 0 {
             self.budget = CHUNK_CACHE_START;
         }
@@ -325,22 +331,32 @@ impl Reader<'_> {
                             })
                     })
                     .collect();
+                // a byte-shuffled chunk of which the request takes less than half: its
+                // elements are gathered from the shuffled planes, not the whole chunk unshuffled
+                let planes = |e: &ChunkEntry| {
+                    Self::shuffled_first(info, e)
+                        && slab.overlap(&e.offsets, &chunk, ext).saturating_mul(2)
+                            < chunk.iter().product::<u64>()
+                };
+                let one = |e: &&ChunkEntry| {
+                    let p = planes(e);
+                    self.chunk(var, name, info, e, &chunk, chunk_bytes, p)
+                        .map(|b| (b, p))
+                };
                 for batch in wanted.chunks(BATCH) {
-                    let decoded: Vec<Result<Arc<Vec<u8>>, Hdf5Error>> = if batch.len() > 1 {
-                        batch
-                            .par_iter()
-                            .map(|e| self.chunk(var, name, info, e, &chunk, chunk_bytes))
-                            .collect()
+                    let decoded: Vec<Result<Decoded, Hdf5Error>> = if batch.len() > 1 {
+                        batch.par_iter().map(one).collect()
                     } else {
-                        batch
-                            .iter()
-                            .map(|e| self.chunk(var, name, info, e, &chunk, chunk_bytes))
-                            .collect()
+                        batch.iter().map(one).collect()
                     };
-                    for (e, bytes) in batch.iter().zip(decoded) {
-                        let bytes = bytes?;
+                    for (e, got) in batch.iter().zip(decoded) {
+                        let (bytes, planes) = got?;
                         // clip the chunk to the stored extent (edge chunks)
-                        slab.copy_block_clipped(&e.offsets, &chunk, ext, &bytes, out, es);
+                        if planes {
+                            slab.copy_block_planes(&e.offsets, &chunk, ext, &bytes, out, es);
+                        } else {
+                            slab.copy_block_clipped(&e.offsets, &chunk, ext, &bytes, out, es);
+                        }
                     }
                 }
             }
@@ -566,7 +582,7 @@ impl Reader<'_> {
         let Some((e, chunk, chunk_bytes)) = self.chunk_at(var, name, info, start, exact)? else {
             return Ok(None);
         };
-        if let Some(c) = self.cached((var.0, e.address)) {
+        if let Some(c) = self.cached((var.0, e.address, false)) {
             return Ok(Some(c[..chunk_bytes as usize].to_vec()));
         }
         let mut data = self.decode_chunk(name, info, &e, &chunk, chunk_bytes)?;
@@ -928,7 +944,7 @@ impl Reader<'_> {
     }
 
     /// A decoded chunk from the cache.
-    fn cached(&self, key: (usize, u64)) -> Option<Arc<Vec<u8>>> {
+    fn cached(&self, key: ChunkKey) -> Option<Arc<Vec<u8>>> {
         self.cache
             .chunks
             .lock()
@@ -967,6 +983,9 @@ impl Reader<'_> {
         Ok(entries)
     }
 
+    /// Chunk `e` decoded (cached); with `planes`, its byte shuffle left undone (the caller
+    /// takes the elements it needs from the planes, [`Slab::copy_block_planes`]).
+    #[allow(clippy::too_many_arguments)]
     fn chunk(
         &self,
         var: VarId,
@@ -975,16 +994,29 @@ impl Reader<'_> {
         e: &ChunkEntry,
         chunk: &[u64],
         chunk_bytes: u64,
+        planes: bool,
     ) -> Result<Arc<Vec<u8>>, Hdf5Error> {
-        let key = (var.0, e.address);
+        let key = (var.0, e.address, planes);
         if let Some(c) = self.cached(key) {
             return Ok(c);
         }
-        let data = Arc::new(self.decode_chunk(name, info, e, chunk, chunk_bytes)?);
+        let data = Arc::new(self.decode_chunk_as(name, info, e, chunk, chunk_bytes, planes)?);
         if let Ok(mut m) = self.cache.chunks.lock() {
             m.keep(key, &data);
         }
         Ok(data)
+    }
+
+    /// True when chunk `e` of `info` is byte-shuffled first of all its filters, so that its
+    /// other filters undone leave the shuffled planes of its elements.
+    fn shuffled_first(info: &VarInfo, e: &ChunkEntry) -> bool {
+        info.elem_size > 1
+            && info.int_bits().is_none()
+            && e.filter_mask & 1 == 0
+            && info
+                .filters
+                .first()
+                .is_some_and(|f| f.id == nc_dataset::FILTER_SHUFFLE)
     }
 
     /// Read and decode one chunk (no cache).
@@ -995,6 +1027,20 @@ impl Reader<'_> {
         e: &ChunkEntry,
         chunk: &[u64],
         chunk_bytes: u64,
+    ) -> Result<Vec<u8>, Hdf5Error> {
+        self.decode_chunk_as(name, info, e, chunk, chunk_bytes, false)
+    }
+
+    /// Read and decode one chunk (no cache); with `planes` (only for a chunk
+    /// [`Reader::shuffled_first`]), all but its byte shuffle.
+    fn decode_chunk_as(
+        &self,
+        name: &str,
+        info: &VarInfo,
+        e: &ChunkEntry,
+        chunk: &[u64],
+        chunk_bytes: u64,
+        planes: bool,
     ) -> Result<Vec<u8>, Hdf5Error> {
         let what = format!("variable \"{name}\"");
         // an unfiltered chunk is never larger than its logical size; a filtered one is bounded
@@ -1011,6 +1057,7 @@ impl Reader<'_> {
             .iter()
             .enumerate()
             .filter(|(i, _)| *i >= 32 || e.filter_mask & (1 << i) == 0)
+            .filter(|(i, _)| !(planes && *i == 0))
             .map(|(_, f)| f.clone())
             .collect();
         for f in &active {
@@ -1035,7 +1082,9 @@ impl Reader<'_> {
                 })?
         };
         let mut data = data;
-        unpack_ints(info, &mut data);
+        if !planes {
+            unpack_ints(info, &mut data);
+        }
         if (data.len() as u64) < chunk_bytes {
             return Err(Hdf5Error::Filter {
                 var: name.to_string(),
@@ -1051,6 +1100,73 @@ impl Reader<'_> {
 }
 
 impl Slab<'_> {
+    /// The number of elements of the block at `org` of shape `blk`, clipped to `ext`, that
+    /// this slab takes.
+    fn overlap(&self, org: &[u64], blk: &[u64], ext: &[u64]) -> u64 {
+        (0..self.count.len())
+            .map(|d| {
+                let lo = self.start[d].max(org[d]);
+                let hi = (self.start[d] + self.count[d])
+                    .min(org[d] + blk[d])
+                    .min(ext[d]);
+                hi.saturating_sub(lo)
+            })
+            .product()
+    }
+
+    /// [`Slab::copy_block_clipped`] from a block still byte-shuffled: `src` holds `es` planes,
+    /// plane `b` the `b`-th byte of every element in order; each element this slab takes is
+    /// put back together from the planes.
+    fn copy_block_planes(
+        &self,
+        org: &[u64],
+        blk: &[u64],
+        ext: &[u64],
+        src: &[u8],
+        out: &mut [u8],
+        es: usize,
+    ) {
+        let rank = self.count.len();
+        let n: u64 = blk.iter().product();
+        let n = n as usize;
+        if rank == 0 || src.len() < n * es {
+            return;
+        }
+        let mut lo = vec![0u64; rank];
+        let mut hi = vec![0u64; rank];
+        for d in 0..rank {
+            lo[d] = self.start[d].max(org[d]);
+            hi[d] = (self.start[d] + self.count[d])
+                .min(org[d] + blk[d])
+                .min(ext[d]);
+            if lo[d] >= hi[d] {
+                return;
+            }
+        }
+        let run = (hi[rank - 1] - lo[rank - 1]) as usize;
+        let mut idx = lo.clone();
+        loop {
+            let mut s = 0u64;
+            let mut o = 0u64;
+            for d in 0..rank {
+                s = s * blk[d] + (idx[d] - org[d]);
+                o = o * self.count[d] + (idx[d] - self.start[d]);
+            }
+            let (s, o) = (s as usize, o as usize * es);
+            if let Some(dst) = out.get_mut(o..o + run * es) {
+                for b in 0..es {
+                    let plane = &src[b * n + s..b * n + s + run];
+                    for (k, &x) in plane.iter().enumerate() {
+                        dst[k * es + b] = x;
+                    }
+                }
+            }
+            if !advance(&mut idx, &lo, &hi) {
+                return;
+            }
+        }
+    }
+
     /// Like [`Slab::copy_block`] but only the part of the block inside the stored extent `ext`
     /// counts (the rest of an edge chunk is padding).
     fn copy_block_clipped(
@@ -1459,6 +1575,45 @@ fn collect_chunk_entries(
 mod tests {
     use super::*;
 
+    /// Elements gathered from a block's shuffled planes are the ones the unshuffled block
+    /// gives, for slabs inside, across and at the clipped edge of the block.
+    #[test]
+    fn elements_from_shuffled_planes_are_the_unshuffled_blocks() {
+        let (blk, org, ext, es) = ([4u64, 6], [4u64, 6], [7u64, 10], 4usize);
+        let n = 24;
+        let block: Vec<u8> = (0..n * es).map(|i| (i * 37 % 251) as u8).collect();
+        let mut planes = vec![0u8; n * es];
+        for k in 0..n {
+            for b in 0..es {
+                planes[b * n + k] = block[k * es + b];
+            }
+        }
+        for (start, count) in [
+            ([4u64, 6], [4u64, 6]),
+            ([5, 7], [2, 3]),
+            ([0, 0], [7, 10]),
+            ([6, 9], [1, 1]),
+            ([3, 8], [5, 2]),
+        ] {
+            let slab = Slab {
+                start: &start,
+                count: &count,
+            };
+            let len = (count[0] * count[1]) as usize * es;
+            let (mut want, mut got) = (vec![0u8; len], vec![0u8; len]);
+            slab.copy_block_clipped(&org, &blk, &ext, &block, &mut want, es);
+            slab.copy_block_planes(&org, &blk, &ext, &planes, &mut got, es);
+            assert_eq!(got, want, "{start:?} {count:?}");
+            assert!(slab.overlap(&org, &blk, &ext) <= 12);
+        }
+        let whole = Slab {
+            start: &[0, 0],
+            count: &[7, 10],
+        };
+        // rows 4..7 of the block, columns 6..10: 3 x 4
+        assert_eq!(whole.overlap(&org, &blk, &ext), 12);
+    }
+
     /// Chunks read once never grow the cache past its first budget; a chunk dropped and asked
     /// again doubles it, up to the most.
     #[test]
@@ -1466,21 +1621,24 @@ mod tests {
         let mut c = ChunkCache::default();
         let chunk = Arc::new(vec![0u8; 1 << 20]);
         for k in 0..40u64 {
-            c.keep((0, k), &chunk);
+            c.keep((0, k, false), &chunk);
             assert!(c.bytes <= CHUNK_CACHE_START);
         }
         assert_eq!(c.budget, CHUNK_CACHE_START);
         // the chunks of the last emptying: 24..32 were dropped when 32 came in
-        assert!(c.dropped.contains(&(0, 24)) && !c.map.contains_key(&(0, 24)));
-        c.keep((0, 24), &chunk);
+        assert!(c.dropped.contains(&(0, 24, false)) && !c.map.contains_key(&(0, 24, false)));
+        c.keep((0, 24, false), &chunk);
         assert_eq!(c.budget, 2 * CHUNK_CACHE_START);
         for k in 25..32 {
-            c.keep((0, k), &chunk);
+            c.keep((0, k, false), &chunk);
         }
         assert_eq!(c.budget, CHUNK_CACHE_BYTES);
         // too large to keep: not kept, nothing dropped
         let before = c.map.len();
-        c.keep((1, 0), &Arc::new(vec![0u8; CHUNK_CACHE_BYTES / 4 + 1]));
+        c.keep(
+            (1, 0, false),
+            &Arc::new(vec![0u8; CHUNK_CACHE_BYTES / 4 + 1]),
+        );
         assert_eq!(c.map.len(), before);
     }
 }
