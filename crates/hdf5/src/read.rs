@@ -1126,10 +1126,53 @@ impl Slab<'_> {
         out: &mut [u8],
         es: usize,
     ) {
+        let n = blk.iter().product::<u64>() as usize;
+        if src.len() < n * es {
+            return;
+        }
+        self.clipped_runs(org, blk, ext, |s, o, run| {
+            if let Some(dst) = out.get_mut(o * es..(o + run) * es) {
+                for b in 0..es {
+                    let plane = &src[b * n + s..b * n + s + run];
+                    for (k, &x) in plane.iter().enumerate() {
+                        dst[k * es + b] = x;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Like [`Slab::copy_block`] but only the part of the block inside the stored extent `ext`
+    /// counts (the rest of an edge chunk is padding).
+    fn copy_block_clipped(
+        &self,
+        org: &[u64],
+        blk: &[u64],
+        ext: &[u64],
+        src: &[u8],
+        out: &mut [u8],
+        es: usize,
+    ) {
+        self.clipped_runs(org, blk, ext, |s, o, run| {
+            let (s, o, run) = (s * es, o * es, run * es);
+            if let (Some(src), Some(dst)) = (src.get(s..s + run), out.get_mut(o..o + run)) {
+                dst.copy_from_slice(src);
+            }
+        });
+    }
+
+    /// Each run of elements along the last dimension that this slab takes from the block at
+    /// `org` of shape `blk`, clipped to the stored extent `ext`: `put(s, o, n)`, `n` elements
+    /// from element `s` of the block to element `o` of the slab, in row-major order.
+    fn clipped_runs(
+        &self,
+        org: &[u64],
+        blk: &[u64],
+        ext: &[u64],
+        mut put: impl FnMut(usize, usize, usize),
+    ) {
         let rank = self.count.len();
-        let n: u64 = blk.iter().product();
-        let n = n as usize;
-        if rank == 0 || src.len() < n * es {
+        if rank == 0 {
             return;
         }
         let mut lo = vec![0u64; rank];
@@ -1152,61 +1195,7 @@ impl Slab<'_> {
                 s = s * blk[d] + (idx[d] - org[d]);
                 o = o * self.count[d] + (idx[d] - self.start[d]);
             }
-            let (s, o) = (s as usize, o as usize * es);
-            if let Some(dst) = out.get_mut(o..o + run * es) {
-                for b in 0..es {
-                    let plane = &src[b * n + s..b * n + s + run];
-                    for (k, &x) in plane.iter().enumerate() {
-                        dst[k * es + b] = x;
-                    }
-                }
-            }
-            if !advance(&mut idx, &lo, &hi) {
-                return;
-            }
-        }
-    }
-
-    /// Like [`Slab::copy_block`] but only the part of the block inside the stored extent `ext`
-    /// counts (the rest of an edge chunk is padding).
-    fn copy_block_clipped(
-        &self,
-        org: &[u64],
-        blk: &[u64],
-        ext: &[u64],
-        src: &[u8],
-        out: &mut [u8],
-        es: usize,
-    ) {
-        let rank = self.count.len();
-        if rank == 0 {
-            return;
-        }
-        let mut lo = vec![0u64; rank];
-        let mut hi = vec![0u64; rank];
-        for d in 0..rank {
-            lo[d] = self.start[d].max(org[d]);
-            hi[d] = (self.start[d] + self.count[d])
-                .min(org[d] + blk[d])
-                .min(ext[d]);
-            if lo[d] >= hi[d] {
-                return;
-            }
-        }
-        let run = (hi[rank - 1] - lo[rank - 1]) as usize * es;
-        let mut idx = lo.clone();
-        loop {
-            let mut s = 0u64;
-            let mut o = 0u64;
-            for d in 0..rank {
-                s = s * blk[d] + (idx[d] - org[d]);
-                o = o * self.count[d] + (idx[d] - self.start[d]);
-            }
-            let s = s as usize * es;
-            let o = o as usize * es;
-            if let (Some(src), Some(dst)) = (src.get(s..s + run), out.get_mut(o..o + run)) {
-                dst.copy_from_slice(src);
-            }
+            put(s as usize, o as usize, run);
             if !advance(&mut idx, &lo, &hi) {
                 return;
             }
