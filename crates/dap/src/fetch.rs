@@ -170,9 +170,14 @@ impl Target {
 
 /// A DAP4 constraint as a query value: every byte but unreserved ones and `/ : ;` as `%XX`.
 fn escape_ce(ce: &str) -> String {
-    let mut out = String::with_capacity(ce.len() + 16);
-    for b in ce.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/:;".contains(&b) {
+    percent_encode(ce, b"-._~/:;")
+}
+
+/// `s` with every byte but ASCII letters, digits and those in `keep` as `%XX`.
+pub(crate) fn percent_encode(s: &str, keep: &[u8]) -> String {
+    let mut out = String::with_capacity(s.len() + 16);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || keep.contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));

@@ -1103,15 +1103,27 @@ impl Slab<'_> {
     /// The number of elements of the block at `org` of shape `blk`, clipped to `ext`, that
     /// this slab takes.
     fn overlap(&self, org: &[u64], blk: &[u64], ext: &[u64]) -> u64 {
-        (0..self.count.len())
-            .map(|d| {
-                let lo = self.start[d].max(org[d]);
-                let hi = (self.start[d] + self.count[d])
-                    .min(org[d] + blk[d])
-                    .min(ext[d]);
-                hi.saturating_sub(lo)
-            })
-            .product()
+        self.clipped(org, blk, ext).map_or(0, |(lo, hi)| {
+            lo.iter().zip(&hi).map(|(l, h)| h - l).product()
+        })
+    }
+
+    /// The box this slab takes of the block at `org` of shape `blk`, clipped to the stored
+    /// extent `ext`: its first indices and the indices past its end; `None` when empty.
+    fn clipped(&self, org: &[u64], blk: &[u64], ext: &[u64]) -> Option<(Vec<u64>, Vec<u64>)> {
+        let rank = self.count.len();
+        let mut lo = vec![0u64; rank];
+        let mut hi = vec![0u64; rank];
+        for d in 0..rank {
+            lo[d] = self.start[d].max(org[d]);
+            hi[d] = (self.start[d] + self.count[d])
+                .min(org[d] + blk[d])
+                .min(ext[d]);
+            if lo[d] >= hi[d] {
+                return None;
+            }
+        }
+        Some((lo, hi))
     }
 
     /// [`Slab::copy_block_clipped`] from a block still byte-shuffled: `src` holds `es` planes,
@@ -1175,17 +1187,9 @@ impl Slab<'_> {
         if rank == 0 {
             return;
         }
-        let mut lo = vec![0u64; rank];
-        let mut hi = vec![0u64; rank];
-        for d in 0..rank {
-            lo[d] = self.start[d].max(org[d]);
-            hi[d] = (self.start[d] + self.count[d])
-                .min(org[d] + blk[d])
-                .min(ext[d]);
-            if lo[d] >= hi[d] {
-                return;
-            }
-        }
+        let Some((lo, hi)) = self.clipped(org, blk, ext) else {
+            return;
+        };
         let run = (hi[rank - 1] - lo[rank - 1]) as usize;
         let mut idx = lo.clone();
         loop {

@@ -45,16 +45,22 @@ struct VarChunks {
     stored: Box<[(u64, u64, u64)]>,
 }
 
+/// The row-major number of the grid cell at `index` in a grid of `grid` cells along each
+/// dimension; `None` outside the grid.
+fn linear(index: impl Iterator<Item = u64>, grid: &[u64]) -> Option<u64> {
+    let mut k = 0u64;
+    for (i, g) in index.zip(grid) {
+        if i >= *g {
+            return None;
+        }
+        k = k.checked_mul(*g)?.checked_add(i)?;
+    }
+    Some(k)
+}
+
 impl VarChunks {
     fn linear(&self, index: impl Iterator<Item = u64>) -> Option<u64> {
-        let mut k = 0u64;
-        for (i, g) in index.zip(self.grid.iter()) {
-            if i >= *g {
-                return None;
-            }
-            k = k.checked_mul(*g)?.checked_add(i)?;
-        }
-        Some(k)
+        linear(index, &self.grid)
     }
 
     fn find(&self, k: u64) -> Option<(u64, u64)> {
@@ -154,22 +160,20 @@ impl Kept {
             if map.chunk.len() != shape.len() || map.chunk.contains(&0) {
                 continue;
             }
+            let grid: Box<[u64]> = (shape.iter().zip(&map.chunk))
+                .map(|(n, c)| n.div_ceil(*c).max(1))
+                .collect();
             let stored: Vec<(u64, u64, u64)> = match &map.chunks {
                 StoredChunks::List(list) => {
                     if !self.room(list.len() * 24 + 96) {
                         break;
                     }
-                    let grid: Vec<u64> = shape
-                        .iter()
-                        .zip(&map.chunk)
-                        .map(|(n, c)| n.div_ceil(*c).max(1))
-                        .collect();
                     let mut out = Vec::with_capacity(list.len());
                     for c in list {
-                        let mut lin = 0u64;
-                        for (i, g) in c.index.iter().zip(&grid) {
-                            lin = lin.saturating_mul(*g).saturating_add(*i);
-                        }
+                        // a chunk outside the grid is never asked for
+                        let Some(lin) = linear(c.index.iter().copied(), &grid) else {
+                            continue;
+                        };
                         let (off, len) = match c.bytes {
                             ChunkBytes::Range { offset, len } => (offset, len),
                             ChunkBytes::Decoded => (0, u64::MAX),
@@ -194,11 +198,6 @@ impl Kept {
                 _ => Arc::new(layout),
             };
             self.last[k] = Some(Arc::clone(&layout));
-            let grid = shape
-                .iter()
-                .zip(&map.chunk)
-                .map(|(n, c)| n.div_ceil(*c).max(1))
-                .collect();
             kept.vars[k] = Some(VarChunks {
                 layout,
                 grid,

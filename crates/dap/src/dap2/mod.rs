@@ -298,15 +298,7 @@ impl Remote {
 
 /// A DAP2 name in a constraint: characters outside the DAP2 identifier set as `%XX`.
 fn encode_name(n: &str) -> String {
-    let mut out = String::new();
-    for b in n.bytes() {
-        if b.is_ascii_alphanumeric() || b"_!~*'-\"".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::fetch::percent_encode(n, b"_!~*'-\"")
 }
 
 #[cfg(test)]
