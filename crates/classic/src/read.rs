@@ -460,12 +460,20 @@ pub struct ClassicFile {
     backing: Backing,
 }
 
-/// First prefix read when looking for the end of the header.
+/// First prefix read when looking for the end of the header, from a remote source (one
+/// request covers the header of nearly every file).
 const FIRST_HEADER_READ: u64 = 64 * 1024;
+/// The same from a local file: a file keeps its first bytes once the format probe has read
+/// its magic number (`nc_store::FileSource`), and a read this small is served from them, so
+/// most headers cost no read of their own (a 64 KiB read was a second copy of the file's
+/// start for every input of a join).
+const FIRST_LOCAL_HEADER_READ: u64 = 8 * 1024;
 /// Byte runs smaller than half this are served from a read-ahead window when they are dense.
 const WINDOW: usize = 1 << 20;
-/// Runs at most this far apart count as dense.
-const NEAR: u64 = 32 * 1024;
+/// Runs at most this far apart count as dense. A read costs about what copying a few KiB
+/// does, so runs further apart are read one by one: the 24 values of a record coordinate
+/// whose records are 16 KiB apart are 24 small reads, not a copy of the 377 KiB between them.
+const NEAR: u64 = 4 * 1024;
 
 impl ClassicFile {
     /// Open a classic file: read its header (in growing prefixes, never the whole file) and
@@ -505,7 +513,12 @@ impl ClassicFile {
         limits: &Limits,
     ) -> Result<ClassicFile, ClassicError> {
         let len = src.len();
-        let mut want = len.min(FIRST_HEADER_READ);
+        let first = if src.is_remote() {
+            FIRST_HEADER_READ
+        } else {
+            FIRST_LOCAL_HEADER_READ
+        };
+        let mut want = len.min(first);
         let (ds, header) = loop {
             let n = usize::try_from(want).map_err(|_| ClassicError::HeaderTooLarge {
                 limit: limits.max_header_bytes,

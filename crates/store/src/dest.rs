@@ -177,8 +177,11 @@ impl Destination {
     }
 }
 
-/// How often a file being written is handed to the kernel's writeback.
-pub const WRITEBACK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+/// How often a file being written is handed to the kernel's writeback. Short, so that the
+/// flush at the end waits for at most the last few milliseconds of writes: on ext4 a flush of
+/// 5.5 MB written just before took 3-4.5 ms, and 0.15 ms when writeback was started 3 ms
+/// earlier. A hand-over of a file with no new dirty pages is one cheap system call.
+pub const WRITEBACK_EVERY: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The thread that starts writeback of a file being written ([`Destination::start_writeback`]);
 /// dropping it stops and joins the thread.
@@ -438,7 +441,7 @@ mod tests {
         let t = std::time::Instant::now();
         drop(wb);
         assert!(
-            t.elapsed() < 4 * WRITEBACK_EVERY,
+            t.elapsed() < std::time::Duration::from_millis(500),
             "stopped in {:?}",
             t.elapsed()
         );

@@ -63,6 +63,9 @@ mod tests {
         for (at, n) in [
             (0, 8),
             (100, 4096),
+            (8_000, 192),
+            (8_000, 500),
+            (4_000, 4096),
             (65_000, 536),
             (65_530, 20),
             (70_000, 10),
@@ -88,6 +91,34 @@ mod tests {
         std::fs::write(&q, vec![0u8; 200_000]).unwrap();
         assert_eq!(g.read_vec(100, 8).unwrap(), long[100..108]);
         assert_eq!(g.read_vec(100_000, 8).unwrap(), vec![0u8; 8]);
+        // small reads in the first 8 KiB keep those alone; three small reads past them go to
+        // the file, the fourth reads the head (what the file holds by then), which serves all
+        std::fs::write(&q, &long).unwrap();
+        let h = FileSource::open(&q).unwrap();
+        assert_eq!(h.read_vec(0, 4).unwrap(), long[..4]);
+        assert_eq!(h.read_vec(8_000, 192).unwrap(), long[8_000..8_192]);
+        let mut now = long.clone();
+        for (i, at) in [9_000usize, 20_000, 30_000, 40_000].into_iter().enumerate() {
+            now[at..at + 8].fill(i as u8 + 1);
+            std::fs::write(&q, &now).unwrap();
+            assert_eq!(
+                h.read_vec(at as u64, 8).unwrap(),
+                vec![i as u8 + 1; 8],
+                "read {i}"
+            );
+            assert_eq!(
+                h.read_vec(100, 8).unwrap(),
+                long[100..108],
+                "from the first bytes"
+            );
+        }
+        std::fs::write(&q, vec![5u8; 200_000]).unwrap();
+        assert_eq!(h.read_vec(9_000, 8).unwrap(), vec![1u8; 8], "from the head");
+        assert_eq!(
+            h.read_vec(100, 8).unwrap(),
+            long[100..108],
+            "the head serves all now"
+        );
         assert!(FileSource::open(&d).is_err(), "a directory is not a source");
         let e = FileSource::open(&d.join("missing")).unwrap_err();
         assert!(e.is_not_found() && e.to_string().contains("missing"), "{e}");
