@@ -52,7 +52,7 @@ impl Filter for Deflate {
             .map_err(|err| super::corrupt(ID, NAME, err))
     }
     fn decode(&self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), FilterError> {
-        // the buffer is zeroed first: only for chunks whose stored bytes could fill it
+        // the buffer is allocated first: only for chunks whose stored bytes could fill it
         // (deflate expands at most 1032:1) and of a size a copy holds anyway
         let fits = |n: usize| {
             n > 0 && n <= self.limit && n <= WHOLE_MAX && n <= chunk.len().saturating_mul(1032)
@@ -101,22 +101,8 @@ impl Filter for Deflate {
 /// The largest decoded chunk inflated in one call (larger ones grow as they inflate).
 const WHOLE_MAX: usize = 64 << 20;
 
-thread_local! {
-    static DECOMPRESSOR: std::cell::RefCell<libdeflater::Decompressor> =
-        std::cell::RefCell::new(libdeflater::Decompressor::new());
-}
-
 /// Inflate `chunk` into `out` with libdeflate when it decodes to at most `n` bytes: false
 /// (and `out` left to the caller) when it does not, or is not a sound zlib stream.
 fn whole(chunk: &[u8], n: usize, out: &mut Vec<u8>) -> bool {
-    out.clear();
-    out.resize(n, 0);
-    let got = DECOMPRESSOR.with(|d| d.borrow_mut().zlib_decompress(chunk, out));
-    match got {
-        Ok(k) => {
-            out.truncate(k);
-            true
-        }
-        Err(_) => false,
-    }
+    super::inflate::zlib_into(chunk, n, out)
 }

@@ -9,6 +9,7 @@ pub(crate) mod deflate;
 mod delta;
 pub(crate) mod fletcher32;
 mod gzip;
+mod inflate;
 pub(crate) mod lz4;
 pub(crate) mod lzf;
 mod lzma;
