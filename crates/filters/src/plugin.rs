@@ -1,4 +1,5 @@
-//! HDF5 filter plugins loaded with libloading: the only module with `unsafe` code.
+//! HDF5 filter plugins loaded with libloading: one of the two modules with `unsafe` code (the
+//! other is `codecs/inflate.rs`, one call into the bundled libdeflate).
 //!
 //! Search order (netCDF filters documentation, "Plugin directory"): the directories of
 //! `HDF5_PLUGIN_PATH` (`:`-separated), then `/usr/local/hdf5/lib/plugin`. In each, every file
