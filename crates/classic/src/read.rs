@@ -470,10 +470,14 @@ const FIRST_HEADER_READ: u64 = 64 * 1024;
 const FIRST_LOCAL_HEADER_READ: u64 = 8 * 1024;
 /// Byte runs smaller than half this are served from a read-ahead window when they are dense.
 const WINDOW: usize = 1 << 20;
-/// Runs at most this far apart count as dense. A read costs about what copying a few KiB
-/// does, so runs further apart are read one by one: the 24 values of a record coordinate
-/// whose records are 16 KiB apart are 24 small reads, not a copy of the 377 KiB between them.
+/// Runs at most this far apart in a local file count as dense. A read costs about what
+/// copying a few KiB does, so runs further apart are read one by one: the 24 values of a
+/// record coordinate whose records are 16 KiB apart are 24 small reads, not a copy of the
+/// 377 KiB between them.
 const NEAR: u64 = 4 * 1024;
+/// The same for a remote source, where a request costs far more: runs this close are read
+/// through the window (a request per window, memory one window), not as one request each.
+const NEAR_REMOTE: u64 = 32 * 1024;
 
 impl ClassicFile {
     /// Open a classic file: read its header (in growing prefixes, never the whole file) and
@@ -712,8 +716,13 @@ impl ClassicFile {
             });
         }
         // small runs close together are served from a read-ahead window (bounded by the slab)
+        let near = if self.backing.0.is_remote() {
+            NEAR_REMOTE
+        } else {
+            NEAR
+        };
         let dense = m > 0
-            && (strides[m - 1] <= NEAR || (run_bytes as u64).saturating_mul(4) >= strides[m - 1]);
+            && (strides[m - 1] <= near || (run_bytes as u64).saturating_mul(4) >= strides[m - 1]);
         let mut out = vec![0u8; total_bytes];
         if self.backing.0.is_remote() && !(dense && run_bytes < WINDOW / 2) && run_bytes > 0 {
             // a remote source gets every run at once: it merges the close ones into few

@@ -226,3 +226,50 @@ fn stored_records_are_the_files_record_bytes_for_its_own_layout() {
         .is_none());
     assert!(out.is_empty());
 }
+
+/// Runs far apart (a record coordinate between large records, a few values of each record
+/// of a large variable) are read one by one from a local file, and whole windows when they
+/// are close: the same values either way, for whole variables, strided and offset slabs.
+#[test]
+fn sparse_and_dense_runs_read_the_same_values() {
+    let n = 50u64;
+    let mut ds = Dataset::new("s");
+    let t = ds.add_dim(ROOT, "time", n, true);
+    // records of 8 + 8192 bytes (runs of `time` 8200 apart) and of 8 + 40 bytes (48 apart)
+    for (wide, name, tname) in [(2048u64, "wide", "time_w"), (10, "narrow", "time_n")] {
+        let mut d = ds.clone();
+        let x = d.add_dim(ROOT, "x", wide, false);
+        let tv = d.add_var(ROOT, tname, NcType::Atomic(AtomicType::Double), vec![t]);
+        let v = d.add_var(ROOT, name, NcType::Atomic(AtomicType::Float), vec![t, x]);
+        d.var_mut(tv).data = Some(Values::Double(
+            (0..n).map(|i| i as f64 * 0.5 + 3.0).collect(),
+        ));
+        d.var_mut(v).data = Some(Values::Float(
+            (0..n * wide).map(|i| (i % 9973) as f32 - 0.25).collect(),
+        ));
+        let file = ClassicFile::from_bytes(write(&d, Format::Classic)).unwrap();
+        let fd = file.dataset().clone();
+        let want_t: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 + 3.0).collect();
+        assert_eq!(
+            file.read(&fd, tv, nc_dataset::Slab::new(&[0], &[n]))
+                .unwrap(),
+            Values::Double(want_t.clone()),
+            "{name}: the whole coordinate"
+        );
+        assert_eq!(
+            file.read(&fd, tv, nc_dataset::Slab::new(&[7], &[20]))
+                .unwrap(),
+            Values::Double(want_t[7..27].to_vec()),
+            "{name}: part of it"
+        );
+        // three values from the middle of every record from record 5 on
+        let (k0, k) = (wide / 2 - 1, 3u64);
+        let got = file
+            .read(&fd, v, nc_dataset::Slab::new(&[5, k0], &[n - 5, k]))
+            .unwrap();
+        let want: Vec<f32> = (5..n)
+            .flat_map(|r| (k0..k0 + k).map(move |c| ((r * wide + c) % 9973) as f32 - 0.25))
+            .collect();
+        assert_eq!(got, Values::Float(want), "{name}: a column of every record");
+    }
+}
