@@ -44,9 +44,58 @@ impl std::ops::Deref for OpenedRef {
 /// (without their metadata) to read chunks whose place [`crate::kept::Kept`] holds.
 #[derive(Default)]
 struct Cache {
+    open: Lru<Entry>,
+    bytes: Lru<dyn ByteSource>,
+}
+
+/// Values kept per input, at most a bound of them: the least recently used goes first.
+struct Lru<T: ?Sized> {
     tick: u64,
-    open: Vec<(usize, u64, Arc<Entry>)>,
-    bytes: Vec<(usize, u64, Arc<dyn ByteSource>)>,
+    /// (input, when last used, value)
+    items: Vec<(usize, u64, Arc<T>)>,
+}
+
+impl<T: ?Sized> Default for Lru<T> {
+    fn default() -> Lru<T> {
+        Lru {
+            tick: 0,
+            items: Vec::new(),
+        }
+    }
+}
+
+impl<T: ?Sized> Lru<T> {
+    fn new(items: impl IntoIterator<Item = (usize, Arc<T>)>) -> Lru<T> {
+        Lru {
+            tick: 0,
+            items: items.into_iter().map(|(i, v)| (i, 0, v)).collect(),
+        }
+    }
+
+    /// Input `i`'s value, marked as just used.
+    fn get(&mut self, i: usize) -> Option<Arc<T>> {
+        self.tick += 1;
+        let tick = self.tick;
+        let e = self.items.iter_mut().find(|e| e.0 == i)?;
+        e.1 = tick;
+        Some(Arc::clone(&e.2))
+    }
+
+    /// Keep `v` for input `i`, the least recently used dropped to stay under `max`; the value
+    /// already kept for `i` when another thread kept one first.
+    fn put(&mut self, i: usize, v: Arc<T>, max: usize) -> Arc<T> {
+        if let Some(kept) = self.get(i) {
+            return kept;
+        }
+        while self.items.len() >= max {
+            match (0..self.items.len()).min_by_key(|&k| self.items[k].1) {
+                Some(k) => drop(self.items.swap_remove(k)),
+                None => break,
+            }
+        }
+        self.items.push((i, self.tick, Arc::clone(&v)));
+        v
+    }
 }
 
 /// The data of the joined view (see the module docs).
@@ -72,28 +121,24 @@ type Piece = (usize, Vec<u64>, Vec<u64>);
 
 impl JoinSource {
     pub(crate) fn new(plan: Plan, max_open: usize, kept: Vec<(usize, Opened)>) -> JoinSource {
-        let open = kept
-            .into_iter()
-            .map(|(i, opened)| {
-                let vars = vars_by_path(opened.dataset());
-                (i, 0, Arc::new(Entry { opened, vars }))
-            })
-            .collect();
+        let open = Lru::new(kept.into_iter().map(|(i, opened)| {
+            let vars = vars_by_path(opened.dataset());
+            (i, Arc::new(Entry { opened, vars }))
+        }));
         JoinSource {
             plan,
             max_open: max_open.max(1),
             reopened: 0.into(),
             cache: Mutex::new(Cache {
-                tick: 0,
                 open,
-                bytes: Vec::new(),
+                bytes: Lru::default(),
             }),
         }
     }
 
     /// How many inputs are open now (for tests of the bound).
     pub fn open_inputs(&self) -> usize {
-        self.cache.lock().map_or(0, |c| c.open.len())
+        self.cache.lock().map_or(0, |c| c.open.items.len())
     }
 
     /// How many times an input was opened again (its metadata parsed) after the plan: a
@@ -118,14 +163,8 @@ impl JoinSource {
 
     /// Input `i`, from the cache or opened again (and checked to be as planned).
     fn input(&self, i: usize) -> Result<Arc<Entry>, DataError> {
-        {
-            let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            c.tick += 1;
-            let tick = c.tick;
-            if let Some(e) = c.open.iter_mut().find(|e| e.0 == i) {
-                e.1 = tick;
-                return Ok(Arc::clone(&e.2));
-            }
+        if let Some(e) = self.lock().open.get(i) {
+            return Ok(e);
         }
         // opened outside the lock, so other threads read meanwhile
         let loc = &self.plan.inputs[i];
@@ -135,54 +174,24 @@ impl JoinSource {
         self.check_unchanged(i, &opened)?;
         let vars = vars_by_path(opened.dataset());
         let entry = Arc::new(Entry { opened, vars });
-        let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        c.tick += 1;
-        let tick = c.tick;
-        if let Some(e) = c.open.iter_mut().find(|e| e.0 == i) {
-            // another thread opened it first: keep one
-            e.1 = tick;
-            return Ok(Arc::clone(&e.2));
-        }
-        while c.open.len() >= self.max_open {
-            let oldest = c
-                .open
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, e)| e.1)
-                .map(|(k, _)| k);
-            match oldest {
-                Some(k) => drop(c.open.swap_remove(k)),
-                None => break,
-            }
-        }
-        c.open.push((i, tick, Arc::clone(&entry)));
-        Ok(entry)
+        // another thread may have opened it first: one is kept
+        Ok(self.lock().open.put(i, entry, self.max_open))
     }
 
     /// Input `i`'s bytes (kept among the last [`crate::JoinOptions::max_open`] opened).
     fn bytes(&self, i: usize) -> Result<Arc<dyn ByteSource>, DataError> {
-        {
-            let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            c.tick += 1;
-            let tick = c.tick;
-            if let Some(e) = c.bytes.iter_mut().find(|e| e.0 == i) {
-                e.1 = tick;
-                return Ok(Arc::clone(&e.2));
-            }
+        if let Some(b) = self.lock().bytes.get(i) {
+            return Ok(b);
         }
         let src = self.plan.inputs[i]
             .open_source()
             .map_err(|e| DataError::from(e.to_string()))?;
-        let mut c = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        c.tick += 1;
-        let tick = c.tick;
-        if c.bytes.len() >= self.max_open {
-            if let Some(k) = (0..c.bytes.len()).min_by_key(|&k| c.bytes[k].1) {
-                c.bytes.swap_remove(k);
-            }
-        }
-        c.bytes.push((i, tick, Arc::clone(&src)));
-        Ok(src)
+        Ok(self.lock().bytes.put(i, src, self.max_open))
+    }
+
+    /// The cache (a panic elsewhere while holding it leaves it usable).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The join coordinate `route` is of, when its values are kept for every input: the
@@ -499,5 +508,29 @@ impl DataSource for JoinSource {
         let e = self.input(0).ok()?;
         let v = e.var(route).ok()?;
         e.opened.source().stored_regions(e.opened.dataset(), v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_least_recently_used_input_goes_first_and_one_value_is_kept_per_input() {
+        let mut lru: Lru<str> = Lru::new([(7, Arc::from("seven"))]);
+        assert_eq!(lru.get(7).as_deref(), Some("seven"));
+        assert_eq!(&*lru.put(1, Arc::from("one"), 2), "one");
+        // 7 was used before 1: it goes when 2 comes
+        assert_eq!(lru.get(1).as_deref(), Some("one"));
+        assert_eq!(&*lru.put(2, Arc::from("two"), 2), "two");
+        assert!(lru.get(7).is_none());
+        // a second value for a kept input: the kept one, nothing dropped
+        assert_eq!(&*lru.put(1, Arc::from("uno"), 2), "one");
+        assert_eq!(lru.items.len(), 2);
+        assert_eq!(lru.get(2).as_deref(), Some("two"));
+        // now 1 is the oldest
+        lru.put(3, Arc::from("three"), 2);
+        assert!(lru.get(1).is_none());
+        assert_eq!(lru.get(3).as_deref(), Some("three"));
     }
 }
