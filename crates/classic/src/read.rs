@@ -716,15 +716,12 @@ impl ClassicFile {
             });
         }
         // small runs close together are served from a read-ahead window (bounded by the slab)
-        let near = if self.backing.0.is_remote() {
-            NEAR_REMOTE
-        } else {
-            NEAR
-        };
+        let remote = self.backing.0.is_remote();
+        let near = if remote { NEAR_REMOTE } else { NEAR };
         let dense = m > 0
             && (strides[m - 1] <= near || (run_bytes as u64).saturating_mul(4) >= strides[m - 1]);
         let mut out = vec![0u8; total_bytes];
-        if self.backing.0.is_remote() && !(dense && run_bytes < WINDOW / 2) && run_bytes > 0 {
+        if remote && !(dense && run_bytes < WINDOW / 2) && run_bytes > 0 {
             // a remote source gets every run at once: it merges the close ones into few
             // requests and runs them concurrently
             let mut ranges = Vec::with_capacity(total_bytes / run_bytes);
