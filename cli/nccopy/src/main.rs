@@ -332,7 +332,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let out_loc = nc_dispatch::Location::parse(&outfile.to_string_lossy());
     let same = out_loc
         .as_ref()
-        .is_ok_and(|o| in_locs.iter().any(|i| nc_dispatch::same_dataset(i, o)));
+        .is_ok_and(|o| nc_dispatch::output_is_an_input(&in_locs, o));
     if !args.explain && same {
         return Err(Failure::output(format!(
             "{}: output is the input dataset (the same file or store, maybe through a link); \

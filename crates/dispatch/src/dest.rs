@@ -129,18 +129,20 @@ pub(crate) fn check_destination(
     }
 }
 
-/// True when two locations (paths or store URLs) reach the same local file or directory,
-/// through symbolic links, hard links or different spellings: copying one onto the other
-/// would replace the input.
-pub fn same_dataset(a: &nc_store::Location, b: &nc_store::Location) -> bool {
+/// True when `out` and one of `inputs` (paths or store URLs) reach the same local file or
+/// directory, through symbolic links, hard links or different spellings: copying onto `out`
+/// would replace that input. The output is looked at once, and the inputs only when it exists
+/// (a join names thousands).
+pub fn output_is_an_input(inputs: &[nc_store::Location], out: &nc_store::Location) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let (Some(a), Some(b)) = (a.local_path(), b.local_path()) else {
+    let Some(out) = out.local_path().and_then(|p| fs::metadata(p).ok()) else {
         return false;
     };
-    match (fs::metadata(a), fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
-    }
+    inputs.iter().any(|i| {
+        i.local_path()
+            .and_then(|p| fs::metadata(p).ok())
+            .is_some_and(|m| m.dev() == out.dev() && m.ino() == out.ino())
+    })
 }
 
 /// The file a symbolic link finally names (relative links resolve against their directory).
@@ -257,7 +259,10 @@ mod tests {
         std::os::unix::fs::symlink("in.nc", d.join("soft.nc")).unwrap();
         fs::write(d.join("other.nc"), b"x").unwrap();
         let same = |a: &Path, b: &Path| {
-            same_dataset(&nc_store::Location::local(a), &nc_store::Location::local(b))
+            output_is_an_input(
+                &[nc_store::Location::local(a)],
+                &nc_store::Location::local(b),
+            )
         };
         assert!(same(&real, &d.join("hard.nc")));
         assert!(same(&real, &d.join("soft.nc")));
@@ -267,9 +272,22 @@ mod tests {
         let store = d.join("s.zarr");
         fs::create_dir(&store).unwrap();
         let url = format!("file://{}#mode=nczarr,file", store.display());
-        assert!(same_dataset(
-            &nc_store::Location::local(&store),
+        assert!(output_is_an_input(
+            &[nc_store::Location::local(&store)],
             &nc_store::Location::parse(&url).unwrap()
+        ));
+        // one of several inputs; none, when the output does not exist
+        let inputs = [
+            nc_store::Location::local(&d.join("other.nc")),
+            nc_store::Location::local(&d.join("soft.nc")),
+        ];
+        assert!(output_is_an_input(
+            &inputs,
+            &nc_store::Location::local(&real)
+        ));
+        assert!(!output_is_an_input(
+            &inputs,
+            &nc_store::Location::local(&d.join("missing.nc"))
         ));
         fs::remove_dir_all(&d).unwrap();
     }

@@ -18,7 +18,7 @@ mod open;
 mod quantize;
 mod references;
 
-pub use dest::same_dataset;
+pub use dest::output_is_an_input;
 pub use kind::*;
 pub use nc_runtime::{Failure, Side};
 pub use nc_store::remote::Access;

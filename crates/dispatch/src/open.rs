@@ -143,7 +143,17 @@ fn probe(loc: &Location) -> Result<Found, DispatchError> {
             zarr_modes(loc),
         ));
     }
-    if let Some(path) = loc.local_path() {
+    let zip = |path: &Path| {
+        path.extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+    };
+    // a local file (not a zip archive) is opened at once: one look at it, where a join opens
+    // thousands; what cannot be opened as a file is looked at below
+    let file = loc
+        .local_path()
+        .filter(|p| !zip(p))
+        .and_then(|_| loc.open_source().ok());
+    if let (Some(path), None) = (loc.local_path(), &file) {
         let unknown = || DispatchError::UnknownFormat {
             path: PathBuf::from(loc.text()),
             found: Vec::new(),
@@ -164,10 +174,7 @@ fn probe(loc: &Location) -> Result<Found, DispatchError> {
             };
             return Ok(Found::Store(Box::new(store), modes));
         }
-        if path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
-        {
+        if zip(path) {
             if let Ok(z) = nc_store::ZipStore::open(path) {
                 if has_any(&z, &[".zgroup", "zarr.json"]).unwrap_or(false) {
                     return Ok(Found::Store(Box::new(z), nc_zarr::ZarrModes::default()));
@@ -175,21 +182,24 @@ fn probe(loc: &Location) -> Result<Found, DispatchError> {
             }
         }
     }
-    let src = match loc.remote() {
-        Some(u) => match nc_store::remote::open_source(u) {
-            Ok(src) => Arc::new(src) as Arc<dyn nc_store::ByteSource>,
-            Err(nc_store::StoreError::Remote { cause, .. })
-                if cause == "no such object" && !u.wants_bytes() =>
-            {
-                // no object: a DAP2 server's dataset (URL.dds answers), else a Zarr store
-                if nc_dap::answers_dap2(loc) {
-                    return Ok(Found::Dap(nc_store::DapProtocol::Dap2));
+    let src = match file {
+        Some(src) => src,
+        None => match loc.remote() {
+            Some(u) => match nc_store::remote::open_source(u) {
+                Ok(src) => Arc::new(src) as Arc<dyn nc_store::ByteSource>,
+                Err(nc_store::StoreError::Remote { cause, .. })
+                    if cause == "no such object" && !u.wants_bytes() =>
+                {
+                    // no object: a DAP2 server's dataset (URL.dds answers), else a Zarr store
+                    if nc_dap::answers_dap2(loc) {
+                        return Ok(Found::Dap(nc_store::DapProtocol::Dap2));
+                    }
+                    return remote_store(loc, u);
                 }
-                return remote_store(loc, u);
-            }
-            Err(e) => return Err(DispatchError::Store(e)),
+                Err(e) => return Err(DispatchError::Store(e)),
+            },
+            None => loc.open_source().map_err(store_err)?,
         },
-        None => loc.open_source().map_err(store_err)?,
     };
     let kind = match file_kind(src.as_ref(), loc) {
         // a web page or other object that is not netCDF, where URL.dds is a DAP2 dataset
