@@ -91,32 +91,51 @@ impl Join {
             planner.check_whole_chunks();
         }
         planner.check_repeats()?;
-        planner.add(&first, &first_loc.display())?;
+        planner.add(&first, &first_loc.display(), None)?;
         let mut kept = vec![(0, first)];
-        // inputs are opened (their metadata parsed) a batch at a time on every thread, and
-        // checked in order: at most a batch of them is open beyond the kept ones
+        // inputs are opened (their metadata parsed, their joined coordinates read) a batch
+        // at a time on every thread, while this thread checks the batch before, in order: at
+        // most three batches are open beyond the kept ones
         let batch = (rayon::current_num_threads() * 8).max(1);
         let rest: Vec<(usize, &Location)> = inputs.iter().enumerate().skip(1).collect();
-        for group in rest.chunks(batch) {
-            let opened: Vec<_> = group
-                .par_iter()
-                .map(|(_, loc)| nc_dispatch::open(loc))
-                .collect();
-            for (&(i, loc), input) in group.iter().zip(opened) {
-                let input = input.map_err(JoinError::Open)?;
-                warnings.extend(
-                    input
-                        .warnings()
-                        .iter()
-                        .map(|w| format!("{}: {w}", loc.display())),
-                );
-                planner.add(&input, &loc.display())?;
-                // the first files stay open for the copy; the rest are closed now
-                if kept.len() < max_open {
-                    kept.push((i, input));
+        let coords = planner.coordinate_paths();
+        std::thread::scope(|s| -> Result<(), JoinError> {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let (rest, coords) = (&rest, &coords);
+            s.spawn(move || {
+                for group in rest.chunks(batch) {
+                    let opened: Vec<_> = group
+                        .par_iter()
+                        .map(|(_, loc)| {
+                            let input = nc_dispatch::open(loc)?;
+                            let values = plan::read_coordinates(&input, coords, &loc.display());
+                            Ok((input, values))
+                        })
+                        .collect();
+                    // the checks stopped at an error: open no more
+                    if tx.send(opened).is_err() {
+                        break;
+                    }
+                }
+            });
+            for (group, opened) in rest.chunks(batch).zip(rx) {
+                for (&(i, loc), opened) in group.iter().zip(opened) {
+                    let (input, values) = opened.map_err(JoinError::Open)?;
+                    warnings.extend(
+                        input
+                            .warnings()
+                            .iter()
+                            .map(|w| format!("{}: {w}", loc.display())),
+                    );
+                    planner.add(&input, &loc.display(), Some(values))?;
+                    // the first files stay open for the copy; the rest are closed now
+                    if kept.len() < max_open {
+                        kept.push((i, input));
+                    }
                 }
             }
-        }
+            Ok(())
+        })?;
         let (dataset, plan) = planner.finish(inputs.to_vec());
         Ok(Join {
             dataset,

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use nc_dataset::{Dataset, DimId, Slab, VarId};
+use nc_dataset::{Dataset, DimId, Slab, Values, VarId};
 use nc_dispatch::{Location, Opened};
 
 use crate::kept::Kept;
@@ -126,6 +126,51 @@ struct WholeChunks {
     chunks: Option<Vec<u64>>,
     /// The last input with records, if they end inside a chunk: its name and records.
     partial: Option<(String, u64)>,
+}
+
+/// An input's joined coordinates read ahead of [`Planner::add`]: per join dimension, its
+/// values (`Ok(None)`: the coordinate is empty), the error reading them, or nothing to read.
+pub(crate) struct Coords(Vec<Option<Result<Option<Values>, JoinError>>>);
+
+/// The values of `input`'s joined coordinates (`paths`: [`Planner::coordinate_paths`]), one
+/// per join dimension (`None` where there is no such variable: [`Planner::add`] then says
+/// so). Only reads: many inputs' coordinates are read at once, on other threads, while
+/// [`Planner::add`] checks them in order.
+pub(crate) fn read_coordinates(input: &Opened, paths: &[Option<String>], name: &str) -> Coords {
+    let by_path = vars_by_path(input.dataset());
+    Coords(
+        paths
+            .iter()
+            .map(|path| {
+                let path = path.as_ref()?;
+                let v = *by_path.get(path)?;
+                Some(read_coordinate(input, v, name, path))
+            })
+            .collect(),
+    )
+}
+
+/// The values of coordinate `v` of `input` (`None` when it has no values).
+fn read_coordinate(
+    input: &Opened,
+    v: VarId,
+    name: &str,
+    path: &str,
+) -> Result<Option<Values>, JoinError> {
+    let ds = input.dataset();
+    let len = ds.shape(v).first().copied().unwrap_or(0);
+    if len == 0 {
+        return Ok(None);
+    }
+    input
+        .source()
+        .read(ds, v, Slab::new(&[0], &[len]))
+        .map(Some)
+        .map_err(|source| JoinError::Read {
+            file: name.to_string(),
+            var: path.to_string(),
+            source,
+        })
 }
 
 fn text_att(ds: &Dataset, v: VarId, name: &str) -> Option<String> {
@@ -308,7 +353,15 @@ impl Planner {
 
     /// Check input `input` (named `name`) against the first and add its records to the
     /// plan: dimensions, variables, types, shapes, then its coordinate's units and order.
-    pub fn add(&mut self, input: &Opened, name: &str) -> Result<(), JoinError> {
+    ///
+    /// `coords`, if given, are the input's joined coordinates as [`read_coordinates`] read
+    /// them (on another thread); else they are read here.
+    pub fn add(
+        &mut self,
+        input: &Opened,
+        name: &str,
+        mut coords: Option<Coords>,
+    ) -> Result<(), JoinError> {
         let ds = input.dataset();
         let first = &self.first_name;
         let mut dims: HashMap<String, DimId> = (0..ds.dims.len())
@@ -386,7 +439,8 @@ impl Planner {
             });
         }
         for j in 0..self.joins.len() {
-            self.coordinate(j, input, name)?;
+            let read = coords.as_mut().and_then(|c| c.0.get_mut(j)?.take());
+            self.coordinate(j, input, name, read)?;
         }
         self.whole_chunks(ds, name)?;
         self.keep(input);
@@ -421,9 +475,21 @@ impl Planner {
         self.kept.input(ds, input.source(), &vars);
     }
 
+    /// The path of each join dimension's coordinate variable, if it has one: what
+    /// [`read_coordinates`] reads.
+    pub fn coordinate_paths(&self) -> Vec<Option<String>> {
+        self.joins.iter().map(|j| j.coord.clone()).collect()
+    }
+
     /// Input `input`'s coordinate of join dimension `j`: its rebase to the first input's
-    /// units, and its values continuing the join's order.
-    fn coordinate(&mut self, j: usize, input: &Opened, name: &str) -> Result<(), JoinError> {
+    /// units, and its values continuing the join's order (`read`: the values as read ahead).
+    fn coordinate(
+        &mut self,
+        j: usize,
+        input: &Opened,
+        name: &str,
+        read: Option<Result<Option<Values>, JoinError>>,
+    ) -> Result<(), JoinError> {
         let ds = input.dataset();
         let Some(path) = self.joins[j].coord.clone() else {
             self.joins[j].rebase.push(None);
@@ -460,19 +526,14 @@ impl Planner {
         };
         self.joins[j].rebase.push(rebase);
         // the order of the joined coordinate, checked on its values in the first file's units
-        let len = ds.shape(v).first().copied().unwrap_or(0);
-        if len == 0 {
+        let read = match read {
+            Some(r) => r,
+            None => read_coordinate(input, v, name, &path),
+        };
+        let Some(values) = read? else {
             self.kept.coordinate(j, None);
             return Ok(());
-        }
-        let values = input
-            .source()
-            .read(ds, v, Slab::new(&[0], &[len]))
-            .map_err(|source| JoinError::Read {
-                file: name.to_string(),
-                var: path.clone(),
-                source,
-            })?;
+        };
         self.kept.coordinate(j, Some(&values));
         let offsets = &self.joins[j].offsets;
         let base = offsets[offsets.len() - 2];
