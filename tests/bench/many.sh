@@ -44,8 +44,14 @@ for t in "$ncdump" "$nccopy"; do
 done
 command -v ncrcat >/dev/null || { echo "needs ncrcat (apt-get install nco)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time)" >&2; exit 2; }
-python3 -c 'import kerchunk, virtualizarr, obstore, xarray, netCDF4, ujson' ||
-    { echo "needs python3 with kerchunk virtualizarr obstore xarray netCDF4 ujson" >&2; exit 2; }
+# the references jobs run kerchunk and VirtualiZarr; the joins need only the files' maker
+case ",$jobs," in
+*,refs_*)
+    python3 -c 'import kerchunk, virtualizarr, obstore, xarray, netCDF4, ujson' ||
+        { echo "needs python3 with kerchunk virtualizarr obstore xarray netCDF4 ujson" >&2; exit 2; }
+    ;;
+*) python3 -c 'import netCDF4, numpy' || { echo "needs python3 with netCDF4" >&2; exit 2; } ;;
+esac
 mkdir -p "$work"
 
 # files KIND COUNT: make WORK/KIND_COUNT once (kept), print its directory
