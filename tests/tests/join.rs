@@ -376,6 +376,69 @@ fn two_thousand_inputs_join_under_256_descriptors() {
     );
 }
 
+/// Inputs are opened, and their coordinates read, a batch ahead of the checks on other
+/// threads; the error reported is still the first bad input's in the order given: a coordinate
+/// going back at input 120 of 200 before an unreadable input 170 and a missing one at 190;
+/// then, each fixed in turn, the next.
+#[test]
+fn the_first_bad_input_in_order_is_the_one_reported() {
+    let dir = tempdir("join-order");
+    ncgen(
+        &dir,
+        "base",
+        "nc3",
+        "netcdf b { dimensions: time = UNLIMITED ; variables: double time(time) ; int v(time) ; data: time = 0 ; v = 0 ; }",
+    );
+    let base = std::fs::read(dir.join("base.nc")).unwrap();
+    let file = |i: i32, time: f64| {
+        let mut b = base.clone();
+        let at = b.len() - 12;
+        b[at..at + 8].copy_from_slice(&time.to_be_bytes());
+        b[at + 8..].copy_from_slice(&i.to_be_bytes());
+        b
+    };
+    let names: Vec<String> = (0..200).map(|i| format!("in{i:04}.nc")).collect();
+    for (i, name) in (0..).zip(&names) {
+        let time = if i == 120 { 5.0 } else { f64::from(i) };
+        let mut b = file(i, time);
+        if i == 170 {
+            b.truncate(b.len() - 12); // the header declares a record the file does not hold
+        }
+        if i != 190 {
+            std::fs::write(dir.join(name), b).unwrap();
+        }
+    }
+    let join = || {
+        let mut args: Vec<&str> = names.iter().map(String::as_str).collect();
+        args.push("out.nc");
+        let o = run("nccopy-rs", &args, &dir);
+        assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+        assert!(!dir.join("out.nc").exists());
+        err(&o)
+    };
+    let e = join();
+    assert!(
+        e.starts_with(
+            "nccopy: cannot open input: in0120.nc: variable \"/time\": the joined coordinate is not monotonic at index 120 of the join (119 then 5)"
+        ),
+        "{e}"
+    );
+    std::fs::write(dir.join("in0120.nc"), file(120, 120.0)).unwrap();
+    // (the reader's words once, not again as the join error's cause)
+    assert_eq!(
+        join(),
+        "nccopy: cannot open input: in0170.nc: variable \"/time\": variable \"time\": data up to byte 124 is needed but the file has 116 bytes (truncated copy?)\n"
+    );
+    std::fs::write(dir.join("in0170.nc"), file(170, 170.0)).unwrap();
+    let e = join();
+    assert!(e.starts_with("nccopy: cannot open input: in0190.nc"), "{e}");
+    std::fs::write(dir.join("in0190.nc"), file(190, 190.0)).unwrap();
+    let mut args: Vec<&str> = names.iter().map(String::as_str).collect();
+    args.push("out.nc");
+    let o = run("nccopy-rs", &args, &dir);
+    assert!(o.status.success(), "{}", err(&o));
+}
+
 /// `s3://bucket/prefix/*.nc` lists the prefix and joins the matches in name order, as the
 /// same files joined locally; a wildcard that matches nothing is an error naming it.
 #[test]

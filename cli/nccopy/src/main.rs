@@ -40,7 +40,7 @@ fn main() -> ExitCode {
             // a write failing because an interrupt removed its temporary output: the
             // handler thread prints the message and exits with 128 + the signal
             nc_runtime::wait_if_interrupted();
-            eprintln!("nccopy: {e:#}");
+            eprintln!("nccopy: {}", nc_runtime::error_text(e.as_ref()));
             let code = e
                 .downcast_ref::<Failure>()
                 .map_or(exit::INPUT, Failure::exit_code);

@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     let opts = match dump_options(&args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("ncdump: {e:#}");
+            eprintln!("ncdump: {}", nc_runtime::error_text(e.as_ref()));
             return ExitCode::from(exit::USAGE);
         }
     };
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         Some(std::io::ErrorKind::BrokenPipe) => ExitCode::SUCCESS,
         Some(_) => {
             match (result, flushed) {
-                (Err(e), _) => eprintln!("ncdump: {e:#}"),
+                (Err(e), _) => eprintln!("ncdump: {}", nc_runtime::error_text(e.as_ref())),
                 (Ok(()), Err(e)) => eprintln!("ncdump: writing output: {e}"),
                 (Ok(()), Ok(())) => eprintln!("ncdump: writing output failed"),
             }
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
         None => match result {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("ncdump: {e:#}");
+                eprintln!("ncdump: {}", nc_runtime::error_text(e.as_ref()));
                 if e.chain().any(|c| c.is::<BadOption>()) {
                     ExitCode::from(exit::USAGE)
                 } else if let Some(f) = e.chain().find_map(|c| c.downcast_ref::<Failure>()) {

@@ -54,7 +54,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("ncgen: {err:#}");
+            eprintln!("ncgen: {}", nc_runtime::error_text(err.as_ref()));
             ExitCode::from(code)
         }
     }

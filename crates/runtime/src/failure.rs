@@ -101,9 +101,68 @@ impl Error for Failure {
     }
 }
 
+/// An error and its causes as a tool prints them: joined by ": ", as `anyhow`'s `{:#}` joins
+/// them, each cause once. A cause whose text already ends the message is not repeated: an error
+/// that words its source into its own text (`"{file}: {source}"`) and also gives it as its
+/// `source()` read `"a.nc: truncated: truncated"` under `{:#}`.
+pub fn error_text(e: &(dyn Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let t = cause.to_string();
+        if !t.is_empty() && !text.ends_with(&t) {
+            text.push_str(": ");
+            text.push_str(&t);
+        }
+        next = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug)]
+    struct Wrap(String, Option<Box<dyn Error + 'static>>);
+    impl fmt::Display for Wrap {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(&self.0)
+        }
+    }
+    impl Error for Wrap {
+        fn source(&self) -> Option<&(dyn Error + 'static)> {
+            self.1.as_deref()
+        }
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let leaf = || Box::new(Wrap("data up to byte 124 is needed".into(), None));
+        // a cause the message words itself is not repeated
+        let e = Wrap(
+            "cannot open input".into(),
+            Some(Box::new(Wrap(
+                "b.nc: variable \"/time\": data up to byte 124 is needed".into(),
+                Some(leaf()),
+            ))),
+        );
+        assert_eq!(
+            error_text(&e),
+            "cannot open input: b.nc: variable \"/time\": data up to byte 124 is needed"
+        );
+        // one that it does not is joined, as {:#} joins it
+        let e = Wrap(
+            "cannot open input".into(),
+            Some(Box::new(Wrap("b.nc".into(), Some(leaf())))),
+        );
+        assert_eq!(
+            error_text(&e),
+            "cannot open input: b.nc: data up to byte 124 is needed"
+        );
+        let any = anyhow::Error::new(std::io::Error::other("gone")).context("reading a.nc");
+        assert_eq!(error_text(any.as_ref()), format!("{any:#}"));
+    }
 
     #[test]
     fn marking_keeps_the_message_and_gives_the_exit_code() {

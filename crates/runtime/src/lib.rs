@@ -24,5 +24,5 @@ pub use cleanup::{
     commit_unless_interrupted, install_interrupt_handler, interrupt, is_interrupted, register_temp,
     register_unnamed_temp, temps_in_flight, wait_if_interrupted, TempGuard,
 };
-pub use failure::{Failure, Side};
+pub use failure::{error_text, Failure, Side};
 pub use process::tune_allocator;
