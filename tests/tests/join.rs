@@ -327,28 +327,37 @@ height (3,) [10.0, 20.0, 30.0]\n";
     assert_eq!(zarr_values(&dir, "parts.zarr").unwrap(), want);
 }
 
-/// 2,000 one-record classic inputs join with at most 256 open descriptors: the inputs are
-/// one file written by ncgen-rs with its last record's bytes changed (time and value).
-#[test]
-fn two_thousand_inputs_join_under_256_descriptors() {
-    let dir = tempdir("join-many");
+/// The bytes of a classic file with one record of `double time` and `int v`, made from one
+/// ncgen'd in `dir`: `time` and `v` are the record's values.
+fn one_record_files(dir: &Path) -> impl Fn(f64, i32) -> Vec<u8> {
     ncgen(
-        &dir,
+        dir,
         "base",
         "nc3",
         "netcdf b { dimensions: time = UNLIMITED ; variables: double time(time) ; int v(time) ; data: time = 0 ; v = 0 ; }",
     );
     let base = std::fs::read(dir.join("base.nc")).unwrap();
-    let n: i32 = 2000;
-    let mut names = Vec::new();
-    for i in 0..n {
+    move |time, v| {
         // the one record: time (8 bytes, big-endian) then v (4 bytes)
         let mut b = base.clone();
         let at = b.len() - 12;
-        b[at..at + 8].copy_from_slice(&f64::from(i).to_be_bytes());
-        b[at + 8..].copy_from_slice(&(i * 3).to_be_bytes());
+        b[at..at + 8].copy_from_slice(&time.to_be_bytes());
+        b[at + 8..].copy_from_slice(&v.to_be_bytes());
+        b
+    }
+}
+
+/// 2,000 one-record classic inputs join with at most 256 open descriptors: the inputs are
+/// one file written by ncgen-rs with its last record's bytes changed (time and value).
+#[test]
+fn two_thousand_inputs_join_under_256_descriptors() {
+    let dir = tempdir("join-many");
+    let record = one_record_files(&dir);
+    let n: i32 = 2000;
+    let mut names = Vec::new();
+    for i in 0..n {
         let name = format!("in{i:04}.nc");
-        std::fs::write(dir.join(&name), b).unwrap();
+        std::fs::write(dir.join(&name), record(f64::from(i), i * 3)).unwrap();
         names.push(name);
     }
     let o = Command::new("sh")
@@ -383,20 +392,8 @@ fn two_thousand_inputs_join_under_256_descriptors() {
 #[test]
 fn the_first_bad_input_in_order_is_the_one_reported() {
     let dir = tempdir("join-order");
-    ncgen(
-        &dir,
-        "base",
-        "nc3",
-        "netcdf b { dimensions: time = UNLIMITED ; variables: double time(time) ; int v(time) ; data: time = 0 ; v = 0 ; }",
-    );
-    let base = std::fs::read(dir.join("base.nc")).unwrap();
-    let file = |i: i32, time: f64| {
-        let mut b = base.clone();
-        let at = b.len() - 12;
-        b[at..at + 8].copy_from_slice(&time.to_be_bytes());
-        b[at + 8..].copy_from_slice(&i.to_be_bytes());
-        b
-    };
+    let record = one_record_files(&dir);
+    let file = |i: i32, time: f64| record(time, i);
     let names: Vec<String> = (0..200).map(|i| format!("in{i:04}.nc")).collect();
     for (i, name) in (0..).zip(&names) {
         let time = if i == 120 { 5.0 } else { f64::from(i) };
