@@ -95,12 +95,14 @@ impl Join {
         let mut kept = vec![(0, first)];
         // inputs are opened (their metadata parsed, their joined coordinates read) a batch
         // at a time on every thread, while this thread checks the batch before, in order: at
-        // most three batches are open beyond the kept ones
-        let batch = (rayon::current_num_threads() * 8).max(1);
+        // most two batches (eight inputs per thread, at most 64) are open beyond the kept
+        // ones: the one checked, and the next, opened meanwhile and handed over when this
+        // thread is ready for it
+        let batch = (rayon::current_num_threads() * 8).clamp(1, 64);
         let rest: Vec<(usize, &Location)> = inputs.iter().enumerate().skip(1).collect();
         let coords = planner.coordinate_paths();
         std::thread::scope(|s| -> Result<(), JoinError> {
-            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let (tx, rx) = std::sync::mpsc::sync_channel(0);
             let (rest, coords) = (&rest, &coords);
             s.spawn(move || {
                 for group in rest.chunks(batch) {
