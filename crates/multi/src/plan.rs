@@ -1,7 +1,7 @@
 //! The join plan: which dimensions are joined, how long they become, which variables run
 //! along them, and every input checked against the first, each input's metadata read once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use nc_dataset::{Dataset, DimId, Slab, Values, VarId};
 use nc_dispatch::{Location, Opened};
@@ -308,14 +308,19 @@ impl Planner {
         }
     }
 
-    /// Input `ds` (named `name`, its records just added) against [`Planner::whole`].
-    fn whole_chunks(&mut self, ds: &Dataset, name: &str) -> Result<(), JoinError> {
+    /// Input `ds` (named `name`, its records just added; `by_path`: its variables) against
+    /// [`Planner::whole`].
+    fn whole_chunks(
+        &mut self,
+        ds: &Dataset,
+        by_path: &HashMap<String, VarId>,
+        name: &str,
+    ) -> Result<(), JoinError> {
         if self.whole.is_empty() {
             return Ok(());
         }
-        let vars = vars_by_path(ds);
         for w in &mut self.whole {
-            let here = vars
+            let here = by_path
                 .get(&w.path)
                 .and_then(|&v| ds.var(v).storage.chunk_sizes.clone());
             if here != w.chunks {
@@ -401,9 +406,10 @@ impl Planner {
                 first: first.clone(),
             });
         }
-        let mut vars = vars_by_path(ds);
+        // the input's variables by path, looked up by every check below
+        let by_path = vars_by_path(ds);
         for (path, ty, vdims) in &self.vars {
-            let Some(v) = vars.remove(path) else {
+            let Some(&v) = by_path.get(path) else {
                 return Err(JoinError::MissingVariable {
                     file: name.to_string(),
                     var: path.clone(),
@@ -431,7 +437,17 @@ impl Planner {
                 });
             }
         }
-        if let Some(extra) = vars.keys().min() {
+        // every variable of the first is here: any more are extra
+        let extra = (by_path.len() > self.vars.len())
+            .then(|| {
+                let first_vars: HashSet<&str> = self.vars.iter().map(|v| v.0.as_str()).collect();
+                by_path
+                    .keys()
+                    .filter(|p| !first_vars.contains(p.as_str()))
+                    .min()
+            })
+            .flatten();
+        if let Some(extra) = extra {
             return Err(JoinError::ExtraVariable {
                 file: name.to_string(),
                 var: extra.clone(),
@@ -440,10 +456,10 @@ impl Planner {
         }
         for j in 0..self.joins.len() {
             let read = coords.as_mut().and_then(|c| c.0.get_mut(j)?.take());
-            self.coordinate(j, input, name, read)?;
+            self.coordinate(j, input, &by_path, name, read)?;
         }
-        self.whole_chunks(ds, name)?;
-        self.keep(input);
+        self.whole_chunks(ds, &by_path, name)?;
+        self.keep(input, &by_path);
         Ok(())
     }
 
@@ -453,7 +469,7 @@ impl Planner {
     }
 
     /// Keep where the input's joined variables are stored (see [`Kept`]).
-    fn keep(&mut self, input: &Opened) {
+    fn keep(&mut self, input: &Opened, by_path: &HashMap<String, VarId>) {
         if !self.keep_index {
             return;
         }
@@ -464,7 +480,6 @@ impl Planner {
             .filter(|d| d.2.is_some())
             .map(|d| d.0.as_str())
             .collect();
-        let by_path = vars_by_path(ds);
         let vars: Vec<(usize, VarId)> = self
             .vars
             .iter()
@@ -481,12 +496,14 @@ impl Planner {
         self.joins.iter().map(|j| j.coord.clone()).collect()
     }
 
-    /// Input `input`'s coordinate of join dimension `j`: its rebase to the first input's
-    /// units, and its values continuing the join's order (`read`: the values as read ahead).
+    /// Input `input`'s coordinate of join dimension `j` (`by_path`: the input's variables):
+    /// its rebase to the first input's units, and its values continuing the join's order
+    /// (`read`: the values as read ahead).
     fn coordinate(
         &mut self,
         j: usize,
         input: &Opened,
+        by_path: &HashMap<String, VarId>,
         name: &str,
         read: Option<Result<Option<Values>, JoinError>>,
     ) -> Result<(), JoinError> {
@@ -496,7 +513,7 @@ impl Planner {
             self.kept.coordinate(j, None);
             return Ok(());
         };
-        let v = vars_by_path(ds)
+        let v = by_path
             .get(&path)
             .copied()
             .ok_or_else(|| JoinError::MissingVariable {
