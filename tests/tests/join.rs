@@ -259,6 +259,24 @@ fn mismatches_are_refused_before_anything_is_written() {
     );
     assert!(!dir.join("out.nc").exists());
 
+    // variables the first lacks: the first of them by path is named
+    ncgen(
+        &dir,
+        "e",
+        "nc3",
+        &classic_cdl(2, "days since 2000-01-01").replace(
+            "  short flag ;\n",
+            "  short flag ;\n  int zz ;\n  int aa ;\n",
+        ),
+    );
+    let o = run("nccopy-rs", &["a.nc", "e.nc", "out.nc"], &dir);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert_eq!(
+        err(&o),
+        "nccopy: cannot open input: e.nc: variable \"/aa\" is not in a.nc: joined files must have the same variables\n"
+    );
+    assert!(!dir.join("out.nc").exists());
+
     // a missing input names the file
     let o = run("nccopy-rs", &["a.nc", "nope.nc", "out.nc"], &dir);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
