@@ -129,8 +129,13 @@ struct WholeChunks {
 }
 
 /// An input's joined coordinates read ahead of [`Planner::add`]: per join dimension, its
-/// values (`Ok(None)`: the coordinate is empty), the error reading them, or nothing to read.
-pub(crate) struct Coords(Vec<Option<Result<Option<Values>, JoinError>>>);
+/// values (`Ok(None)`: the coordinate is empty), the error reading them, or nothing to read;
+/// and the input's variables by path, which the reading looked them up in and every check of
+/// [`Planner::add`] looks up.
+pub(crate) struct Coords {
+    by_path: HashMap<String, VarId>,
+    values: Vec<Option<Result<Option<Values>, JoinError>>>,
+}
 
 /// The values of `input`'s joined coordinates (`paths`: [`Planner::coordinate_paths`]), one
 /// per join dimension (`None` where there is no such variable: [`Planner::add`] then says
@@ -138,16 +143,15 @@ pub(crate) struct Coords(Vec<Option<Result<Option<Values>, JoinError>>>);
 /// [`Planner::add`] checks them in order.
 pub(crate) fn read_coordinates(input: &Opened, paths: &[Option<String>], name: &str) -> Coords {
     let by_path = vars_by_path(input.dataset());
-    Coords(
-        paths
-            .iter()
-            .map(|path| {
-                let path = path.as_ref()?;
-                let v = *by_path.get(path)?;
-                Some(read_coordinate(input, v, name, path))
-            })
-            .collect(),
-    )
+    let values = paths
+        .iter()
+        .map(|path| {
+            let path = path.as_ref()?;
+            let v = *by_path.get(path)?;
+            Some(read_coordinate(input, v, name, path))
+        })
+        .collect();
+    Coords { by_path, values }
 }
 
 /// The values of coordinate `v` of `input` (`None` when it has no values).
@@ -365,7 +369,7 @@ impl Planner {
         &mut self,
         input: &Opened,
         name: &str,
-        mut coords: Option<Coords>,
+        coords: Option<Coords>,
     ) -> Result<(), JoinError> {
         let ds = input.dataset();
         let first = &self.first_name;
@@ -407,7 +411,10 @@ impl Planner {
             });
         }
         // the input's variables by path, looked up by every check below
-        let by_path = vars_by_path(ds);
+        let (by_path, mut read) = match coords {
+            Some(Coords { by_path, values }) => (by_path, values),
+            None => (vars_by_path(ds), Vec::new()),
+        };
         for (path, ty, vdims) in &self.vars {
             let Some(&v) = by_path.get(path) else {
                 return Err(JoinError::MissingVariable {
@@ -455,8 +462,8 @@ impl Planner {
             });
         }
         for j in 0..self.joins.len() {
-            let read = coords.as_mut().and_then(|c| c.0.get_mut(j)?.take());
-            self.coordinate(j, input, &by_path, name, read)?;
+            let values = read.get_mut(j).and_then(Option::take);
+            self.coordinate(j, input, &by_path, name, values)?;
         }
         self.whole_chunks(ds, &by_path, name)?;
         self.keep(input, &by_path);
