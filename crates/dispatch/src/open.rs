@@ -143,15 +143,11 @@ fn probe(loc: &Location) -> Result<Found, DispatchError> {
             zarr_modes(loc),
         ));
     }
-    let zip = |path: &Path| {
-        path.extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
-    };
     // a local file (not a zip archive) is opened at once: one look at it, where a join opens
     // thousands; what cannot be opened as a file is looked at below
     let file = loc
         .local_path()
-        .filter(|p| !zip(p))
+        .filter(|_| loc.storage_kind() != nc_store::StorageKind::Zip)
         .and_then(|_| loc.open_source().ok());
     if let (Some(path), None) = (loc.local_path(), &file) {
         let unknown = || DispatchError::UnknownFormat {
@@ -174,7 +170,10 @@ fn probe(loc: &Location) -> Result<Found, DispatchError> {
             };
             return Ok(Found::Store(Box::new(store), modes));
         }
-        if zip(path) {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+        {
             if let Ok(z) = nc_store::ZipStore::open(path) {
                 if has_any(&z, &[".zgroup", "zarr.json"]).unwrap_or(false) {
                     return Ok(Found::Store(Box::new(z), nc_zarr::ZarrModes::default()));
